@@ -1,0 +1,80 @@
+/* Wires the pipeline: probe_snapshot() -> report_render_*() (diagnose.h). */
+#include "diagnose.h"
+
+#include "../probe/probe.h"
+#include "../report/buffer.h"
+#include "../report/report.h"
+#include "exit_codes.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int exit_for_problem(enum probe_pid_problem problem)
+{
+    static const int codes[] = {
+        [PROBE_PID_OK] = EXIT_NO_HANG,        [PROBE_PID_INVALID] = EXIT_USAGE,
+        [PROBE_PID_SELF] = EXIT_USAGE,        [PROBE_PID_GONE] = EXIT_NO_TARGET,
+        [PROBE_PID_PERMISSION] = EXIT_PERMISSION, [PROBE_PID_UNREADABLE] = EXIT_INTERNAL,
+    };
+    return codes[problem];
+}
+
+/* Says what is wrong with each unusable pid; returns the status to exit with when none is usable, else 0. */
+static int check_targets(const struct hangdoc_options *options)
+{
+    int first_failure = 0;
+    size_t usable = 0;
+    for (size_t i = 0; i < options->npids; i++) {
+        enum probe_pid_problem problem = probe_check_pid(options->pids[i]);
+        if (problem == PROBE_PID_OK) {
+            usable++;
+            continue;
+        }
+        fprintf(stderr, "hangdoc: pid %d: %s\n", (int)options->pids[i], probe_pid_problem_text(problem));
+        if (!first_failure)
+            first_failure = exit_for_problem(problem);
+    }
+    return usable ? 0 : first_failure;
+}
+
+int hangdoc_diagnose(const struct hangdoc_options *options)
+{
+    int refused = check_targets(options);
+    if (refused)
+        return refused;
+    struct probe_options probe = {
+        .pids = options->pids,
+        .npids = options->npids,
+        .samples = options->samples,
+        .interval_ms = options->interval_ms,
+    };
+    struct hd_snapshot *snapshot = NULL;
+    enum probe_result result = probe_snapshot(&probe, &snapshot);
+    int status = EXIT_NO_HANG;
+    switch (result) {
+    case PROBE_OK:
+        break;
+    case PROBE_NO_TARGET:
+        fprintf(stderr, "hangdoc: the process%s exited before it could be read\n", options->npids == 1 ? "" : "es");
+        hd_snapshot_free(snapshot);
+        return EXIT_NO_TARGET;
+    case PROBE_NO_MEMORY:
+        fprintf(stderr, "hangdoc: out of memory\n");
+        hd_snapshot_free(snapshot);
+        return EXIT_INTERNAL;
+    case PROBE_FAILED:
+        fprintf(stderr, "hangdoc: reading /proc failed: %s\n", strerror(errno));
+        hd_snapshot_free(snapshot);
+        return EXIT_INTERNAL;
+    }
+    struct report_text_options text = { .verbose = options->verbose };
+    bool written = options->json ? report_render_json(snapshot, stdout) : report_render_text(snapshot, &text, stdout);
+    if (!written) {
+        fprintf(stderr, "hangdoc: could not write the report: %s\n", strerror(errno));
+        status = EXIT_INTERNAL;
+    }
+    hd_snapshot_free(snapshot);
+    return status;
+}

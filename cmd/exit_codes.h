@@ -1,0 +1,12 @@
+/* hangdoc's exit status, a documented contract (--help, hangdoc(1)); the sysexits.h values where one fits. */
+#pragma once
+
+enum hangdoc_exit {
+    EXIT_NO_HANG = 0,          /* no hang found */
+    EXIT_HANG = 1,             /* hang found, cause other than fork inheritance */
+    EXIT_HANG_FORK_UNSAFE = 2, /* hang caused by fork-unsafe inheritance */
+    EXIT_USAGE = 64,           /* EX_USAGE: bad arguments */
+    EXIT_NO_TARGET = 69,       /* EX_UNAVAILABLE: the target process does not exist */
+    EXIT_INTERNAL = 70,        /* EX_SOFTWARE: hangdoc failed (out of memory, /proc unreadable, deadline passed) */
+    EXIT_PERMISSION = 77,      /* EX_NOPERM: the target cannot be read */
+};

@@ -1,0 +1,176 @@
+/* hangdoc's command line: parse, dispatch to a subcommand, turn the result into an exit status.
+ * Owns no logic of its own: probe/ reads, report/ explains. */
+#include "../probe/probe.h"
+#include "demo.h"
+#include "diagnose.h"
+#include "exit_codes.h"
+#include "options.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_TIMEOUT_MS 30000
+
+static const char usage_text[] =
+    "Usage: hangdoc [OPTION]... PID...\n"
+    "       hangdoc demo [OPTION]...\n"
+    "Diagnose hung processes: read every thread of PID and of all its descendants, and say what each one waits\n"
+    "on, for how long, and whether it makes progress. Nothing is stopped or changed in the target.\n"
+    "\n"
+    "  demo                 start a real hung process tree, diagnose it, end it\n"
+    "\n"
+    "Options:\n"
+    "  -j, --json           print one JSON document (schema hangdoc.report/1) instead of text\n"
+    "  -n, --samples N      read the tree N times (default 5)\n"
+    "  -i, --interval DUR   time between samples (default 250ms)\n"
+    "  -t, --timeout DUR    give up after DUR (default 30s; 0: never)\n"
+    "  -v, --verbose        show every thread's kernel stack, not only those in D state\n"
+    "  -h, --help           show this help and exit\n"
+    "  -V, --version        show the version and exit\n"
+    "\n"
+    "DUR is a number with ms, s, m or h after it (a plain number means seconds).\n"
+    "\n"
+    "Exit status:\n"
+    "   0  no hang found\n"
+    "   1  a hang was found (cause other than fork inheritance)\n"
+    "   2  a hang caused by fork-unsafe inheritance was found\n"
+    "  64  usage error (bad option or pid, or hangdoc's own pid)\n"
+    "  69  the target process does not exist\n"
+    "  70  internal error (out of memory, /proc unreadable, --timeout passed)\n"
+    "  77  permission denied reading the target\n";
+
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fprintf(stderr, "hangdoc: ");
+    vfprintf(stderr, format, args);
+    fprintf(stderr, "\nTry 'hangdoc --help' for more information.\n");
+    va_end(args);
+    return EXIT_USAGE;
+}
+
+/* --timeout: the whole run is bounded. The probe only reads, so there is nothing to undo: say why and leave. */
+static void deadline_passed(int signal_number)
+{
+    (void)signal_number;
+    static const char message[] = "hangdoc: gave up: --timeout passed before the report was done\n";
+    ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
+    (void)ignored;
+    _exit(EXIT_INTERNAL);
+}
+
+static void arm_deadline(unsigned timeout_ms)
+{
+    if (timeout_ms == 0)
+        return;
+    struct sigaction action = { .sa_handler = deadline_passed };
+    sigaction(SIGALRM, &action, NULL);
+    unsigned seconds = (timeout_ms + 999) / 1000;
+    alarm(seconds);
+}
+
+/* Parses the options; returns -1 to go on, or an exit status. */
+static int parse_options(int argc, char **argv, struct hangdoc_options *options)
+{
+    static const struct option long_options[] = {
+        { "json", no_argument, NULL, 'j' },         { "samples", required_argument, NULL, 'n' },
+        { "interval", required_argument, NULL, 'i' }, { "timeout", required_argument, NULL, 't' },
+        { "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
+    };
+    opterr = 0;
+    int option;
+    while ((option = getopt_long(argc, argv, ":jn:i:t:vhV", long_options, NULL)) != -1) {
+        switch (option) {
+        case 'j':
+            options->json = true;
+            break;
+        case 'n': {
+            pid_t samples;
+            if (!hangdoc_parse_pid(optarg, &samples) || samples > 1000)
+                return usage_error("--samples takes a number from 1 to 1000, not '%s'", optarg);
+            options->samples = (unsigned)samples;
+            break;
+        }
+        case 'i':
+            if (!hangdoc_parse_duration_ms(optarg, &options->interval_ms) || options->interval_ms > 60000)
+                return usage_error("--interval takes a duration up to 60s, such as 250ms, not '%s'", optarg);
+            break;
+        case 't':
+            if (!hangdoc_parse_duration_ms(optarg, &options->timeout_ms))
+                return usage_error("--timeout takes a duration such as 30s, not '%s'", optarg);
+            break;
+        case 'v':
+            options->verbose = true;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return EXIT_SUCCESS;
+        case 'V':
+            printf("hangdoc %s\n", HANGDOC_VERSION);
+            return EXIT_SUCCESS;
+        case ':':
+            return usage_error("option '%s' needs a value", argv[optind - 1]);
+        default:
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    return -1;
+}
+
+static int collect_pids(int argc, char **argv, struct hangdoc_options *options)
+{
+    if (argc <= 0)
+        return usage_error("%s", "no pid given");
+    options->pids = calloc((size_t)argc, sizeof *options->pids);
+    if (!options->pids)
+        return EXIT_INTERNAL;
+    for (int i = 0; i < argc; i++) {
+        if (!hangdoc_parse_pid(argv[i], &options->pids[options->npids]))
+            return usage_error("'%s' is not a process id (a positive number)", argv[i]);
+        if (options->pids[options->npids] == getpid())
+            return usage_error("pid %s is hangdoc itself", argv[i]);
+        options->npids++;
+    }
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    struct hangdoc_options options = {
+        .samples = PROBE_DEFAULT_SAMPLES,
+        .interval_ms = PROBE_DEFAULT_INTERVAL_MS,
+        .timeout_ms = DEFAULT_TIMEOUT_MS,
+    };
+    /* A closed pipe on stdout (hangdoc | head) must end us with an error, not a signal. */
+    signal(SIGPIPE, SIG_IGN);
+    int status = parse_options(argc, argv, &options);
+    if (status >= 0)
+        return status;
+    argc -= optind;
+    argv += optind;
+    if (argc > 0 && strcmp(argv[0], "demo") == 0) {
+        /* options may also follow the subcommand */
+        optind = 1;
+        status = parse_options(argc, argv, &options);
+        if (status >= 0)
+            return status;
+        if (optind < argc)
+            return usage_error("demo takes no pid, but got '%s'", argv[optind]);
+        arm_deadline(options.timeout_ms);
+        return hangdoc_demo(&options);
+    }
+    status = collect_pids(argc, argv, &options);
+    if (status < 0) {
+        arm_deadline(options.timeout_ms);
+        status = hangdoc_diagnose(&options);
+    }
+    free(options.pids);
+    return status;
+}

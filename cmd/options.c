@@ -1,0 +1,45 @@
+/* Number and duration parsing for the command line (options.h). */
+#include "options.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool hangdoc_parse_pid(const char *text, pid_t *pid)
+{
+    if (!text || *text < '0' || *text > '9')
+        return false; /* no sign, no spaces: "-5" and " 5" are not pids */
+    errno = 0;
+    char *end;
+    long value = strtol(text, &end, 10);
+    if (errno || *end || value <= 0 || value > INT_MAX)
+        return false;
+    *pid = (pid_t)value;
+    return true;
+}
+
+bool hangdoc_parse_duration_ms(const char *text, unsigned *milliseconds)
+{
+    static const struct {
+        const char *suffix;
+        double milliseconds;
+    } units[] = { { "", 1000 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "min", 60000 }, { "h", 3600000 } };
+    if (!text || *text < '0' || *text > '9')
+        return false;
+    errno = 0;
+    char *end;
+    double value = strtod(text, &end);
+    if (errno || value < 0)
+        return false;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(end, units[i].suffix) != 0)
+            continue;
+        double total = value * units[i].milliseconds;
+        if (total > (double)UINT_MAX)
+            return false;
+        *milliseconds = (unsigned)total;
+        return true;
+    }
+    return false;
+}

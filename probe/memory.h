@@ -1,0 +1,14 @@
+/* Reading a target's memory without stopping it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Reads exactly `size` bytes at `address` of process `pid`: process_vm_readv(2), or /proc/<pid>/mem where that
+ * is refused (kernels built without CONFIG_CROSS_MEMORY_ATTACH). False when the bytes could not all be read. */
+bool probe_read_memory(pid_t pid, uint64_t address, void *buffer, size_t size);
+
+/* The same, shaped as a probe_memory_reader (syscalls.h): `context` points to the pid. */
+bool probe_read_memory_of(void *context, uint64_t address, void *buffer, size_t size);

@@ -1,0 +1,264 @@
+/* Sampling a tree several times and folding the samples into one snapshot (probe.h). */
+#include "probe.h"
+
+#include "procfs.h"
+#include "proctree.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+static enum hd_arch build_arch(void)
+{
+#if defined(__x86_64__)
+    return HD_ARCH_X86_64;
+#elif defined(__aarch64__)
+    return HD_ARCH_AARCH64;
+#else
+    return HD_ARCH_UNKNOWN;
+#endif
+}
+
+/* The thread-group id of `pid` (which may name a thread), or -errno. */
+static pid_t thread_group_of(pid_t pid)
+{
+    char path[64], text[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    if (length < 0)
+        return (pid_t)length;
+    const char *line = strstr(text, "\nTgid:");
+    long tgid;
+    if (!line || sscanf(line + 6, "%ld", &tgid) != 1 || tgid <= 0)
+        return -ENOENT;
+    return (pid_t)tgid;
+}
+
+enum probe_pid_problem probe_check_pid(pid_t pid)
+{
+    if (pid <= 0)
+        return PROBE_PID_INVALID;
+    if (pid == getpid())
+        return PROBE_PID_SELF;
+    pid_t tgid = thread_group_of(pid);
+    if (tgid == -ENOENT || tgid == -ESRCH)
+        return PROBE_PID_GONE;
+    if (tgid == -EACCES || tgid == -EPERM)
+        return PROBE_PID_PERMISSION;
+    if (tgid < 0)
+        return PROBE_PID_UNREADABLE;
+    return tgid == getpid() ? PROBE_PID_SELF : PROBE_PID_OK;
+}
+
+const char *probe_pid_problem_text(enum probe_pid_problem problem)
+{
+    static const char *const texts[] = {
+        [PROBE_PID_OK] = "ok",
+        [PROBE_PID_INVALID] = "not a process id",
+        [PROBE_PID_SELF] = "that is hangdoc itself",
+        [PROBE_PID_GONE] = "no such process",
+        [PROBE_PID_PERMISSION] = "permission denied reading /proc",
+        [PROBE_PID_UNREADABLE] = "could not read /proc",
+    };
+    return (size_t)problem < sizeof texts / sizeof texts[0] ? texts[problem] : "unknown problem";
+}
+
+static struct hd_snapshot *snapshot_new(const struct probe_options *options)
+{
+    struct hd_snapshot *snapshot = calloc(1, sizeof *snapshot);
+    if (!snapshot)
+        return NULL;
+    snapshot->arch = build_arch();
+    snapshot->samples = options->samples;
+    snapshot->interval_ms = options->interval_ms;
+    snapshot->ptrace_why_not = "this version reads /proc and memory only; it never stops a process";
+    struct utsname names;
+    if (uname(&names) == 0) {
+        snprintf(snapshot->host, sizeof snapshot->host, "%s", names.nodename);
+        snprintf(snapshot->kernel, sizeof snapshot->kernel, "%s", names.release);
+    }
+    return snapshot;
+}
+
+/* Takes each named pid's process once, noting those that name a thread or nothing. */
+static bool resolve_roots(const struct probe_options *options, struct hd_snapshot *snapshot)
+{
+    snapshot->roots = calloc(options->npids ? options->npids : 1, sizeof *snapshot->roots);
+    if (!snapshot->roots)
+        return false;
+    for (size_t i = 0; i < options->npids; i++) {
+        pid_t pid = options->pids[i];
+        enum probe_pid_problem problem = probe_check_pid(pid);
+        if (problem != PROBE_PID_OK) {
+            hd_snapshot_note(snapshot, pid, 0, "pid %d: %s", (int)pid, probe_pid_problem_text(problem));
+            continue;
+        }
+        pid_t tgid = thread_group_of(pid);
+        if (tgid != pid)
+            hd_snapshot_note(snapshot, tgid, pid, "pid %d is a thread of process %d: diagnosing the process",
+                             (int)pid, (int)tgid);
+        bool seen = false;
+        for (size_t r = 0; r < snapshot->nroots; r++)
+            seen |= snapshot->roots[r] == tgid;
+        if (!seen)
+            snapshot->roots[snapshot->nroots++] = tgid;
+    }
+    return true;
+}
+
+static double realtime_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+static double monotonic_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+static void sleep_ms(unsigned milliseconds)
+{
+    struct timespec left = { .tv_sec = milliseconds / 1000, .tv_nsec = (long)(milliseconds % 1000) * 1000000 };
+    while (nanosleep(&left, &left) < 0 && errno == EINTR)
+        ;
+}
+
+static bool same_syscall(const struct hd_syscall *a, const struct hd_syscall *b)
+{
+    /* A thread that is "running" twice did not stay in one call, but it ran: CPU time says so. */
+    return a->state == b->state && a->nr == b->nr && memcmp(a->args, b->args, sizeof a->args) == 0;
+}
+
+struct thread_history {
+    bool seen;
+    struct hd_thread first;
+    struct hd_thread last;
+};
+
+static void compare_appearance(struct hd_thread *summary, struct thread_history *history,
+                               const struct hd_thread *seen)
+{
+    if (history->seen) {
+        const struct hd_thread *before = &history->last;
+        if (seen->cpu_time_ns != before->cpu_time_ns || seen->voluntary_switches != before->voluntary_switches ||
+            seen->involuntary_switches != before->involuntary_switches)
+            summary->progressing = true;
+        if (!same_syscall(&seen->syscall, &before->syscall)) {
+            summary->syscall_changed = true;
+            summary->progressing = true;
+        }
+    } else {
+        history->first = *seen;
+        history->seen = true;
+    }
+    history->last = *seen;
+}
+
+static void fold_samples(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
+{
+    for (size_t p = 0; p < final->nprocesses; p++) {
+        struct hd_process *process = &final->processes[p];
+        for (size_t t = 0; t < process->nthreads; t++) {
+            struct hd_thread *summary = &process->threads[t];
+            struct thread_history history = { 0 };
+            unsigned seen = 0, in_d = 0, in_r = 0;
+            for (size_t s = 0; s < nsamples; s++) {
+                const struct hd_process *then = hd_snapshot_find_process(samples[s], process->pid);
+                const struct hd_thread *thread = then ? hd_process_find_thread(then, summary->tid) : NULL;
+                if (!thread)
+                    continue;
+                compare_appearance(summary, &history, thread);
+                seen++;
+                in_d += thread->state == 'D';
+                in_r += thread->state == 'R';
+            }
+            compare_appearance(summary, &history, summary);
+            summary->samples_seen = seen + 1;
+            summary->samples_in_state_d = in_d + (summary->state == 'D');
+            summary->samples_in_state_r = in_r + (summary->state == 'R');
+            summary->cpu_delta_ns = summary->cpu_time_ns - history.first.cpu_time_ns;
+            summary->switches_delta = summary->voluntary_switches + summary->involuntary_switches -
+                                      history.first.voluntary_switches - history.first.involuntary_switches;
+        }
+    }
+}
+
+/* Threads and processes that earlier samples saw and the last one did not. */
+static void note_departures(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
+{
+    for (size_t s = 0; s < nsamples; s++)
+        for (size_t p = 0; p < samples[s]->nprocesses; p++) {
+            const struct hd_process *then = &samples[s]->processes[p];
+            const struct hd_process *now = hd_snapshot_find_process(final, then->pid);
+            bool noted = false;
+            for (size_t n = 0; n < final->nnotes; n++)
+                noted |= final->notes[n].pid == then->pid && final->notes[n].tid == 0 &&
+                         strstr(final->notes[n].text, "exited during sampling");
+            if (!now && !noted) {
+                hd_snapshot_note(final, then->pid, 0, "process %d exited during sampling", (int)then->pid);
+                continue;
+            }
+            if (!now)
+                continue;
+            for (size_t t = 0; t < then->nthreads; t++) {
+                pid_t tid = then->threads[t].tid;
+                bool thread_noted = false;
+                for (size_t n = 0; n < final->nnotes; n++)
+                    thread_noted |= final->notes[n].tid == tid && strstr(final->notes[n].text, "exited during");
+                if (!hd_process_find_thread(now, tid) && !thread_noted)
+                    hd_snapshot_note(final, then->pid, tid, "thread %d exited during sampling", (int)tid);
+            }
+        }
+}
+
+enum probe_result probe_snapshot(const struct probe_options *options, struct hd_snapshot **out)
+{
+    *out = NULL;
+    struct hd_snapshot *final = snapshot_new(options);
+    if (!final || !resolve_roots(options, final)) {
+        hd_snapshot_free(final);
+        return PROBE_NO_MEMORY;
+    }
+    *out = final;
+    if (final->nroots == 0)
+        return PROBE_NO_TARGET;
+    struct probe_tree *tree = probe_tree_new();
+    if (!tree)
+        return PROBE_FAILED;
+
+    unsigned nsamples = options->samples ? options->samples : 1;
+    struct hd_snapshot **earlier = calloc(nsamples, sizeof *earlier);
+    enum probe_result result = earlier ? PROBE_OK : PROBE_NO_MEMORY;
+    double started = monotonic_now();
+    for (unsigned s = 0; s + 1 < nsamples && result == PROBE_OK; s++) {
+        earlier[s] = snapshot_new(options);
+        if (!earlier[s])
+            result = PROBE_NO_MEMORY;
+        else if (!probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_DYNAMIC, earlier[s]))
+            result = PROBE_FAILED;
+        sleep_ms(options->interval_ms);
+    }
+    if (result == PROBE_OK && !probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_FULL, final))
+        result = PROBE_FAILED;
+    final->sampling_s = monotonic_now() - started;
+    final->taken_at = realtime_now();
+    if (result == PROBE_OK) {
+        fold_samples(final, earlier, nsamples - 1);
+        note_departures(final, earlier, nsamples - 1);
+        if (final->nprocesses == 0)
+            result = PROBE_NO_TARGET;
+    }
+    for (unsigned s = 0; earlier && s + 1 < nsamples; s++)
+        hd_snapshot_free(earlier[s]);
+    free(earlier);
+    probe_tree_free(tree);
+    return result;
+}

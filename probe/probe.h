@@ -1,0 +1,47 @@
+/* The probe's entry point: sample a process tree and return one snapshot (snapshot.h).
+ *
+ * Reads only: /proc (through libproc2 and procfs.h) and, for timeouts passed by pointer, the target's memory with
+ * process_vm_readv. Nothing here stops or signals a target.
+ */
+#pragma once
+
+#include "snapshot.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define PROBE_DEFAULT_SAMPLES 5
+#define PROBE_DEFAULT_INTERVAL_MS 250
+
+struct probe_options {
+    const pid_t *pids; /* what the user named: processes, or threads (their process is taken) */
+    size_t npids;
+    unsigned samples;     /* >= 1 */
+    unsigned interval_ms; /* between samples */
+};
+
+enum probe_result {
+    PROBE_OK,
+    PROBE_NO_TARGET,  /* none of the pids names a process */
+    PROBE_NO_MEMORY,
+    PROBE_FAILED,     /* libproc2 could not read /proc: errno says why */
+};
+
+/* On PROBE_OK *out holds the snapshot (free with hd_snapshot_free). On PROBE_NO_TARGET *out still holds the
+ * notes that say why each pid was refused. */
+enum probe_result probe_snapshot(const struct probe_options *options, struct hd_snapshot **out);
+
+enum probe_pid_problem {
+    PROBE_PID_OK,
+    PROBE_PID_INVALID,    /* zero or negative */
+    PROBE_PID_SELF,       /* hangdoc itself, or one of its threads */
+    PROBE_PID_GONE,       /* no such process */
+    PROBE_PID_PERMISSION, /* /proc refuses it (hidepid, another user's namespace) */
+    PROBE_PID_UNREADABLE, /* another error reading /proc */
+};
+
+/* What is wrong with `pid` as a target; it may name a thread (then its process is diagnosed). */
+enum probe_pid_problem probe_check_pid(pid_t pid);
+/* The problem in words (static). */
+const char *probe_pid_problem_text(enum probe_pid_problem problem);

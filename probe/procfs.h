@@ -1,0 +1,63 @@
+/* Bounded reads of /proc files and parsers for the ones libproc2 does not cover (or covers lossily).
+ *
+ * The parsers are pure functions over a buffer, so every odd input (a comm with ')' and newlines, a truncated file,
+ * an empty cmdline) is unit-tested without a process. Everything they read comes from the target: they never trust
+ * a length, a delimiter or a number to be where it should be.
+ */
+#pragma once
+
+#include "snapshot.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Reads at most cap - 1 bytes of a file and NUL-terminates them. Returns the length, or -errno. */
+ssize_t probe_read_file(const char *path, char *buffer, size_t cap);
+
+/* /proc/<pid>/task/<tid>/stat: the fields libproc2 gives only mangled (comm: control bytes become '.') or not at
+ * all (exit_code). */
+struct probe_stat {
+    char comm[HD_COMM_MAX]; /* raw bytes between the first '(' and the last ')' */
+    char state;
+    pid_t ppid;
+    unsigned long flags;  /* PF_* flags, field 9 */
+    bool has_exit_code;   /* field 52, since Linux 3.5 */
+    int exit_code;
+};
+bool probe_parse_stat(const char *text, size_t length, struct probe_stat *out);
+
+/* PF_KTHREAD from include/linux/sched.h */
+#define PROBE_PF_KTHREAD 0x00200000UL
+
+/* /proc/<pid>/status */
+struct probe_status {
+    bool has_tracer_pid;
+    pid_t tracer_pid;
+    bool has_switches;
+    uint64_t voluntary_switches;
+    uint64_t involuntary_switches;
+};
+bool probe_parse_status(const char *text, size_t length, struct probe_status *out);
+
+/* /proc/<tid>/sched (kernels with CONFIG_SCHED_DEBUG); times in milliseconds of the scheduler's clock */
+struct probe_sched {
+    bool has_exec_start;
+    double exec_start_ms;
+    bool has_runtime;
+    double sum_exec_runtime_ms;
+    bool has_switches;
+    uint64_t voluntary_switches;
+    uint64_t involuntary_switches;
+};
+bool probe_parse_sched(const char *text, size_t length, struct probe_sched *out);
+
+/* /proc/<tid>/syscall: "running", "-1 sp pc", or "nr a0 a1 a2 a3 a4 a5 sp pc" in hex. Fills all but `name`. */
+bool probe_parse_syscall(const char *text, size_t length, struct hd_syscall *out);
+
+/* /proc/<pid>/cmdline: NUL-separated arguments, the last one possibly without its NUL (a process may rewrite its
+ * argument area). At most max_args arguments are kept; *truncated says whether anything was dropped. Returns false
+ * when memory ran out. */
+bool probe_parse_cmdline(const char *bytes, size_t length, size_t max_args, char ***argv, size_t *argc,
+                         bool *truncated);

@@ -1,0 +1,546 @@
+/* Tree membership and per-thread reads (proctree.h). */
+#include "proctree.h"
+
+#include "memory.h"
+#include "procfs.h"
+#include "schedclock.h"
+#include "syscalls.h"
+
+#include <errno.h>
+#include <libproc2/pids.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+/* libproc2 4.0.2's PIDS_VAL takes (index, type, stack, info) and ignores info; newer releases take three. */
+#define VALUE(index, type, stack) PIDS_VAL(index, type, stack, NULL)
+
+/* libproc2 refuses more pids than this in one procps_pids_select() (EINVAL). */
+#define SELECT_BATCH 255
+/* Bounds on what one process may make us hold. */
+#define CMDLINE_MAX_BYTES (128 * 1024)
+#define CMDLINE_MAX_ARGS 4096
+#define KERNEL_STACK_MAX_BYTES 8192
+#define PATH_BUFFER 4096
+
+/* Items of the listing pass, mirrored by an index enum (the procps-ng idiom). */
+static enum pids_item listing_items[] = { PIDS_ID_TGID, PIDS_ID_PPID };
+enum listing_index { LISTING_TGID, LISTING_PPID };
+
+static enum pids_item thread_items[] = {
+    PIDS_ID_TGID, PIDS_ID_TID, PIDS_ID_PPID,     PIDS_ID_EUID,  PIDS_STATE,   PIDS_WCHAN_NAME,
+    PIDS_NLWP,    PIDS_TICS_ALL, PIDS_TIME_START, PIDS_TIME_ELAPSED, PIDS_PROCESSOR,
+};
+enum thread_index {
+    THREAD_TGID, THREAD_TID, THREAD_PPID, THREAD_EUID, THREAD_STATE, THREAD_WCHAN,
+    THREAD_NLWP, THREAD_TICS, THREAD_START, THREAD_ELAPSED, THREAD_PROCESSOR,
+};
+
+struct probe_tree {
+    struct pids_info *listing;
+    struct pids_info *threads;
+    struct probe_sched_clock *sched_clock;
+    long ticks_per_second;
+    bool sched_clock_inexact; /* some "blocked for" came from another CPU's clock */
+};
+
+struct probe_tree *probe_tree_new(void)
+{
+    struct probe_tree *tree = calloc(1, sizeof *tree);
+    if (!tree)
+        return NULL;
+    int failed = procps_pids_new(&tree->listing, listing_items, (int)COUNT(listing_items));
+    if (failed >= 0)
+        failed = procps_pids_new(&tree->threads, thread_items, (int)COUNT(thread_items));
+    tree->sched_clock = probe_sched_clock_new();
+    if (!tree->sched_clock && failed >= 0)
+        failed = -ENOMEM;
+    if (failed < 0) {
+        probe_tree_free(tree);
+        errno = -failed;
+        return NULL;
+    }
+    tree->ticks_per_second = sysconf(_SC_CLK_TCK);
+    if (tree->ticks_per_second <= 0)
+        tree->ticks_per_second = 100;
+    return tree;
+}
+
+void probe_tree_free(struct probe_tree *tree)
+{
+    if (!tree)
+        return;
+    if (tree->listing)
+        procps_pids_unref(&tree->listing);
+    if (tree->threads)
+        procps_pids_unref(&tree->threads);
+    probe_sched_clock_free(tree->sched_clock);
+    free(tree);
+}
+
+/* ---- membership ------------------------------------------------------------------------------------------- */
+
+struct parent_link {
+    pid_t pid;
+    pid_t ppid;
+};
+
+static int compare_by_ppid_then_pid(const void *a, const void *b)
+{
+    const struct parent_link *x = a, *y = b;
+    if (x->ppid != y->ppid)
+        return x->ppid < y->ppid ? -1 : 1;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+struct member_list {
+    pid_t *pids;
+    size_t count;
+    size_t cap;
+};
+
+static bool member_contains(const struct member_list *members, pid_t pid)
+{
+    for (size_t i = 0; i < members->count; i++)
+        if (members->pids[i] == pid)
+            return true;
+    return false;
+}
+
+static bool member_add(struct member_list *members, pid_t pid)
+{
+    if (members->count == members->cap) {
+        size_t cap = members->cap ? members->cap * 2 : 32;
+        pid_t *grown = reallocarray(members->pids, cap, sizeof *grown);
+        if (!grown)
+            return false;
+        members->pids = grown;
+        members->cap = cap;
+    }
+    members->pids[members->count++] = pid;
+    return true;
+}
+
+/* Depth-first from `pid`, children in pid order; `links` is sorted by (ppid, pid). */
+static bool add_subtree(struct member_list *members, const struct parent_link *links, size_t nlinks, pid_t pid,
+                        pid_t exclude, unsigned depth)
+{
+    if (pid == exclude || member_contains(members, pid))
+        return true;
+    if (!member_add(members, pid))
+        return false;
+    if (depth > 4096)
+        return true; /* pid loops cannot happen, but a bound costs nothing */
+    /* binary search for the first link whose ppid is `pid` */
+    size_t low = 0, high = nlinks;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (links[middle].ppid < pid)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    for (size_t i = low; i < nlinks && links[i].ppid == pid; i++)
+        if (!add_subtree(members, links, nlinks, links[i].pid, exclude, depth + 1))
+            return false;
+    return true;
+}
+
+static bool list_members(struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
+                         struct member_list *members)
+{
+    struct pids_fetch *all = procps_pids_reap(tree->listing, PIDS_FETCH_TASKS_ONLY);
+    if (!all)
+        return false;
+    size_t nlinks = (size_t)all->counts->total;
+    struct parent_link *links = calloc(nlinks ? nlinks : 1, sizeof *links);
+    if (!links)
+        return false;
+    for (size_t i = 0; i < nlinks; i++) {
+        struct pids_stack *stack = all->stacks[i];
+        links[i].pid = VALUE(LISTING_TGID, s_int, stack);
+        links[i].ppid = VALUE(LISTING_PPID, s_int, stack);
+    }
+    qsort(links, nlinks, sizeof *links, compare_by_ppid_then_pid);
+    bool ok = true;
+    for (size_t r = 0; r < nroots && ok; r++)
+        ok = add_subtree(members, links, nlinks, roots[r], exclude, 0);
+    free(links);
+    return ok;
+}
+
+/* ---- one process --------------------------------------------------------------------------------------------- */
+
+struct read_context {
+    struct probe_tree *tree;
+    enum probe_detail detail;
+    struct hd_snapshot *snapshot;
+    struct probe_clocks clocks;
+};
+
+static bool full(const struct read_context *c)
+{
+    return c->detail == PROBE_DETAIL_FULL;
+}
+
+/* Notes only in the full read, so that a sample taken five times is noted once. */
+#define NOTE(c, pid, tid, ...)                                                                                       \
+    do {                                                                                                             \
+        if (full(c))                                                                                                 \
+            hd_snapshot_note((c)->snapshot, (pid), (tid), __VA_ARGS__);                                              \
+    } while (0)
+
+static const char *why_unreadable(int error)
+{
+    switch (error) {
+    case EACCES:
+    case EPERM:
+        return "permission denied (it needs ptrace access to the process: same user, or CAP_SYS_PTRACE)";
+    case ENOENT:
+    case ESRCH:
+        return "the task is gone";
+    default:
+        return strerror(error);
+    }
+}
+
+static enum hd_arch arch_of_executable(pid_t pid, enum hd_arch fallback)
+{
+    char path[64], header[20];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    if (probe_read_file(path, header, sizeof header) < (ssize_t)sizeof header - 1)
+        return fallback;
+    if (memcmp(header, "\177ELF", 4) != 0 || header[4] != 2 /* ELFCLASS64 */)
+        return HD_ARCH_UNKNOWN; /* a 32-bit program: its system call numbers are another table's */
+    unsigned machine = (unsigned char)header[18] | (unsigned)(unsigned char)header[19] << 8;
+    switch (machine) {
+    case 62: /* EM_X86_64 */
+        return HD_ARCH_X86_64;
+    case 183: /* EM_AARCH64 */
+        return HD_ARCH_AARCH64;
+    default:
+        return HD_ARCH_UNKNOWN;
+    }
+}
+
+static void read_cmdline(struct read_context *c, struct hd_process *process)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)process->pid);
+    char *bytes = malloc(CMDLINE_MAX_BYTES);
+    if (!bytes)
+        return;
+    ssize_t length = probe_read_file(path, bytes, CMDLINE_MAX_BYTES);
+    if (length < 0)
+        NOTE(c, process->pid, 0, "cmdline: %s", why_unreadable((int)-length));
+    else if (!probe_parse_cmdline(bytes, (size_t)length, CMDLINE_MAX_ARGS, &process->argv, &process->argc,
+                                  &process->cmdline_truncated))
+        NOTE(c, process->pid, 0, "cmdline: out of memory");
+    if (length == CMDLINE_MAX_BYTES - 1)
+        process->cmdline_truncated = true;
+    free(bytes);
+}
+
+static void read_exe(struct read_context *c, struct hd_process *process)
+{
+    char path[64], target[PATH_BUFFER];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)process->pid);
+    ssize_t length = readlink(path, target, sizeof target - 1);
+    if (length < 0) {
+        process->exe_errno = errno;
+        /* kernel threads and zombies have no executable: ENOENT there is the normal answer */
+        if (!process->kernel_thread && !process->zombie)
+            NOTE(c, process->pid, 0, "exe: %s", why_unreadable(errno));
+        return;
+    }
+    target[length] = '\0';
+    process->exe = strdup(target);
+}
+
+static void read_process_files(struct read_context *c, struct hd_process *process)
+{
+    char path[64], text[4096];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)process->pid);
+    struct probe_stat stat;
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    if (length >= 0 && probe_parse_stat(text, (size_t)length, &stat)) {
+        memcpy(process->comm, stat.comm, sizeof process->comm);
+        process->kernel_thread = stat.flags & PROBE_PF_KTHREAD;
+        if (stat.has_exit_code)
+            process->exit_status = stat.exit_code;
+    }
+    process->zombie = process->state == 'Z';
+    snprintf(path, sizeof path, "/proc/%d/status", (int)process->pid);
+    struct probe_status status;
+    length = probe_read_file(path, text, sizeof text);
+    if (length >= 0 && probe_parse_status(text, (size_t)length, &status))
+        process->tracer_pid = status.tracer_pid;
+    if (!full(c))
+        return;
+    read_cmdline(c, process);
+    read_exe(c, process);
+    process->arch = process->kernel_thread ? c->snapshot->arch : arch_of_executable(process->pid, c->snapshot->arch);
+}
+
+/* ---- one thread ---------------------------------------------------------------------------------------------- */
+
+static void thread_path(char *path, size_t size, pid_t pid, pid_t tid, const char *file)
+{
+    snprintf(path, size, "/proc/%d/task/%d/%s", (int)pid, (int)tid, file);
+}
+
+static void read_thread_sched(struct read_context *c, pid_t pid, struct hd_thread *thread)
+{
+    char path[96], text[8192];
+    thread_path(path, sizeof path, pid, thread->tid, "sched");
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    struct probe_sched sched;
+    if (length < 0 || !probe_parse_sched(text, (size_t)length, &sched))
+        return; /* the caller notes once per snapshot that the kernel lacks the file */
+    if (sched.has_runtime)
+        thread->cpu_time_ns = (uint64_t)(sched.sum_exec_runtime_ms * 1e6);
+    if (sched.has_switches) {
+        thread->voluntary_switches = sched.voluntary_switches;
+        thread->involuntary_switches = sched.involuntary_switches;
+        thread->switches_known = true;
+    }
+    /* While a task sleeps its exec_start stays at the moment it last ran (the kernel updates it in update_curr()):
+     * compare it with the clock of the CPU it ran on, now (schedclock.h). Only the full read needs it. */
+    double now_ms;
+    bool exact;
+    if (full(c) && sched.has_exec_start && thread->state != 'R' &&
+        probe_sched_clock_now_ms(c->tree->sched_clock, thread->last_cpu, &now_ms, &exact)) {
+        double blocked_ms = now_ms - sched.exec_start_ms;
+        thread->blocked_for_known = true;
+        thread->blocked_for_s = blocked_ms > 0 ? blocked_ms / 1000 : 0;
+        c->tree->sched_clock_inexact |= !exact;
+    }
+}
+
+static void read_thread_switches_from_status(pid_t pid, struct hd_thread *thread)
+{
+    char path[96], text[4096];
+    thread_path(path, sizeof path, pid, thread->tid, "status");
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    struct probe_status status;
+    if (length >= 0 && probe_parse_status(text, (size_t)length, &status) && status.has_switches) {
+        thread->voluntary_switches = status.voluntary_switches;
+        thread->involuntary_switches = status.involuntary_switches;
+        thread->switches_known = true;
+    }
+}
+
+static void read_thread_syscall(struct read_context *c, const struct hd_process *process, struct hd_thread *thread)
+{
+    char path[96], text[512];
+    thread_path(path, sizeof path, process->pid, thread->tid, "syscall");
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    if (length < 0) {
+        if (!process->kernel_thread)
+            NOTE(c, process->pid, thread->tid, "syscall: %s", why_unreadable((int)-length));
+        return;
+    }
+    if (!probe_parse_syscall(text, (size_t)length, &thread->syscall)) {
+        NOTE(c, process->pid, thread->tid, "syscall: unexpected contents");
+        return;
+    }
+    if (thread->syscall.state != HD_SYSCALL_IN)
+        return;
+    thread->syscall.name = probe_syscall_name(process->arch, thread->syscall.nr);
+    pid_t pid = process->pid;
+    probe_decode_wait(&thread->syscall, full(c) ? probe_read_memory_of : NULL, &pid, &c->clocks, &thread->wait);
+}
+
+static void read_thread_kernel_stack(struct read_context *c, pid_t pid, struct hd_thread *thread)
+{
+    char path[96];
+    thread_path(path, sizeof path, pid, thread->tid, "stack");
+    char *text = malloc(KERNEL_STACK_MAX_BYTES);
+    if (!text)
+        return;
+    ssize_t length = probe_read_file(path, text, KERNEL_STACK_MAX_BYTES);
+    if (length <= 0) {
+        free(text);
+        (void)c; /* unreadable without root: noted once per snapshot by the caller */
+        return;
+    }
+    thread->kernel_stack = text;
+}
+
+static void read_thread_files(struct read_context *c, const struct hd_process *process, struct hd_thread *thread)
+{
+    char path[96], text[4096];
+    thread_path(path, sizeof path, process->pid, thread->tid, "stat");
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    struct probe_stat stat;
+    if (length >= 0 && probe_parse_stat(text, (size_t)length, &stat))
+        memcpy(thread->name, stat.comm, sizeof thread->name);
+    read_thread_sched(c, process->pid, thread);
+    if (!thread->switches_known)
+        read_thread_switches_from_status(process->pid, thread);
+    read_thread_syscall(c, process, thread);
+    if (full(c))
+        read_thread_kernel_stack(c, process->pid, thread);
+}
+
+/* ---- assembling processes from libproc2's thread stacks ----------------------------------------------------- */
+
+static void copy_bounded(char *destination, size_t size, const char *source)
+{
+    if (!source)
+        source = "";
+    size_t length = strnlen(source, size - 1);
+    memcpy(destination, source, length);
+    destination[length] = '\0';
+}
+
+static bool append_thread(struct hd_process *process, struct pids_stack *stack, struct probe_tree *tree)
+{
+    struct hd_thread *grown = reallocarray(process->threads, process->nthreads + 1, sizeof *grown);
+    if (!grown)
+        return false;
+    process->threads = grown;
+    struct hd_thread *thread = &process->threads[process->nthreads++];
+    *thread = (struct hd_thread){
+        .tid = VALUE(THREAD_TID, s_int, stack),
+        .state = (char)VALUE(THREAD_STATE, s_ch, stack),
+        .cpu_time_ns = VALUE(THREAD_TICS, ull_int, stack) * (1000000000ULL /
+                                                                             (unsigned long long)tree->ticks_per_second),
+        .wait = { .kind = HD_WAIT_NONE, .fd = -1 },
+        .last_cpu = VALUE(THREAD_PROCESSOR, s_int, stack),
+        .samples_seen = 1,
+    };
+    /* libproc2 shows "-" for "no wait channel"; the kernel's own answer for a running task is "0" */
+    const char *wchan = VALUE(THREAD_WCHAN, str, stack);
+    if (wchan && strcmp(wchan, "-") != 0 && strcmp(wchan, "0") != 0)
+        copy_bounded(thread->wchan, sizeof thread->wchan, wchan);
+    if (thread->state == 'D')
+        thread->samples_in_state_d = 1;
+    if (thread->state == 'R')
+        thread->samples_in_state_r = 1;
+    return true;
+}
+
+static void fill_process_from_leader(struct hd_process *process, struct pids_stack *stack)
+{
+    process->ppid = VALUE(THREAD_PPID, s_int, stack);
+    process->uid = VALUE(THREAD_EUID, u_int, stack);
+    process->state = (char)VALUE(THREAD_STATE, s_ch, stack);
+    process->thread_count = VALUE(THREAD_NLWP, s_int, stack);
+    process->start_time_s = VALUE(THREAD_START, real, stack);
+    process->age_s = VALUE(THREAD_ELAPSED, real, stack);
+}
+
+static int compare_threads(const void *a, const void *b)
+{
+    const struct hd_thread *x = a, *y = b;
+    return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* Turns the stacks of one libproc2 select into processes, in the order of `pids`. */
+static bool collect_processes(struct read_context *c, const pid_t *pids, size_t npids, struct pids_fetch *fetch)
+{
+    struct probe_tree *tree = c->tree;
+    struct hd_snapshot *snapshot = c->snapshot;
+    for (size_t p = 0; p < npids; p++) {
+        struct hd_process process = { .pid = pids[p], .state = '?', .arch = snapshot->arch };
+        bool leader_seen = false;
+        for (int s = 0; s < fetch->counts->total; s++) {
+            struct pids_stack *stack = fetch->stacks[s];
+            if (VALUE(THREAD_TGID, s_int, stack) != pids[p])
+                continue;
+            if (!append_thread(&process, stack, tree)) {
+                free(process.threads);
+                return false;
+            }
+            if (VALUE(THREAD_TID, s_int, stack) == pids[p]) {
+                fill_process_from_leader(&process, stack);
+                leader_seen = true;
+            }
+        }
+        if (!leader_seen) {
+            free(process.threads);
+            NOTE(c, pids[p], 0, "process %d exited during the scan", (int)pids[p]);
+            continue;
+        }
+        qsort(process.threads, process.nthreads, sizeof *process.threads, compare_threads);
+        struct hd_process *grown = reallocarray(snapshot->processes, snapshot->nprocesses + 1, sizeof *grown);
+        if (!grown) {
+            free(process.threads);
+            return false;
+        }
+        snapshot->processes = grown;
+        snapshot->processes[snapshot->nprocesses++] = process;
+    }
+    return true;
+}
+
+static int64_t clock_ns(clockid_t clock)
+{
+    struct timespec now;
+    clock_gettime(clock, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+static void note_kernel_gaps(struct read_context *c)
+{
+    if (!full(c))
+        return;
+    bool any_stack = false, any_blocked_for = false, any_sleeping = false;
+    for (size_t p = 0; p < c->snapshot->nprocesses; p++) {
+        const struct hd_process *process = &c->snapshot->processes[p];
+        for (size_t t = 0; t < process->nthreads; t++) {
+            any_stack |= process->threads[t].kernel_stack != NULL;
+            any_blocked_for |= process->threads[t].blocked_for_known;
+            any_sleeping |= process->threads[t].state != 'R';
+        }
+    }
+    if (!any_stack && c->snapshot->nprocesses > 0)
+        hd_snapshot_note(c->snapshot, 0, 0, "kernel stacks: /proc/<tid>/stack is not readable (it needs root)");
+    if (c->tree->sched_clock_inexact)
+        hd_snapshot_note(c->snapshot, 0, 0,
+                         "blocked-for times: hangdoc may not run on every CPU (cpuset), so some come from another "
+                         "CPU's scheduler clock and may be off by the difference between the clocks");
+    if (!any_blocked_for && any_sleeping)
+        hd_snapshot_note(c->snapshot, 0, 0,
+                         "blocked-for times: /proc/<tid>/sched is missing (kernel built without "
+                         "CONFIG_SCHED_DEBUG) or unreadable");
+}
+
+bool probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
+                     enum probe_detail detail, struct hd_snapshot *into)
+{
+    struct member_list members = { 0 };
+    if (!list_members(tree, roots, nroots, exclude, &members)) {
+        free(members.pids);
+        return false;
+    }
+    struct read_context c = {
+        .tree = tree, .detail = detail, .snapshot = into,
+        .clocks = { .monotonic_ns = clock_ns(CLOCK_MONOTONIC), .realtime_ns = clock_ns(CLOCK_REALTIME) },
+    };
+    size_t first_new = into->nprocesses;
+    bool ok = true;
+    for (size_t start = 0; start < members.count && ok; start += SELECT_BATCH) {
+        size_t batch = members.count - start < SELECT_BATCH ? members.count - start : SELECT_BATCH;
+        unsigned ids[SELECT_BATCH];
+        for (size_t i = 0; i < batch; i++)
+            ids[i] = (unsigned)members.pids[start + i];
+        struct pids_fetch *fetch = procps_pids_select(tree->threads, ids, (int)batch, PIDS_SELECT_PID_THREADS);
+        ok = fetch && collect_processes(&c, members.pids + start, batch, fetch);
+    }
+    free(members.pids);
+    /* The files libproc2 does not cover, read right after it so that both describe the same moment. */
+    for (size_t p = first_new; p < into->nprocesses && ok; p++) {
+        struct hd_process *process = &into->processes[p];
+        read_process_files(&c, process);
+        for (size_t t = 0; t < process->nthreads; t++)
+            read_thread_files(&c, process, &process->threads[t]);
+    }
+    note_kernel_gaps(&c);
+    return ok;
+}

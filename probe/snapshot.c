@@ -1,0 +1,99 @@
+/* Lifetime and lookups of the snapshot model (snapshot.h). */
+#include "snapshot.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void process_free(struct hd_process *process)
+{
+    for (size_t i = 0; i < process->argc; i++)
+        free(process->argv[i]);
+    free(process->argv);
+    free(process->exe);
+    for (size_t i = 0; i < process->nthreads; i++)
+        free(process->threads[i].kernel_stack);
+    free(process->threads);
+}
+
+void hd_snapshot_free(struct hd_snapshot *snapshot)
+{
+    if (!snapshot)
+        return;
+    for (size_t i = 0; i < snapshot->nprocesses; i++)
+        process_free(&snapshot->processes[i]);
+    free(snapshot->processes);
+    for (size_t i = 0; i < snapshot->nnotes; i++)
+        free(snapshot->notes[i].text);
+    free(snapshot->notes);
+    free(snapshot->roots);
+    free(snapshot);
+}
+
+bool hd_snapshot_note(struct hd_snapshot *snapshot, pid_t pid, pid_t tid, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    char *text = NULL;
+    int length = vasprintf(&text, format, args);
+    va_end(args);
+    if (length < 0)
+        return false;
+    struct hd_note *grown = reallocarray(snapshot->notes, snapshot->nnotes + 1, sizeof *grown);
+    if (!grown) {
+        free(text);
+        return false;
+    }
+    snapshot->notes = grown;
+    snapshot->notes[snapshot->nnotes++] = (struct hd_note){ .pid = pid, .tid = tid, .text = text };
+    return true;
+}
+
+struct hd_process *hd_snapshot_find_process(const struct hd_snapshot *snapshot, pid_t pid)
+{
+    for (size_t i = 0; i < snapshot->nprocesses; i++)
+        if (snapshot->processes[i].pid == pid)
+            return &snapshot->processes[i];
+    return NULL;
+}
+
+struct hd_thread *hd_process_find_thread(const struct hd_process *process, pid_t tid)
+{
+    for (size_t i = 0; i < process->nthreads; i++)
+        if (process->threads[i].tid == tid)
+            return &process->threads[i];
+    return NULL;
+}
+
+const char *hd_arch_name(enum hd_arch arch)
+{
+    static const char *const names[] = {
+        [HD_ARCH_UNKNOWN] = "unknown",
+        [HD_ARCH_X86_64] = "x86_64",
+        [HD_ARCH_AARCH64] = "aarch64",
+    };
+    return (size_t)arch < sizeof names / sizeof names[0] ? names[arch] : "unknown";
+}
+
+const char *hd_origin_name(enum hd_origin origin)
+{
+    static const char *const names[] = {
+        [HD_ORIGIN_UNKNOWN] = "unknown",
+        [HD_ORIGIN_FORKED] = "forked",
+        [HD_ORIGIN_EXEC] = "exec",
+        [HD_ORIGIN_SPAWN] = "spawn",
+        [HD_ORIGIN_FORKSERVER] = "forkserver",
+    };
+    return (size_t)origin < sizeof names / sizeof names[0] ? names[origin] : "unknown";
+}
+
+const char *hd_wait_kind_name(enum hd_wait_kind kind)
+{
+    static const char *const names[] = {
+        [HD_WAIT_NONE] = "none",     [HD_WAIT_FUTEX] = "futex",     [HD_WAIT_POLL] = "poll",
+        [HD_WAIT_READ] = "read",     [HD_WAIT_WRITE] = "write",     [HD_WAIT_ACCEPT] = "accept",
+        [HD_WAIT_CONNECT] = "connect", [HD_WAIT_CHILD] = "child",   [HD_WAIT_SLEEP] = "sleep",
+        [HD_WAIT_SIGNAL] = "signal", [HD_WAIT_LOCK] = "file-lock",  [HD_WAIT_OTHER] = "syscall",
+    };
+    return (size_t)kind < sizeof names / sizeof names[0] ? names[kind] : "none";
+}

@@ -1,0 +1,195 @@
+/* The snapshot: what hangdoc read about a process tree, the contract between probe/ and report/.
+ *
+ * probe/ fills it, report/ only reads it. Every string in it is raw bytes copied from the target (comm, cmdline,
+ * paths): bounded and NUL-terminated, but otherwise hostile. Renderers escape them; nothing else may print them.
+ * Ownership: a snapshot owns everything it points to, hd_snapshot_free() releases it all. Static strings (syscall
+ * names, futex operation names) are the exception and are marked "static" below.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Linux's TASK_COMM_LEN is 16 including the NUL; the task's name can never be longer. */
+#define HD_COMM_MAX 16
+#define HD_WCHAN_MAX 64
+
+enum hd_arch {
+    HD_ARCH_UNKNOWN,
+    HD_ARCH_X86_64,
+    HD_ARCH_AARCH64,
+};
+
+/* What /proc/<tid>/syscall said. */
+enum hd_syscall_state {
+    HD_SYSCALL_UNREAD,  /* the file could not be read: see the thread's note */
+    HD_SYSCALL_RUNNING, /* "running": the thread was on a CPU, no syscall to report */
+    HD_SYSCALL_NONE,    /* "-1 sp pc": blocked, but not inside a system call (page fault, stopped by a signal) */
+    HD_SYSCALL_IN,      /* inside system call `nr` with `args` */
+};
+
+struct hd_syscall {
+    enum hd_syscall_state state;
+    long nr;
+    const char *name; /* static; NULL when the number is not in the table of the target's architecture */
+    uint64_t args[6];
+    uint64_t stack_pointer;
+    uint64_t program_counter;
+};
+
+/* What a thread waits for, decoded from its system call (probe/syscalls.c). */
+enum hd_wait_kind {
+    HD_WAIT_NONE,    /* not in a system call that waits */
+    HD_WAIT_FUTEX,   /* futex FUTEX_WAIT, WAIT_BITSET, LOCK_PI, WAIT_REQUEUE_PI, futex_waitv */
+    HD_WAIT_POLL,    /* poll, ppoll, select, pselect6, epoll_wait, epoll_pwait, epoll_pwait2 */
+    HD_WAIT_READ,    /* read, readv, pread64, preadv, recvfrom, recvmsg, recvmmsg on fd */
+    HD_WAIT_WRITE,   /* write, writev, sendto, sendmsg on fd (a full pipe or socket) */
+    HD_WAIT_ACCEPT,  /* accept, accept4 on a listening fd */
+    HD_WAIT_CONNECT, /* connect on fd */
+    HD_WAIT_CHILD,   /* wait4, waitid */
+    HD_WAIT_SLEEP,   /* nanosleep, clock_nanosleep */
+    HD_WAIT_SIGNAL,  /* pause, rt_sigsuspend, rt_sigtimedwait */
+    HD_WAIT_LOCK,    /* flock, fcntl F_SETLKW */
+    HD_WAIT_OTHER,   /* any other system call: named, not decoded */
+};
+
+enum hd_timeout_kind {
+    HD_TIMEOUT_NOT_APPLICABLE, /* this wait takes no timeout */
+    HD_TIMEOUT_NONE,           /* waits until woken: no timeout */
+    HD_TIMEOUT_FINITE,         /* `remaining_ns` is known */
+    HD_TIMEOUT_UNREADABLE,     /* a timeout was given, but its value could not be read from the target */
+};
+
+struct hd_timeout {
+    enum hd_timeout_kind kind;
+    bool absolute;        /* the target passed a deadline (FUTEX_WAIT_BITSET, TIMER_ABSTIME), not a duration */
+    int64_t remaining_ns; /* duration, or deadline minus the clock when read; negative when already past */
+};
+
+/* pid argument of wait4/waitid, as the kernel reads it */
+enum hd_child_selector {
+    HD_CHILD_ANY,     /* wait4(-1), waitid(P_ALL) */
+    HD_CHILD_PID,     /* that child */
+    HD_CHILD_GROUP,   /* any child in process group `pid` (wait4(-pgid), wait4(0): the caller's group) */
+    HD_CHILD_PIDFD,   /* waitid(P_PIDFD, fd) */
+};
+
+struct hd_wait {
+    enum hd_wait_kind kind;
+    const char *operation; /* static: "FUTEX_WAIT", "FUTEX_LOCK_PI", "poll", ...; NULL when none */
+    struct hd_timeout timeout;
+    /* futex */
+    uint64_t address;
+    bool futex_private;  /* FUTEX_PRIVATE_FLAG: the kernel looked the futex up in this process only */
+    bool futex_realtime; /* FUTEX_CLOCK_REALTIME */
+    uint32_t expected;   /* the value the thread expected at `address` when it went to sleep */
+    /* read / write / accept / connect / epoll: the fd; poll/select: how many fds */
+    int fd;
+    unsigned nfds;
+    /* wait4 / waitid */
+    enum hd_child_selector child_selector;
+    pid_t child;
+};
+
+/* One thread as the last sample saw it, plus what changed across all samples. */
+struct hd_thread {
+    pid_t tid;
+    char name[HD_COMM_MAX];
+    char state; /* R S D T t Z X I, as in /proc/<tid>/stat; '?' when unknown */
+    char wchan[HD_WCHAN_MAX];
+    char *kernel_stack;    /* /proc/<tid>/stack, NULL when unreadable (it needs root) */
+    struct hd_syscall syscall;
+    struct hd_wait wait;
+
+    uint64_t cpu_time_ns; /* user + system */
+    uint64_t voluntary_switches;
+    uint64_t involuntary_switches;
+    bool switches_known;
+
+    int last_cpu;           /* the CPU it last ran on (stat field 39) */
+    bool blocked_for_known; /* /proc/<tid>/sched exists and the thread was not running */
+    double blocked_for_s;   /* how long since it last ran */
+
+    /* Across samples: a thread is progressing when its CPU time, context switches or system call changed
+     * between two samples that both saw it. */
+    unsigned samples_seen;
+    unsigned samples_in_state_d;
+    unsigned samples_in_state_r;
+    uint64_t cpu_delta_ns;
+    uint64_t switches_delta;
+    bool syscall_changed;
+    bool progressing;
+};
+
+enum hd_origin {
+    HD_ORIGIN_UNKNOWN,
+    HD_ORIGIN_FORKED,     /* forked from its parent, not exec'd since */
+    HD_ORIGIN_EXEC,       /* exec'd a program */
+    HD_ORIGIN_SPAWN,      /* Python multiprocessing spawn child */
+    HD_ORIGIN_FORKSERVER, /* child of a Python forkserver */
+};
+
+struct hd_process {
+    pid_t pid;
+    pid_t ppid;
+    uid_t uid;
+    char comm[HD_COMM_MAX];
+    char state;
+    char **argv; /* NULL-terminated; argc 0 for kernel threads and zombies */
+    size_t argc;
+    bool cmdline_truncated;
+    char *exe; /* NULL when unreadable: exe_errno says why */
+    int exe_errno;
+    double start_time_s;       /* seconds after boot */
+    double age_s;              /* how long it had been running when the snapshot was taken */
+    pid_t tracer_pid;          /* 0: not traced */
+    int thread_count;          /* as the kernel counts them (Threads:); `nthreads` is what was read */
+    bool kernel_thread;
+    bool zombie;
+    int exit_status;           /* wait status of a zombie (stat field 52) */
+    enum hd_origin origin;
+    enum hd_arch arch;         /* of its executable: which system call table decodes its threads */
+    struct hd_thread *threads; /* sorted by tid */
+    size_t nthreads;
+};
+
+/* Something that could not be read, and why. pid/tid are 0 when the note is about the whole run. */
+struct hd_note {
+    pid_t pid;
+    pid_t tid;
+    char *text;
+};
+
+struct hd_snapshot {
+    double taken_at;  /* CLOCK_REALTIME seconds of the last sample */
+    char host[65];
+    char kernel[65];
+    enum hd_arch arch;
+    unsigned samples;
+    unsigned interval_ms;
+    double sampling_s; /* from the first sample to the last */
+    bool ptrace_used;
+    const char *ptrace_why_not; /* static */
+
+    pid_t *roots;
+    size_t nroots;
+    struct hd_process *processes; /* in tree order: each root, then its descendants depth-first by pid */
+    size_t nprocesses;
+    struct hd_note *notes;
+    size_t nnotes;
+};
+
+void hd_snapshot_free(struct hd_snapshot *snapshot);
+
+/* Adds a note; the text is formatted like printf. Returns false only when memory ran out. */
+bool hd_snapshot_note(struct hd_snapshot *snapshot, pid_t pid, pid_t tid, const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
+
+struct hd_process *hd_snapshot_find_process(const struct hd_snapshot *snapshot, pid_t pid);
+struct hd_thread *hd_process_find_thread(const struct hd_process *process, pid_t tid);
+
+const char *hd_arch_name(enum hd_arch arch);
+const char *hd_origin_name(enum hd_origin origin);
+const char *hd_wait_kind_name(enum hd_wait_kind kind);

@@ -1,0 +1,29 @@
+/* System call names for each architecture hangdoc knows, and the decoding of what a blocked call waits for.
+ *
+ * Numbers differ between architectures (x86-64 has poll and wait4 where aarch64 has only ppoll and wait4 at
+ * another number); the decoders are keyed by name, so one decoder serves every architecture.
+ */
+#pragma once
+
+#include "snapshot.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The name of system call `nr` on `arch` (static), or NULL. */
+const char *probe_syscall_name(enum hd_arch arch, long nr);
+
+/* Reads `size` bytes of the target's memory at `address`; false when they could not be read. */
+typedef bool (*probe_memory_reader)(void *context, uint64_t address, void *buffer, size_t size);
+
+/* Clock readings taken once per sample so that absolute deadlines become remaining time. */
+struct probe_clocks {
+    int64_t monotonic_ns;
+    int64_t realtime_ns;
+};
+
+/* Decodes what `syscall` (state HD_SYSCALL_IN, name already set) waits for. Timeouts that the target passed by
+ * pointer are read through `read_memory` (may be NULL: the timeout is then "unreadable"). */
+void probe_decode_wait(const struct hd_syscall *syscall, probe_memory_reader read_memory, void *context,
+                       const struct probe_clocks *clocks, struct hd_wait *out);

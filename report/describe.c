@@ -1,0 +1,180 @@
+/* Words for waits, durations and states (describe.h). */
+#include "describe.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+void report_format_duration(double seconds, char *out, size_t size)
+{
+    if (seconds < 0)
+        seconds = 0;
+    if (seconds < 10)
+        snprintf(out, size, "%.1f s", seconds);
+    else if (seconds < 60)
+        snprintf(out, size, "%.0f s", seconds);
+    else if (seconds < 3600)
+        snprintf(out, size, "%.0f min", seconds / 60);
+    else if (seconds < 86400)
+        snprintf(out, size, "%d h %d min", (int)(seconds / 3600), (int)(seconds / 60) % 60);
+    else
+        snprintf(out, size, "%d d %d h", (int)(seconds / 86400), (int)(seconds / 3600) % 24);
+}
+
+const char *report_state_name(char state)
+{
+    static const struct {
+        char letter;
+        const char *name;
+    } states[] = {
+        { 'R', "running" },  { 'S', "sleeping" },        { 'D', "disk sleep (uninterruptible)" },
+        { 'T', "stopped" },  { 't', "tracing stop" },    { 'Z', "zombie" },
+        { 'X', "dead" },     { 'I', "idle kernel thread" }, { 'P', "parked" },
+    };
+    for (size_t i = 0; i < COUNT(states); i++)
+        if (states[i].letter == state)
+            return states[i].name;
+    return "unknown state";
+}
+
+const char *report_wait_label(const struct hd_thread *thread)
+{
+    const struct hd_wait *wait = &thread->wait;
+    /* A stopped thread's syscall file still names the call it stopped in (kill, tgkill): the stop is the news. */
+    if (thread->state == 'T')
+        return "stopped";
+    if (thread->state == 't')
+        return "tracing stop";
+    if (thread->state == 'Z' || thread->state == 'X')
+        return "exited";
+    switch (thread->syscall.state) {
+    case HD_SYSCALL_RUNNING:
+        return "running";
+    case HD_SYSCALL_NONE:
+        return thread->state == 'T' || thread->state == 't' ? "stopped" : "not in a syscall";
+    case HD_SYSCALL_UNREAD:
+        return thread->state == 'R' ? "running" : report_state_name(thread->state);
+    case HD_SYSCALL_IN:
+        break;
+    }
+    if (wait->kind == HD_WAIT_FUTEX) {
+        static const struct {
+            const char *operation, *label;
+        } labels[] = {
+            { "FUTEX_WAIT", "futex wait" },          { "FUTEX_WAIT_BITSET", "futex wait" },
+            { "FUTEX_LOCK_PI", "futex lock_pi" },    { "FUTEX_LOCK_PI2", "futex lock_pi" },
+            { "FUTEX_WAIT_REQUEUE_PI", "futex wait" }, { "futex_waitv", "futex waitv" },
+        };
+        for (size_t i = 0; i < COUNT(labels); i++)
+            if (wait->operation && strcmp(wait->operation, labels[i].operation) == 0)
+                return labels[i].label;
+    }
+    if (thread->syscall.name)
+        return thread->syscall.name;
+    return "syscall";
+}
+
+static void describe_timeout(struct report_buffer *out, const struct hd_timeout *timeout)
+{
+    char duration[32];
+    switch (timeout->kind) {
+    case HD_TIMEOUT_NOT_APPLICABLE:
+        return;
+    case HD_TIMEOUT_NONE:
+        report_buffer_puts(out, ", no timeout");
+        return;
+    case HD_TIMEOUT_UNREADABLE:
+        report_buffer_puts(out, ", with a timeout (its value could not be read)");
+        return;
+    case HD_TIMEOUT_FINITE:
+        break;
+    }
+    double seconds = (double)timeout->remaining_ns / 1e9;
+    if (!timeout->absolute && timeout->remaining_ns < 10 * INT64_C(1000000000) &&
+        timeout->remaining_ns % 1000000 == 0) {
+        report_buffer_printf(out, ", %" PRId64 " ms timeout", timeout->remaining_ns / 1000000);
+        return;
+    }
+    if (!timeout->absolute) {
+        report_format_duration(seconds, duration, sizeof duration);
+        report_buffer_printf(out, ", %s timeout", duration);
+    } else if (seconds >= 0) {
+        report_format_duration(seconds, duration, sizeof duration);
+        report_buffer_printf(out, ", deadline in %s", duration);
+    } else {
+        report_format_duration(-seconds, duration, sizeof duration);
+        report_buffer_printf(out, ", deadline passed %s ago", duration);
+    }
+}
+
+static void describe_child(struct report_buffer *out, const struct hd_wait *wait)
+{
+    switch (wait->child_selector) {
+    case HD_CHILD_ANY:
+        report_buffer_puts(out, " any child");
+        break;
+    case HD_CHILD_PID:
+        report_buffer_printf(out, " pid %d", (int)wait->child);
+        break;
+    case HD_CHILD_GROUP:
+        if (wait->child == 0)
+            report_buffer_puts(out, " any child in its process group");
+        else
+            report_buffer_printf(out, " process group %d", (int)wait->child);
+        break;
+    case HD_CHILD_PIDFD:
+        report_buffer_printf(out, " pidfd %d", (int)wait->child);
+        break;
+    }
+}
+
+void report_describe_wait(struct report_buffer *out, const struct hd_thread *thread)
+{
+    const struct hd_wait *wait = &thread->wait;
+    if (thread->syscall.state != HD_SYSCALL_IN || (thread->state && strchr("TtZX", thread->state))) {
+        report_buffer_puts(out, report_wait_label(thread));
+        return;
+    }
+    report_buffer_puts(out, report_wait_label(thread));
+    switch (wait->kind) {
+    case HD_WAIT_FUTEX:
+        if (wait->operation && strcmp(wait->operation, "futex_waitv") == 0)
+            report_buffer_printf(out, " on %u futexes", wait->nfds);
+        else
+            report_buffer_printf(out, " 0x%" PRIx64 " %s, expected %" PRIu32, wait->address,
+                                 wait->futex_private ? "private" : "shared", wait->expected);
+        break;
+    case HD_WAIT_POLL:
+        if (wait->fd >= 0)
+            report_buffer_printf(out, " on epoll fd %d", wait->fd);
+        else
+            report_buffer_printf(out, " %u fd%s", wait->nfds, wait->nfds == 1 ? "" : "s");
+        break;
+    case HD_WAIT_READ:
+    case HD_WAIT_WRITE:
+    case HD_WAIT_ACCEPT:
+    case HD_WAIT_CONNECT:
+    case HD_WAIT_LOCK:
+        report_buffer_printf(out, " fd %d", wait->fd);
+        break;
+    case HD_WAIT_CHILD:
+        describe_child(out, wait);
+        break;
+    case HD_WAIT_SLEEP:
+    case HD_WAIT_SIGNAL:
+    case HD_WAIT_NONE:
+    case HD_WAIT_OTHER:
+        break;
+    }
+    describe_timeout(out, &wait->timeout);
+}
+
+bool report_thread_asleep_without_timeout(const struct hd_thread *thread)
+{
+    bool sleeping = thread->state == 'S' || thread->state == 'D';
+    return sleeping && !thread->progressing && thread->syscall.state == HD_SYSCALL_IN &&
+           thread->wait.kind != HD_WAIT_OTHER && thread->wait.kind != HD_WAIT_NONE &&
+           thread->wait.timeout.kind == HD_TIMEOUT_NONE;
+}

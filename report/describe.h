@@ -1,0 +1,24 @@
+/* Words for the facts of a snapshot: what a thread waits on, how long, in the form both renderers share. */
+#pragma once
+
+#include "../probe/snapshot.h"
+#include "buffer.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Go-style duration: "0.4 s", "41 s", "3 min", "2 h 5 min", "3 d 4 h". */
+void report_format_duration(double seconds, char *out, size_t size);
+
+/* Short name of the wait, as in "[futex wait, 41 s]": "futex wait", "poll", "wait4", "running", ... (static) */
+const char *report_wait_label(const struct hd_thread *thread);
+
+/* The wait in words: "futex wait 0x55d2a0c4e040 private, expected 2, no timeout", "poll 3 fds, 5000 ms timeout",
+ * "wait4 pid 4242, no timeout". */
+void report_describe_wait(struct report_buffer *out, const struct hd_thread *thread);
+
+/* A thread that sleeps with no timeout and did not progress in any sample: the candidates for "stuck". */
+bool report_thread_asleep_without_timeout(const struct hd_thread *thread);
+
+/* Full name of a thread state letter: "sleeping", "disk sleep (uninterruptible)", ... (static) */
+const char *report_state_name(char state);

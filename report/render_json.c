@@ -1,0 +1,283 @@
+/* The JSON report (report.h): one document, schema "hangdoc.report/1" (see the JSON contract in DESIGN.md).
+ *
+ * Addresses and raw syscall arguments are hex strings: JSON numbers lose precision above 2^53. Target strings are
+ * escaped exactly as in the text report, so a value is valid UTF-8 and means the same in both.
+ */
+#include "report.h"
+
+#include "buffer.h"
+#include "describe.h"
+
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+static json_object *escaped_string(const char *text)
+{
+    char *escaped = report_escape(text ? text : "");
+    json_object *value = json_object_new_string(escaped ? escaped : "");
+    free(escaped);
+    return value;
+}
+
+static json_object *hex(uint64_t value)
+{
+    char text[24];
+    snprintf(text, sizeof text, "0x%" PRIx64, value);
+    return json_object_new_string(text);
+}
+
+static json_object *state_letter(char state)
+{
+    char text[2] = { state ? state : '?', '\0' };
+    return json_object_new_string(text);
+}
+
+static json_object *nullable_string(const char *text)
+{
+    return text ? escaped_string(text) : NULL;
+}
+
+static json_object *timeout_object(const struct hd_timeout *timeout)
+{
+    static const char *const kinds[] = {
+        [HD_TIMEOUT_NOT_APPLICABLE] = "not-applicable",
+        [HD_TIMEOUT_NONE] = "none",
+        [HD_TIMEOUT_FINITE] = "finite",
+        [HD_TIMEOUT_UNREADABLE] = "unreadable",
+    };
+    json_object *object = json_object_new_object();
+    json_object_object_add(object, "kind", json_object_new_string(kinds[timeout->kind]));
+    if (timeout->kind == HD_TIMEOUT_FINITE) {
+        json_object_object_add(object, "remaining_s", json_object_new_double((double)timeout->remaining_ns / 1e9));
+        json_object_object_add(object, "absolute", json_object_new_boolean(timeout->absolute));
+    }
+    return object;
+}
+
+static json_object *syscall_object(const struct hd_thread *thread)
+{
+    const struct hd_syscall *syscall = &thread->syscall;
+    static const char *const states[] = {
+        [HD_SYSCALL_UNREAD] = "unread",
+        [HD_SYSCALL_RUNNING] = "running",
+        [HD_SYSCALL_NONE] = "none",
+        [HD_SYSCALL_IN] = "in-syscall",
+    };
+    json_object *object = json_object_new_object();
+    json_object_object_add(object, "state", json_object_new_string(states[syscall->state]));
+    if (syscall->state != HD_SYSCALL_IN) {
+        json_object_object_add(object, "name", NULL);
+        json_object_object_add(object, "args", json_object_new_array());
+        return object;
+    }
+    json_object_object_add(object, "nr", json_object_new_int64(syscall->nr));
+    json_object_object_add(object, "name", nullable_string(syscall->name));
+    json_object *args = json_object_new_array();
+    for (size_t i = 0; i < 6; i++)
+        json_object_array_add(args, hex(syscall->args[i]));
+    json_object_object_add(object, "args", args);
+    struct report_buffer words = { 0 };
+    report_describe_wait(&words, thread);
+    json_object_object_add(object, "description", json_object_new_string(words.data ? words.data : ""));
+    report_buffer_release(&words);
+    return object;
+}
+
+static json_object *wait_object(const struct hd_wait *wait)
+{
+    if (wait->kind == HD_WAIT_NONE)
+        return NULL;
+    json_object *object = json_object_new_object();
+    json_object_object_add(object, "kind", json_object_new_string(hd_wait_kind_name(wait->kind)));
+    json_object_object_add(object, "operation", nullable_string(wait->operation));
+    json_object_object_add(object, "timeout", timeout_object(&wait->timeout));
+    switch (wait->kind) {
+    case HD_WAIT_FUTEX:
+        json_object_object_add(object, "address", hex(wait->address));
+        json_object_object_add(object, "private", json_object_new_boolean(wait->futex_private));
+        json_object_object_add(object, "expected", json_object_new_int64(wait->expected));
+        /* decoded lock owners come with the lock forensics; until then unknown */
+        json_object_object_add(object, "owner_tid", NULL);
+        json_object_object_add(object, "owner_pid", NULL);
+        break;
+    case HD_WAIT_POLL:
+        if (wait->fd >= 0)
+            json_object_object_add(object, "fd", json_object_new_int(wait->fd));
+        else
+            json_object_object_add(object, "nfds", json_object_new_int64(wait->nfds));
+        break;
+    case HD_WAIT_READ:
+    case HD_WAIT_WRITE:
+    case HD_WAIT_ACCEPT:
+    case HD_WAIT_CONNECT:
+    case HD_WAIT_LOCK:
+        json_object_object_add(object, "fd", json_object_new_int(wait->fd));
+        break;
+    case HD_WAIT_CHILD: {
+        static const char *const selectors[] = {
+            [HD_CHILD_ANY] = "any", [HD_CHILD_PID] = "pid", [HD_CHILD_GROUP] = "group", [HD_CHILD_PIDFD] = "pidfd",
+        };
+        json_object_object_add(object, "children", json_object_new_string(selectors[wait->child_selector]));
+        json_object_object_add(object, "pid", json_object_new_int(wait->child));
+        break;
+    }
+    default:
+        break;
+    }
+    return object;
+}
+
+static json_object *kernel_stack_array(const char *stack)
+{
+    if (!stack)
+        return NULL;
+    json_object *lines = json_object_new_array();
+    for (const char *line = stack; *line;) {
+        const char *newline = strchr(line, '\n');
+        size_t length = newline ? (size_t)(newline - line) : strlen(line);
+        struct report_buffer escaped = { 0 };
+        report_buffer_escaped(&escaped, line, length);
+        json_object_array_add(lines, json_object_new_string(escaped.data ? escaped.data : ""));
+        report_buffer_release(&escaped);
+        line += length + (newline ? 1 : 0);
+    }
+    return lines;
+}
+
+static json_object *thread_object(const struct hd_thread *thread)
+{
+    json_object *object = json_object_new_object();
+    json_object_object_add(object, "tid", json_object_new_int(thread->tid));
+    json_object_object_add(object, "name", escaped_string(thread->name));
+    json_object_object_add(object, "state", state_letter(thread->state));
+    json_object_object_add(object, "wchan", thread->wchan[0] ? escaped_string(thread->wchan) : NULL);
+    json_object_object_add(object, "syscall", syscall_object(thread));
+    json_object_object_add(object, "wait", wait_object(&thread->wait));
+    json_object_object_add(object, "blocked_for_s",
+                           thread->blocked_for_known ? json_object_new_double(thread->blocked_for_s) : NULL);
+    json_object_object_add(object, "progressing", json_object_new_boolean(thread->progressing));
+    json_object_object_add(object, "cpu_time_s", json_object_new_double((double)thread->cpu_time_ns / 1e9));
+    if (thread->switches_known) {
+        json_object_object_add(object, "voluntary_switches", json_object_new_int64((int64_t)thread->voluntary_switches));
+        json_object_object_add(object, "involuntary_switches",
+                               json_object_new_int64((int64_t)thread->involuntary_switches));
+    }
+    json_object *samples = json_object_new_object();
+    json_object_object_add(samples, "seen", json_object_new_int64(thread->samples_seen));
+    json_object_object_add(samples, "in_state_d", json_object_new_int64(thread->samples_in_state_d));
+    json_object_object_add(samples, "in_state_r", json_object_new_int64(thread->samples_in_state_r));
+    json_object_object_add(samples, "cpu_delta_s", json_object_new_double((double)thread->cpu_delta_ns / 1e9));
+    json_object_object_add(samples, "switches_delta", json_object_new_int64((int64_t)thread->switches_delta));
+    json_object_object_add(samples, "syscall_changed", json_object_new_boolean(thread->syscall_changed));
+    json_object_object_add(object, "samples", samples);
+    json_object_object_add(object, "kernel_stack", kernel_stack_array(thread->kernel_stack));
+    json_object_object_add(object, "frames", json_object_new_array());
+    json_object_object_add(object, "python_frames", json_object_new_array());
+    return object;
+}
+
+static json_object *process_object(const struct hd_process *process)
+{
+    json_object *object = json_object_new_object();
+    json_object_object_add(object, "pid", json_object_new_int(process->pid));
+    json_object_object_add(object, "ppid", json_object_new_int(process->ppid));
+    json_object_object_add(object, "uid", json_object_new_int64(process->uid));
+    json_object_object_add(object, "comm", escaped_string(process->comm));
+    json_object *cmdline = json_object_new_array();
+    for (size_t i = 0; i < process->argc; i++)
+        json_object_array_add(cmdline, escaped_string(process->argv[i]));
+    json_object_object_add(object, "cmdline", cmdline);
+    json_object_object_add(object, "cmdline_truncated", json_object_new_boolean(process->cmdline_truncated));
+    json_object_object_add(object, "exe", nullable_string(process->exe));
+    json_object_object_add(object, "state", state_letter(process->state));
+    json_object_object_add(object, "origin", json_object_new_string(hd_origin_name(process->origin)));
+    json_object_object_add(object, "arch", json_object_new_string(hd_arch_name(process->arch)));
+    json_object_object_add(object, "start_time_s", json_object_new_double(process->start_time_s));
+    json_object_object_add(object, "age_s", json_object_new_double(process->age_s));
+    json_object_object_add(object, "tracer_pid", process->tracer_pid ? json_object_new_int(process->tracer_pid) : NULL);
+    json_object_object_add(object, "thread_count", json_object_new_int(process->thread_count));
+    json_object_object_add(object, "kernel_thread", json_object_new_boolean(process->kernel_thread));
+    json_object_object_add(object, "exit_status", process->zombie ? json_object_new_int(process->exit_status) : NULL);
+    json_object_object_add(object, "libraries", json_object_new_array());
+    json_object_object_add(object, "fds", json_object_new_array());
+    json_object *threads = json_object_new_array();
+    for (size_t t = 0; t < process->nthreads; t++)
+        json_object_array_add(threads, thread_object(&process->threads[t]));
+    json_object_object_add(object, "threads", threads);
+    return object;
+}
+
+static json_object *verdict_object(void)
+{
+    /* No rule has run over this snapshot: hung is null, "could not tell". */
+    json_object *verdict = json_object_new_object();
+    json_object_object_add(verdict, "hung", NULL);
+    json_object_object_add(verdict, "cause", json_object_new_string("unknown"));
+    json_object_object_add(verdict, "root_cause", NULL);
+    json_object_object_add(verdict, "pid", NULL);
+    json_object_object_add(verdict, "tid", NULL);
+    json_object_object_add(verdict, "chain", json_object_new_array());
+    return verdict;
+}
+
+static json_object *snapshot_header(const struct hd_snapshot *snapshot)
+{
+    json_object *header = json_object_new_object();
+    json_object_object_add(header, "taken_at", json_object_new_double(snapshot->taken_at));
+    json_object_object_add(header, "host", escaped_string(snapshot->host));
+    json_object_object_add(header, "kernel", escaped_string(snapshot->kernel));
+    json_object_object_add(header, "arch", json_object_new_string(hd_arch_name(snapshot->arch)));
+    json_object_object_add(header, "samples", json_object_new_int64(snapshot->samples));
+    json_object_object_add(header, "interval_ms", json_object_new_int64(snapshot->interval_ms));
+    json_object_object_add(header, "sampling_s", json_object_new_double(snapshot->sampling_s));
+    json_object *ptrace = json_object_new_object();
+    json_object_object_add(ptrace, "used", json_object_new_boolean(snapshot->ptrace_used));
+    json_object_object_add(ptrace, "why_not", nullable_string(snapshot->ptrace_why_not));
+    json_object_object_add(header, "ptrace", ptrace);
+    json_object *roots = json_object_new_array();
+    for (size_t r = 0; r < snapshot->nroots; r++)
+        json_object_array_add(roots, json_object_new_int(snapshot->roots[r]));
+    json_object_object_add(header, "roots", roots);
+    return header;
+}
+
+static json_object *notes_array(const struct hd_snapshot *snapshot)
+{
+    json_object *notes = json_object_new_array();
+    for (size_t n = 0; n < snapshot->nnotes; n++) {
+        const struct hd_note *note = &snapshot->notes[n];
+        json_object *object = json_object_new_object();
+        json_object_object_add(object, "pid", note->pid ? json_object_new_int(note->pid) : NULL);
+        json_object_object_add(object, "tid", note->tid ? json_object_new_int(note->tid) : NULL);
+        json_object_object_add(object, "text", escaped_string(note->text));
+        json_object_array_add(notes, object);
+    }
+    return notes;
+}
+
+bool report_render_json(const struct hd_snapshot *snapshot, FILE *out)
+{
+    json_object *document = json_object_new_object();
+    if (!document)
+        return false;
+    json_object_object_add(document, "schema", json_object_new_string(REPORT_JSON_SCHEMA));
+    json_object_object_add(document, "hangdoc_version", json_object_new_string(HANGDOC_VERSION));
+    json_object_object_add(document, "snapshot", snapshot_header(snapshot));
+    json_object_object_add(document, "verdict", verdict_object());
+    json_object_object_add(document, "findings", json_object_new_array());
+    json_object *processes = json_object_new_array();
+    for (size_t p = 0; p < snapshot->nprocesses; p++)
+        json_object_array_add(processes, process_object(&snapshot->processes[p]));
+    json_object_object_add(document, "processes", processes);
+    json_object *graph = json_object_new_object();
+    json_object_object_add(graph, "nodes", json_object_new_array());
+    json_object_object_add(graph, "edges", json_object_new_array());
+    json_object_object_add(document, "graph", graph);
+    json_object_object_add(document, "notes", notes_array(snapshot));
+    const char *text = json_object_to_json_string_ext(document, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+    bool ok = text && fputs(text, out) >= 0 && fputc('\n', out) != EOF && fflush(out) == 0;
+    json_object_put(document);
+    return ok;
+}

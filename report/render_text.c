@@ -1,0 +1,207 @@
+/* The text report (report.h): a summary line, then the tree, one line per process and per thread. */
+#include "report.h"
+
+#include "buffer.h"
+#include "describe.h"
+
+#include <string.h>
+
+#define CMDLINE_SHOWN_MAX 400 /* bytes of a command line shown in text; JSON has all of it */
+
+static void put_escaped(struct report_buffer *out, const char *text)
+{
+    report_buffer_escaped(out, text, strlen(text));
+}
+
+static unsigned depth_of(const struct hd_snapshot *snapshot, const struct hd_process *process)
+{
+    unsigned depth = 0;
+    for (const struct hd_process *p = process; depth < 64;) {
+        bool is_root = false;
+        for (size_t r = 0; r < snapshot->nroots; r++)
+            is_root |= snapshot->roots[r] == p->pid;
+        const struct hd_process *parent = is_root ? NULL : hd_snapshot_find_process(snapshot, p->ppid);
+        if (!parent)
+            break;
+        depth++;
+        p = parent;
+    }
+    return depth;
+}
+
+static void indent(struct report_buffer *out, unsigned depth)
+{
+    for (unsigned i = 0; i < depth; i++)
+        report_buffer_puts(out, "    ");
+}
+
+static void render_summary(struct report_buffer *out, const struct hd_snapshot *snapshot)
+{
+    size_t threads = 0, asleep = 0;
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        threads += snapshot->processes[p].nthreads;
+        for (size_t t = 0; t < snapshot->processes[p].nthreads; t++)
+            asleep += report_thread_asleep_without_timeout(&snapshot->processes[p].threads[t]);
+    }
+    report_buffer_printf(out, "hangdoc: %zu process%s, %zu thread%s, %u sample%s over %.1f s", snapshot->nprocesses,
+                         snapshot->nprocesses == 1 ? "" : "es", threads, threads == 1 ? "" : "s", snapshot->samples,
+                         snapshot->samples == 1 ? "" : "s", snapshot->sampling_s);
+    report_buffer_puts(out, " on ");
+    put_escaped(out, snapshot->host);
+    report_buffer_printf(out, " (Linux ");
+    put_escaped(out, snapshot->kernel);
+    report_buffer_printf(out, ", %s)\n", hd_arch_name(snapshot->arch));
+    if (asleep == 0) {
+        report_buffer_puts(out, "no thread is asleep without a timeout\n\n");
+        return;
+    }
+    report_buffer_printf(out, "asleep with no timeout and no progress: %zu thread%s\n", asleep, asleep == 1 ? "" : "s");
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        const struct hd_process *process = &snapshot->processes[p];
+        for (size_t t = 0; t < process->nthreads; t++) {
+            const struct hd_thread *thread = &process->threads[t];
+            if (!report_thread_asleep_without_timeout(thread))
+                continue;
+            report_buffer_printf(out, "  thread %d '", (int)thread->tid);
+            put_escaped(out, thread->name);
+            report_buffer_printf(out, "' of process %d: ", (int)process->pid);
+            report_describe_wait(out, thread);
+            if (thread->blocked_for_known) {
+                char duration[32];
+                report_format_duration(thread->blocked_for_s, duration, sizeof duration);
+                report_buffer_printf(out, ", for %s", duration);
+            }
+            report_buffer_puts(out, "\n");
+        }
+    }
+    report_buffer_puts(out, "\n");
+}
+
+static void render_cmdline(struct report_buffer *out, const struct hd_process *process)
+{
+    size_t shown = 0;
+    for (size_t i = 0; i < process->argc && shown < CMDLINE_SHOWN_MAX; i++) {
+        if (i > 0)
+            report_buffer_puts(out, " ");
+        size_t length = strlen(process->argv[i]);
+        if (shown + length > CMDLINE_SHOWN_MAX)
+            length = CMDLINE_SHOWN_MAX - shown;
+        report_buffer_escaped(out, process->argv[i], length);
+        shown += length + 1;
+    }
+    if (shown >= CMDLINE_SHOWN_MAX || process->cmdline_truncated)
+        report_buffer_puts(out, " …");
+}
+
+static void render_kernel_stack(struct report_buffer *out, const char *stack, unsigned depth)
+{
+    for (const char *line = stack; *line;) {
+        const char *newline = strchr(line, '\n');
+        size_t length = newline ? (size_t)(newline - line) : strlen(line);
+        indent(out, depth);
+        report_buffer_puts(out, "        kernel: ");
+        report_buffer_escaped(out, line, length);
+        report_buffer_puts(out, "\n");
+        line += length + (newline ? 1 : 0);
+    }
+}
+
+static void render_thread(struct report_buffer *out, const struct hd_thread *thread, unsigned depth,
+                          const struct report_text_options *options)
+{
+    indent(out, depth);
+    report_buffer_printf(out, "    thread %d '", (int)thread->tid);
+    put_escaped(out, thread->name);
+    report_buffer_printf(out, "' %c [%s", thread->state ? thread->state : '?', report_wait_label(thread));
+    if (thread->blocked_for_known && thread->state != 'R') {
+        char duration[32];
+        report_format_duration(thread->blocked_for_s, duration, sizeof duration);
+        report_buffer_printf(out, ", %s", duration);
+    }
+    report_buffer_puts(out, "] ");
+    if (thread->syscall.state == HD_SYSCALL_IN)
+        report_describe_wait(out, thread);
+    else
+        report_buffer_puts(out, report_state_name(thread->state));
+    if (thread->wchan[0]) {
+        report_buffer_puts(out, " · in ");
+        put_escaped(out, thread->wchan);
+    }
+    if (thread->samples_seen > 1) {
+        if (thread->progressing)
+            report_buffer_printf(out, " · progressing (%.0f ms CPU, %llu switches)", (double)thread->cpu_delta_ns / 1e6,
+                                 (unsigned long long)thread->switches_delta);
+        else
+            report_buffer_puts(out, " · no progress");
+    }
+    report_buffer_puts(out, "\n");
+    if (thread->kernel_stack && (options->verbose || thread->state == 'D'))
+        render_kernel_stack(out, thread->kernel_stack, depth);
+}
+
+static void render_process(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                           const struct hd_process *process, const struct report_text_options *options)
+{
+    unsigned depth = depth_of(snapshot, process);
+    if (depth == 0 && process != snapshot->processes)
+        report_buffer_puts(out, "\n"); /* a blank line between the trees of several roots */
+    indent(out, depth > 0 ? depth - 1 : 0);
+    report_buffer_puts(out, depth > 0 ? "└── " : "");
+    report_buffer_printf(out, "process %d '", (int)process->pid);
+    put_escaped(out, process->comm);
+    report_buffer_printf(out, "' %c %s, uid %u, %d thread%s", process->state, report_state_name(process->state),
+                         (unsigned)process->uid, process->thread_count, process->thread_count == 1 ? "" : "s");
+    if (process->tracer_pid)
+        report_buffer_printf(out, ", traced by %d", (int)process->tracer_pid);
+    if (process->kernel_thread)
+        report_buffer_puts(out, ", kernel thread");
+    if (process->zombie)
+        report_buffer_printf(out, ", exit status 0x%x", (unsigned)process->exit_status);
+    report_buffer_puts(out, "\n");
+    if (process->argc > 0) {
+        indent(out, depth);
+        report_buffer_puts(out, "    cmdline: ");
+        render_cmdline(out, process);
+        report_buffer_puts(out, "\n");
+    }
+    if (process->exe) {
+        indent(out, depth);
+        report_buffer_puts(out, "    exe: ");
+        put_escaped(out, process->exe);
+        report_buffer_puts(out, "\n");
+    }
+    for (size_t t = 0; t < process->nthreads; t++)
+        render_thread(out, &process->threads[t], depth, options);
+}
+
+static void render_notes(struct report_buffer *out, const struct hd_snapshot *snapshot)
+{
+    if (snapshot->nnotes == 0)
+        return;
+    report_buffer_puts(out, "\nnotes:\n");
+    for (size_t n = 0; n < snapshot->nnotes; n++) {
+        const struct hd_note *note = &snapshot->notes[n];
+        report_buffer_puts(out, "  ");
+        if (note->tid)
+            report_buffer_printf(out, "thread %d: ", (int)note->tid);
+        else if (note->pid)
+            report_buffer_printf(out, "process %d: ", (int)note->pid);
+        put_escaped(out, note->text);
+        report_buffer_puts(out, "\n");
+    }
+}
+
+bool report_render_text(const struct hd_snapshot *snapshot, const struct report_text_options *options, FILE *out)
+{
+    static const struct report_text_options defaults = { 0 };
+    if (!options)
+        options = &defaults;
+    struct report_buffer text = { 0 };
+    render_summary(&text, snapshot);
+    for (size_t p = 0; p < snapshot->nprocesses; p++)
+        render_process(&text, snapshot, &snapshot->processes[p], options);
+    render_notes(&text, snapshot);
+    bool ok = !text.failed && fwrite(text.data, 1, text.length, out) == text.length && fflush(out) == 0;
+    report_buffer_release(&text);
+    return ok;
+}

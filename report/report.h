@@ -1,0 +1,21 @@
+/* Rendering a snapshot: the text a person reads and the JSON document a dashboard parses.
+ *
+ * Pure over the snapshot: nothing here reads /proc or touches a process. Every string that came from a target is
+ * escaped (buffer.h) on its way out.
+ */
+#pragma once
+
+#include "../probe/snapshot.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define REPORT_JSON_SCHEMA "hangdoc.report/1"
+
+struct report_text_options {
+    bool verbose; /* every thread's kernel stack, not only those of threads in D */
+};
+
+/* False when memory ran out or writing failed. */
+bool report_render_text(const struct hd_snapshot *snapshot, const struct report_text_options *options, FILE *out);
+bool report_render_json(const struct hd_snapshot *snapshot, FILE *out);
