@@ -1,0 +1,309 @@
+/* Scenario harness (harness.h). */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define READY_TIMEOUT_MS 15000
+#define HANGDOC_TIMEOUT_MS 60000
+#define MAX_RUNNING 8
+
+static struct fixture *running[MAX_RUNNING];
+
+static const char *environment_or_die(const char *name)
+{
+    const char *value = getenv(name);
+    if (!value)
+        cr_assert_fail("%s is not set: run the tests through meson test", name);
+    return value;
+}
+
+static long elapsed_ms(const struct timespec *since)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+static void remember(struct fixture *fixture)
+{
+    for (size_t i = 0; i < MAX_RUNNING; i++)
+        if (!running[i]) {
+            running[i] = fixture;
+            return;
+        }
+}
+
+static void forget(struct fixture *fixture)
+{
+    for (size_t i = 0; i < MAX_RUNNING; i++)
+        if (running[i] == fixture)
+            running[i] = NULL;
+}
+
+/* Reads the ready line; false on timeout, EOF or a malformed line. */
+static bool read_ready_line(int fd, struct fixture *fixture)
+{
+    char line[512];
+    size_t length = 0;
+    struct timespec started;
+    clock_gettime(CLOCK_MONOTONIC, &started);
+    while (length < sizeof line - 1 && !memchr(line, '\n', length)) {
+        long left = READY_TIMEOUT_MS - elapsed_ms(&started);
+        struct pollfd ready = { .fd = fd, .events = POLLIN };
+        if (left <= 0 || poll(&ready, 1, (int)left) != 1)
+            return false;
+        ssize_t got = read(fd, line + length, sizeof line - 1 - length);
+        if (got <= 0)
+            return false;
+        length += (size_t)got;
+    }
+    line[length] = '\0';
+    if (strncmp(line, "ready", 5) != 0)
+        return false;
+    char *cursor = line + 5;
+    for (;;) {
+        char *end;
+        long pid = strtol(cursor, &end, 10);
+        if (end == cursor || fixture->npids == HARNESS_MAX_PIDS)
+            break;
+        fixture->pids[fixture->npids++] = (pid_t)pid;
+        cursor = end;
+    }
+    return fixture->npids > 0;
+}
+
+void fixture_start(struct fixture *fixture, const char *name)
+{
+    *fixture = (struct fixture){ 0 };
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", environment_or_die("HANGDOC_FIXTURES"), name);
+    int pipe_fds[2];
+    cr_assert_eq(pipe2(pipe_fds, O_CLOEXEC), 0);
+    pid_t test_process = getpid();
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != test_process)
+            _exit(127);
+        dup2(pipe_fds[1], 3); /* dup2 clears O_CLOEXEC on the copy */
+        execl(path, name, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(child, child); /* also here: the group exists before we might have to kill it */
+    close(pipe_fds[1]);
+    fixture->leader = child;
+    remember(fixture);
+    bool ready = read_ready_line(pipe_fds[0], fixture);
+    close(pipe_fds[0]);
+    if (!ready) {
+        fixture_stop(fixture);
+        cr_assert_fail("fixture %s did not report that it is in position within %d ms", name, READY_TIMEOUT_MS);
+    }
+}
+
+void fixture_stop(struct fixture *fixture)
+{
+    if (!fixture->leader)
+        return;
+    kill(-fixture->leader, SIGKILL);
+    for (size_t i = 0; i < fixture->npids; i++)
+        if (fixture->pids[i] > 0)
+            kill(fixture->pids[i], SIGKILL); /* in case one left the group; a dead pid is harmless here */
+    while (waitpid(fixture->leader, NULL, 0) < 0 && errno == EINTR)
+        ;
+    fixture->leader = 0;
+    forget(fixture);
+}
+
+void fixture_stop_all(void)
+{
+    for (size_t i = 0; i < MAX_RUNNING; i++)
+        if (running[i])
+            fixture_stop(running[i]);
+}
+
+/* Reads both pipes until hangdoc closes them or the deadline passes. */
+static void collect_output(int out_fd, int err_fd, struct run_result *result, pid_t child)
+{
+    char *buffers[2] = { NULL, NULL };
+    size_t lengths[2] = { 0, 0 };
+    int fds[2] = { out_fd, err_fd };
+    struct timespec started;
+    clock_gettime(CLOCK_MONOTONIC, &started);
+    while (fds[0] >= 0 || fds[1] >= 0) {
+        long left = HANGDOC_TIMEOUT_MS - elapsed_ms(&started);
+        if (left <= 0) {
+            kill(child, SIGKILL);
+            cr_log_error("hangdoc did not finish within %d ms: killed", HANGDOC_TIMEOUT_MS);
+            break;
+        }
+        struct pollfd polled[2] = { { .fd = fds[0], .events = POLLIN }, { .fd = fds[1], .events = POLLIN } };
+        if (poll(polled, 2, (int)left) < 0 && errno != EINTR)
+            break;
+        for (int k = 0; k < 2; k++) {
+            if (fds[k] < 0 || !(polled[k].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            char chunk[65536];
+            ssize_t got = read(fds[k], chunk, sizeof chunk);
+            if (got <= 0) {
+                close(fds[k]);
+                fds[k] = -1;
+                continue;
+            }
+            buffers[k] = realloc(buffers[k], lengths[k] + (size_t)got + 1);
+            cr_assert_not_null(buffers[k]);
+            memcpy(buffers[k] + lengths[k], chunk, (size_t)got);
+            lengths[k] += (size_t)got;
+            buffers[k][lengths[k]] = '\0';
+        }
+    }
+    for (int k = 0; k < 2; k++)
+        if (fds[k] >= 0)
+            close(fds[k]);
+    result->out = buffers[0] ? buffers[0] : strdup("");
+    result->err = buffers[1] ? buffers[1] : strdup("");
+}
+
+void program_run_as(struct run_result *result, int as_uid, const char *const *argv)
+{
+    int out_pipe[2], err_pipe[2];
+    cr_assert_eq(pipe2(out_pipe, O_CLOEXEC), 0);
+    cr_assert_eq(pipe2(err_pipe, O_CLOEXEC), 0);
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        dup2(out_pipe[1], 1);
+        dup2(err_pipe[1], 2);
+        if (as_uid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)as_uid) != 0 || setuid((uid_t)as_uid) != 0))
+            _exit(126);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    collect_output(out_pipe[0], err_pipe[0], result, child);
+    int status;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+        ;
+    result->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void hangdoc_run_as(struct run_result *result, int as_uid, const char *const *arguments)
+{
+    size_t count = 0;
+    while (arguments[count])
+        count++;
+    const char **argv = calloc(count + 2, sizeof *argv);
+    cr_assert_not_null(argv);
+    argv[0] = environment_or_die("HANGDOC_BIN");
+    memcpy(argv + 1, arguments, count * sizeof *argv);
+    program_run_as(result, as_uid, argv);
+    free(argv);
+}
+
+void hangdoc_run(struct run_result *result, const char *const *arguments)
+{
+    hangdoc_run_as(result, -1, arguments);
+}
+
+void run_result_free(struct run_result *result)
+{
+    free(result->out);
+    free(result->err);
+    *result = (struct run_result){ 0 };
+}
+
+json_object *hangdoc_json(pid_t pid, int *exit_status)
+{
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    const char *arguments[] = { "--json", "--samples", "3", "--interval", "100ms", pid_text, NULL };
+    struct run_result result;
+    hangdoc_run(&result, arguments);
+    json_object *document = json_tokener_parse(result.out);
+    if (!document)
+        cr_log_error("hangdoc printed no JSON (exit %d); stderr:\n%s", result.exit_status, result.err);
+    if (exit_status)
+        *exit_status = result.exit_status;
+    run_result_free(&result);
+    cr_assert_not_null(document, "hangdoc --json printed a document");
+    cr_assert_str_eq(json_string_at(document, "schema"), "hangdoc.report/1");
+    return document;
+}
+
+static json_object *find_by_id(json_object *array, const char *key, pid_t id)
+{
+    size_t count = array ? json_object_array_length(array) : 0;
+    for (size_t i = 0; i < count; i++) {
+        json_object *item = json_object_array_get_idx(array, i);
+        if (json_int_at(item, key, -1) == id)
+            return item;
+    }
+    return NULL;
+}
+
+json_object *json_process(json_object *document, pid_t pid)
+{
+    return find_by_id(json_at(document, "processes"), "pid", pid);
+}
+
+json_object *json_thread(json_object *process, pid_t tid)
+{
+    return find_by_id(json_at(process, "threads"), "tid", tid);
+}
+
+json_object *json_at(json_object *object, const char *key)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s", key);
+    char *saved = NULL;
+    for (char *part = strtok_r(path, ".", &saved); part && object; part = strtok_r(NULL, ".", &saved))
+        if (!json_object_object_get_ex(object, part, &object))
+            return NULL;
+    return object;
+}
+
+const char *json_string_at(json_object *object, const char *key)
+{
+    json_object *value = json_at(object, key);
+    return value && json_object_is_type(value, json_type_string) ? json_object_get_string(value) : NULL;
+}
+
+long long json_int_at(json_object *object, const char *key, long long missing)
+{
+    json_object *value = json_at(object, key);
+    return value && json_object_is_type(value, json_type_int) ? json_object_get_int64(value) : missing;
+}
+
+bool json_bool_at(json_object *object, const char *key)
+{
+    json_object *value = json_at(object, key);
+    return value && json_object_is_type(value, json_type_boolean) && json_object_get_boolean(value);
+}
+
+bool json_has_note(json_object *document, const char *part)
+{
+    json_object *notes = json_at(document, "notes");
+    size_t count = notes ? json_object_array_length(notes) : 0;
+    for (size_t i = 0; i < count; i++) {
+        const char *text = json_string_at(json_object_array_get_idx(notes, i), "text");
+        if (text && strstr(text, part))
+            return true;
+    }
+    return false;
+}

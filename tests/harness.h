@@ -1,0 +1,52 @@
+/* The scenario harness: start a fixture (scenarios/), wait until it says it is in position, run the real hangdoc
+ * binary on it, parse what it printed, and end every process the fixture started, by process group, also when a
+ * test fails (Criterion runs the suite's .fini after a failed assertion; the fixtures die with the test process
+ * otherwise, through PR_SET_PDEATHSIG).
+ */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define HARNESS_MAX_PIDS 16
+
+struct fixture {
+    pid_t leader; /* also its process group */
+    pid_t pids[HARNESS_MAX_PIDS]; /* from its "ready" line */
+    size_t npids;
+};
+
+/* Starts scenarios/<name> and waits (bounded) for its ready line; aborts the test when it does not come. */
+void fixture_start(struct fixture *fixture, const char *name);
+/* Kills the fixture's process group and every pid it reported, and reaps the leader. Idempotent. */
+void fixture_stop(struct fixture *fixture);
+/* Stops every fixture still running: the suite's .fini. */
+void fixture_stop_all(void);
+
+struct run_result {
+    int exit_status; /* 128 + signal when hangdoc died by one */
+    char *out;
+    char *err;
+};
+
+/* Runs argv[0] with argv (NULL-terminated), bounded by a deadline; `as_uid` >= 0 runs it as that user. */
+void program_run_as(struct run_result *result, int as_uid, const char *const *argv);
+/* Runs hangdoc with the arguments (NULL-terminated), bounded by a deadline; `as_uid` >= 0 runs it as that user. */
+void hangdoc_run_as(struct run_result *result, int as_uid, const char *const *arguments);
+void hangdoc_run(struct run_result *result, const char *const *arguments);
+void run_result_free(struct run_result *result);
+
+/* hangdoc --json --samples 3 --interval 100ms PID: parsed; the test fails when it does not parse. */
+json_object *hangdoc_json(pid_t pid, int *exit_status);
+
+/* Lookups in the JSON document; NULL when absent. */
+json_object *json_process(json_object *document, pid_t pid);
+json_object *json_thread(json_object *process, pid_t tid);
+json_object *json_at(json_object *object, const char *key); /* "a.b.c" */
+const char *json_string_at(json_object *object, const char *key);
+long long json_int_at(json_object *object, const char *key, long long missing);
+bool json_bool_at(json_object *object, const char *key);
+/* True when a note's text contains `part`. */
+bool json_has_note(json_object *document, const char *part);

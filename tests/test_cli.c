@@ -1,0 +1,152 @@
+/* The command line: bad input gets one line on stderr and the documented exit status; --help, --version and
+ * `hangdoc demo` work end to end. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(cli, .timeout = 120);
+
+static void expect_refusal(const char *const *arguments, int status, const char *message_part)
+{
+    struct run_result result;
+    hangdoc_run(&result, arguments);
+    cr_assert_eq(result.exit_status, status, "exit %d, expected %d; stderr: %s", result.exit_status, status,
+                 result.err);
+    cr_assert_str_eq(result.out, "", "nothing on stdout");
+    cr_assert(strncmp(result.err, "hangdoc: ", 9) == 0, "the message names hangdoc: %s", result.err);
+    cr_assert(strstr(result.err, message_part), "'%s' in: %s", message_part, result.err);
+    const char *first_newline = strchr(result.err, '\n');
+    cr_assert_not_null(first_newline);
+    run_result_free(&result);
+}
+
+Test(cli, non_numeric_pid)
+{
+    expect_refusal((const char *[]){ "abc", NULL }, 64, "'abc' is not a process id");
+}
+
+Test(cli, pid_with_trailing_garbage)
+{
+    expect_refusal((const char *[]){ "12x", NULL }, 64, "'12x' is not a process id");
+}
+
+Test(cli, negative_pid_is_an_unknown_option)
+{
+    expect_refusal((const char *[]){ "-5", NULL }, 64, "unknown option '-5'");
+}
+
+Test(cli, pid_zero)
+{
+    expect_refusal((const char *[]){ "0", NULL }, 64, "'0' is not a process id");
+}
+
+Test(cli, pid_that_does_not_exist)
+{
+    expect_refusal((const char *[]){ "2147483647", NULL }, 69, "pid 2147483647: no such process");
+}
+
+Test(cli, no_pid)
+{
+    expect_refusal((const char *[]){ NULL }, 64, "no pid given");
+}
+
+Test(cli, unknown_option)
+{
+    expect_refusal((const char *[]){ "--bogus", "1", NULL }, 64, "unknown option '--bogus'");
+}
+
+Test(cli, option_without_its_value)
+{
+    expect_refusal((const char *[]){ "1", "--samples", NULL }, 64, "needs a value");
+}
+
+Test(cli, bad_samples_and_interval)
+{
+    expect_refusal((const char *[]){ "--samples", "0", "1", NULL }, 64, "--samples takes a number");
+    expect_refusal((const char *[]){ "--interval", "soon", "1", NULL }, 64, "--interval takes a duration");
+}
+
+Test(cli, own_pid)
+{
+    /* The shell's pid becomes hangdoc's through exec. */
+    char command[4096];
+    snprintf(command, sizeof command, "exec \"%s\" $$", getenv("HANGDOC_BIN"));
+    struct run_result result;
+    program_run_as(&result, -1, (const char *[]){ "/bin/sh", "-c", command, NULL });
+    cr_assert_eq(result.exit_status, 64, "stderr: %s", result.err);
+    cr_assert(strstr(result.err, "is hangdoc itself"), "%s", result.err);
+    run_result_free(&result);
+}
+
+Test(cli, one_missing_pid_among_good_ones_is_reported_and_the_rest_diagnosed)
+{
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--samples", "1", "2147483647", "1", NULL });
+    cr_assert_eq(result.exit_status, 0, "stderr: %s", result.err);
+    cr_assert(strstr(result.err, "pid 2147483647: no such process"), "%s", result.err);
+    cr_assert(strstr(result.out, "process 1 '"), "pid 1 is diagnosed: %s", result.out);
+    run_result_free(&result);
+}
+
+Test(cli, help_lists_options_and_exit_codes)
+{
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--help", NULL });
+    cr_assert_eq(result.exit_status, 0);
+    for (const char *part = "--json\0--samples\0--interval\0--timeout\0Exit status\0  69  \0  77  \0demo\0"; *part;
+         part += strlen(part) + 1)
+        cr_assert(strstr(result.out, part), "--help mentions '%s'", part);
+    run_result_free(&result);
+}
+
+Test(cli, version)
+{
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--version", NULL });
+    cr_assert_eq(result.exit_status, 0);
+    cr_assert_str_eq(result.out, "hangdoc " HANGDOC_VERSION "\n");
+    run_result_free(&result);
+}
+
+Test(cli, demo_diagnoses_its_tree_and_ends_it)
+{
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "demo", "--samples", "2", "--interval", "100ms", NULL });
+    cr_assert_eq(result.exit_status, 0, "stderr: %s", result.err);
+    int trainer = 0, worker = 0;
+    const char *intro = strstr(result.out, "started demo-trainer (pid ");
+    cr_assert_not_null(intro, "%s", result.out);
+    cr_assert_eq(sscanf(intro, "started demo-trainer (pid %d)", &trainer), 1);
+    const char *worker_intro = strstr(result.out, "demo-worker (pid ");
+    cr_assert_not_null(worker_intro);
+    cr_assert_eq(sscanf(worker_intro, "demo-worker (pid %d)", &worker), 1);
+    char expected[128];
+    snprintf(expected, sizeof expected, "thread %d 'demo-worker' S [futex wait, ", worker);
+    cr_assert(strstr(result.out, expected), "the worker's futex wait with its duration: %s", result.out);
+    cr_assert(strstr(result.out, "no timeout"), "%s", result.out);
+    snprintf(expected, sizeof expected, "wait4 pid %d", worker);
+    cr_assert(strstr(result.out, expected), "%s", result.out);
+    /* The demo ended its tree: neither pid names a process any more. */
+    cr_assert(kill(trainer, 0) < 0 && errno == ESRCH, "demo-trainer %d is gone", trainer);
+    cr_assert(kill(worker, 0) < 0 && errno == ESRCH, "demo-worker %d is gone", worker);
+    run_result_free(&result);
+}
+
+Test(cli, demo_json_is_a_document)
+{
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "demo", "--json", "--samples", "1", NULL });
+    cr_assert_eq(result.exit_status, 0, "stderr: %s", result.err);
+    cr_assert(strstr(result.err, "started demo-trainer"), "the introduction goes to stderr with --json");
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert_not_null(document, "%s", result.out);
+    cr_assert_str_eq(json_string_at(document, "schema"), "hangdoc.report/1");
+    cr_assert_eq(json_object_array_length(json_at(document, "processes")), 2);
+    json_object_put(document);
+    run_result_free(&result);
+}

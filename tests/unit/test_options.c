@@ -1,0 +1,36 @@
+/* Pid and duration parsing of the command line (cmd/options.h). */
+#include "../../cmd/options.h"
+
+#include <criterion/criterion.h>
+
+Test(options, pids)
+{
+    pid_t pid = 0;
+    cr_assert(hangdoc_parse_pid("1", &pid) && pid == 1);
+    cr_assert(hangdoc_parse_pid("4242", &pid) && pid == 4242);
+    cr_assert(hangdoc_parse_pid("2147483647", &pid) && pid == 2147483647);
+    const char *refused[] = { "", "0", "-1", "+5", " 5", "5 ", "5x", "0x10", "2147483648", "99999999999999999999" };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        cr_assert_not(hangdoc_parse_pid(refused[i], &pid), "'%s' is not a pid", refused[i]);
+    cr_assert_not(hangdoc_parse_pid(NULL, &pid));
+}
+
+Test(options, durations)
+{
+    static const struct {
+        const char *text;
+        unsigned milliseconds;
+    } accepted[] = {
+        { "250ms", 250 }, { "2", 2000 }, { "90s", 90000 }, { "1.5s", 1500 }, { "30m", 1800000 },
+        { "2min", 120000 }, { "1h", 3600000 }, { "0", 0 },
+    };
+    for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++) {
+        unsigned milliseconds = 1;
+        cr_assert(hangdoc_parse_duration_ms(accepted[i].text, &milliseconds), "'%s' parses", accepted[i].text);
+        cr_assert_eq(milliseconds, accepted[i].milliseconds, "'%s'", accepted[i].text);
+    }
+    const char *refused[] = { "", "s", "-1s", "10 s", "10x", "soon", "5000000h", "1e400" };
+    unsigned milliseconds;
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        cr_assert_not(hangdoc_parse_duration_ms(refused[i], &milliseconds), "'%s' is refused", refused[i]);
+}

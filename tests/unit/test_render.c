@@ -1,0 +1,135 @@
+/* The text and JSON renderers over a hand-built snapshot (report/report.h). */
+#include "../../report/report.h"
+
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct hd_snapshot *two_process_snapshot(void)
+{
+    struct hd_snapshot *snapshot = calloc(1, sizeof *snapshot);
+    snapshot->arch = HD_ARCH_X86_64;
+    snapshot->samples = 3;
+    snapshot->interval_ms = 100;
+    snapshot->sampling_s = 0.2;
+    strcpy(snapshot->host, "host\x1b[1m");
+    strcpy(snapshot->kernel, "6.1.0");
+    snapshot->roots = calloc(1, sizeof *snapshot->roots);
+    snapshot->roots[0] = 4000;
+    snapshot->nroots = 1;
+    snapshot->nprocesses = 2;
+    snapshot->processes = calloc(2, sizeof *snapshot->processes);
+
+    struct hd_process *parent = &snapshot->processes[0];
+    *parent = (struct hd_process){ .pid = 4000, .ppid = 1, .state = 'S', .thread_count = 1, .comm = "trainer" };
+    parent->argv = calloc(3, sizeof *parent->argv);
+    parent->argv[0] = strdup("python3");
+    parent->argv[1] = strdup("train\x1b[31m.py");
+    parent->argc = 2;
+    parent->exe = strdup("/usr/bin/python3.11");
+    parent->nthreads = 1;
+    parent->threads = calloc(1, sizeof *parent->threads);
+    parent->threads[0] = (struct hd_thread){
+        .tid = 4000, .name = "trainer", .state = 'S', .samples_seen = 3, .blocked_for_known = true,
+        .blocked_for_s = 41,
+        .syscall = { .state = HD_SYSCALL_IN, .nr = 61, .name = "wait4", .args = { 4012 } },
+        .wait = { .kind = HD_WAIT_CHILD, .child_selector = HD_CHILD_PID, .child = 4012, .fd = -1,
+                  .timeout = { .kind = HD_TIMEOUT_NONE } },
+    };
+
+    struct hd_process *child = &snapshot->processes[1];
+    *child = (struct hd_process){ .pid = 4012, .ppid = 4000, .state = 'S', .thread_count = 1 };
+    strcpy(child->comm, "w\nrk)er");
+    child->nthreads = 1;
+    child->threads = calloc(1, sizeof *child->threads);
+    child->threads[0] = (struct hd_thread){
+        .tid = 4012, .state = 'S', .samples_seen = 3, .blocked_for_known = true, .blocked_for_s = 41,
+        .syscall = { .state = HD_SYSCALL_IN, .nr = 202, .name = "futex", .args = { 0x55d2a0c4e040, 128, 2 } },
+        .wait = { .kind = HD_WAIT_FUTEX, .operation = "FUTEX_WAIT", .address = 0x55d2a0c4e040,
+                  .futex_private = true, .expected = 2, .fd = -1, .timeout = { .kind = HD_TIMEOUT_NONE } },
+    };
+    strcpy(child->threads[0].name, "w\nrk)er");
+    hd_snapshot_note(snapshot, 4012, 0, "exe: permission denied");
+    return snapshot;
+}
+
+static char *render(const struct hd_snapshot *snapshot, bool json)
+{
+    char *text = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&text, &length);
+    cr_assert_not_null(out);
+    cr_assert(json ? report_render_json(snapshot, out) : report_render_text(snapshot, NULL, out));
+    fclose(out);
+    return text;
+}
+
+Test(render, text_tree_waits_and_escaping)
+{
+    struct hd_snapshot *snapshot = two_process_snapshot();
+    char *text = render(snapshot, false);
+    cr_assert(strstr(text, "hangdoc: 2 processes, 2 threads, 3 samples over 0.2 s on host\\e[1m"), "%s", text);
+    cr_assert(strstr(text, "asleep with no timeout and no progress: 2 threads"), "%s", text);
+    cr_assert(strstr(text, "process 4000 'trainer' S sleeping, uid 0, 1 thread\n"), "%s", text);
+    cr_assert(strstr(text, "    cmdline: python3 train\\e[31m.py\n"), "%s", text);
+    cr_assert(strstr(text, "    thread 4000 'trainer' S [wait4, 41 s] wait4 pid 4012, no timeout · no progress\n"),
+              "%s", text);
+    cr_assert(strstr(text, "└── process 4012 'w\\nrk)er' S"), "the child is drawn under its parent: %s", text);
+    cr_assert(strstr(text, "        thread 4012 'w\\nrk)er' S [futex wait, 41 s] futex wait 0x55d2a0c4e040 private, "
+                           "expected 2, no timeout · no progress\n"),
+              "%s", text);
+    cr_assert(strstr(text, "\nnotes:\n  process 4012: exe: permission denied\n"), "%s", text);
+    cr_assert_null(strchr(text, 0x1b), "no raw escape byte");
+    free(text);
+    hd_snapshot_free(snapshot);
+}
+
+Test(render, json_contract_keys)
+{
+    struct hd_snapshot *snapshot = two_process_snapshot();
+    char *text = render(snapshot, true);
+    json_object *document = json_tokener_parse(text);
+    cr_assert_not_null(document, "%s", text);
+    json_object *value;
+    cr_assert(json_object_object_get_ex(document, "schema", &value));
+    cr_assert_str_eq(json_object_get_string(value), "hangdoc.report/1");
+    json_object *verdict;
+    cr_assert(json_object_object_get_ex(document, "verdict", &verdict));
+    cr_assert(json_object_object_get_ex(verdict, "hung", &value) && value == NULL, "hung is null: no rules ran");
+    cr_assert(json_object_object_get_ex(verdict, "cause", &value));
+    cr_assert_str_eq(json_object_get_string(value), "unknown");
+    for (const char *key = "root_cause\0pid\0tid\0chain\0"; *key; key += strlen(key) + 1)
+        cr_assert(json_object_object_get_ex(verdict, key, NULL), "verdict.%s", key);
+    for (const char *key = "findings\0processes\0graph\0notes\0snapshot\0"; *key; key += strlen(key) + 1)
+        cr_assert(json_object_object_get_ex(document, key, NULL), "%s", key);
+
+    json_object *processes;
+    json_object_object_get_ex(document, "processes", &processes);
+    cr_assert_eq(json_object_array_length(processes), 2);
+    json_object *child = json_object_array_get_idx(processes, 1);
+    for (const char *key = "pid\0ppid\0comm\0cmdline\0exe\0state\0origin\0libraries\0fds\0threads\0"; *key;
+         key += strlen(key) + 1)
+        cr_assert(json_object_object_get_ex(child, key, NULL), "processes[].%s", key);
+    json_object_object_get_ex(child, "comm", &value);
+    cr_assert_str_eq(json_object_get_string(value), "w\\nrk)er");
+    json_object *threads, *thread, *wait;
+    json_object_object_get_ex(child, "threads", &threads);
+    thread = json_object_array_get_idx(threads, 0);
+    for (const char *key = "tid\0name\0state\0wchan\0syscall\0blocked_for_s\0progressing\0wait\0frames\0python_frames\0";
+         *key; key += strlen(key) + 1)
+        cr_assert(json_object_object_get_ex(thread, key, NULL), "threads[].%s", key);
+    json_object_object_get_ex(thread, "wait", &wait);
+    json_object_object_get_ex(wait, "address", &value);
+    cr_assert_str_eq(json_object_get_string(value), "0x55d2a0c4e040", "addresses are hex strings");
+    json_object_object_get_ex(wait, "kind", &value);
+    cr_assert_str_eq(json_object_get_string(value), "futex");
+    for (const char *key = "owner_tid\0owner_pid\0"; *key; key += strlen(key) + 1)
+        cr_assert(json_object_object_get_ex(wait, key, NULL), "wait.%s", key);
+    json_object_object_get_ex(thread, "blocked_for_s", &value);
+    cr_assert_float_eq(json_object_get_double(value), 41.0, 1e-9);
+    json_object_put(document);
+    free(text);
+    hd_snapshot_free(snapshot);
+}
