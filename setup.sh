@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# hangdoc's entry point for a newcomer and for CI, on Debian 12 as root:
+#   bash setup.sh demo   install what is missing, build, run `hangdoc demo`
+#   bash setup.sh test   install what is missing, build with warnings as errors, run the whole suite, then build
+#                        again with AddressSanitizer + UBSan and run the suite once more
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# Debian 12 packages: the build, the libraries (pkg-config names in meson.build), the test runner, man for the
+# man page test.
+packages=(gcc libc6-dev meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev
+          libcriterion-dev man-db python3)
+
+install_missing() {
+    local missing=() package
+    for package in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "setup.sh: missing Debian packages: ${missing[*]}; run as root, or install them first" >&2
+        exit 1
+    fi
+    echo "setup.sh: installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# build DIR [meson options...]: configure once, then build
+build() {
+    local directory=$1
+    shift
+    if [ ! -f "$directory/build.ninja" ]; then
+        meson setup "$directory" --werror "$@"
+    fi
+    ninja -C "$directory"
+}
+
+run_suite() {
+    local directory=$1
+    meson test -C "$directory" --print-errorlogs --num-processes 2
+}
+
+# One closing line over both runs, counted from the Criterion syntheses and meson's own results.
+summarise() {
+    python3 - "$@" <<'PY'
+import json, re, sys
+passed = failed = 0
+for directory in sys.argv[1:]:
+    with open(f"{directory}/meson-logs/testlog.json") as log:
+        for line in log:
+            test = json.loads(line)
+            output = (test.get("stdout") or "") + (test.get("stderr") or "")
+            synthesis = re.findall(r"Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+) \| Crashing: (\d+)", output)
+            ok = test["result"] == "OK"
+            if synthesis:
+                _, passing, failing, crashing = map(int, synthesis[-1])
+                passed += passing
+                # a runner that failed without a failing test (timeout, crash outside a test) counts once
+                failed += failing + crashing or (0 if ok else 1)
+            else:
+                passed += ok
+                failed += not ok
+print(f"tests: {passed} passed, {failed} failed")
+PY
+}
+
+case "${1:-}" in
+demo)
+    install_missing
+    build build
+    ./build/hangdoc demo
+    ;;
+test)
+    install_missing
+    build build
+    status=0
+    run_suite build || status=$?
+    build build-sanitize -Db_sanitize=address,undefined -Db_lundef=false
+    export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+    run_suite build-sanitize || status=$?
+    summarise build build-sanitize
+    exit $status
+    ;;
+*)
+    echo "usage: bash setup.sh demo|test" >&2
+    exit 64
+    ;;
+esac
