@@ -39,6 +39,13 @@ static int check_targets(const struct hangdoc_options *options)
     return usable ? 0 : first_failure;
 }
 
+static int exit_for_verdict(const struct report_verdict *verdict)
+{
+    if (verdict->hung != REPORT_HUNG_YES)
+        return EXIT_NO_HANG;
+    return strcmp(verdict->cause, "fork-inheritance") == 0 ? EXIT_HANG_FORK_UNSAFE : EXIT_HANG;
+}
+
 int hangdoc_diagnose(const struct hangdoc_options *options)
 {
     int refused = check_targets(options);
@@ -52,7 +59,7 @@ int hangdoc_diagnose(const struct hangdoc_options *options)
     };
     struct hd_snapshot *snapshot = NULL;
     enum probe_result result = probe_snapshot(&probe, &snapshot);
-    int status = EXIT_NO_HANG;
+    int status;
     switch (result) {
     case PROBE_OK:
         break;
@@ -69,12 +76,21 @@ int hangdoc_diagnose(const struct hangdoc_options *options)
         hd_snapshot_free(snapshot);
         return EXIT_INTERNAL;
     }
+    struct report_analysis *analysis = report_analyze(snapshot);
+    if (!analysis) {
+        fprintf(stderr, "hangdoc: out of memory\n");
+        hd_snapshot_free(snapshot);
+        return EXIT_INTERNAL;
+    }
     struct report_text_options text = { .verbose = options->verbose };
-    bool written = options->json ? report_render_json(snapshot, stdout) : report_render_text(snapshot, &text, stdout);
+    bool written = options->json ? report_render_json(snapshot, analysis, stdout)
+                                 : report_render_text(snapshot, analysis, &text, stdout);
+    status = exit_for_verdict(&analysis->verdict);
     if (!written) {
         fprintf(stderr, "hangdoc: could not write the report: %s\n", strerror(errno));
         status = EXIT_INTERNAL;
     }
+    report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
     return status;
 }

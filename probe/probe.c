@@ -1,6 +1,8 @@
 /* Sampling a tree several times and folding the samples into one snapshot (probe.h). */
 #include "probe.h"
 
+#include "fds.h"
+#include "locks.h"
 #include "procfs.h"
 #include "proctree.h"
 
@@ -219,6 +221,30 @@ static void note_departures(struct hd_snapshot *final, struct hd_snapshot **samp
         }
 }
 
+/* Where the executable is mapped: fork() keeps the address, exec() draws a new one (ASLR). */
+static uint64_t executable_base(const struct hd_process *process)
+{
+    for (size_t m = 0; process->exe && m < process->nmappings; m++)
+        if (process->mappings[m].path && strcmp(process->mappings[m].path, process->exe) == 0)
+            return process->mappings[m].start;
+    return 0;
+}
+
+/* forked (same executable at the same address as its parent) or exec'd; unknown without the parent. The
+ * inheritance forensics refine this (Python spawn and forkserver children). */
+static void mark_origins(struct hd_snapshot *snapshot)
+{
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        struct hd_process *process = &snapshot->processes[p];
+        const struct hd_process *parent = hd_snapshot_find_process(snapshot, process->ppid);
+        if (!parent || process->kernel_thread || !process->exe || !parent->exe)
+            continue;
+        uint64_t base = executable_base(process);
+        bool same = strcmp(process->exe, parent->exe) == 0 && base != 0 && base == executable_base(parent);
+        process->origin = same ? HD_ORIGIN_FORKED : HD_ORIGIN_EXEC;
+    }
+}
+
 enum probe_result probe_snapshot(const struct probe_options *options, struct hd_snapshot **out)
 {
     *out = NULL;
@@ -251,6 +277,11 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
     final->sampling_s = monotonic_now() - started;
     final->taken_at = realtime_now();
     if (result == PROBE_OK) {
+        probe_resolve_owners(final);
+        mark_origins(final);
+        int error = probe_read_unix_peers(&final->unix_peers, &final->nunix_peers);
+        if (error)
+            hd_snapshot_note(final, 0, 0, "unix socket peers: sock_diag refused: %s", strerror(-error));
         fold_samples(final, earlier, nsamples - 1);
         note_departures(final, earlier, nsamples - 1);
         if (final->nprocesses == 0)

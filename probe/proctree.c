@@ -1,6 +1,9 @@
 /* Tree membership and per-thread reads (proctree.h). */
 #include "proctree.h"
 
+#include "fds.h"
+#include "locks.h"
+#include "maps.h"
 #include "memory.h"
 #include "procfs.h"
 #include "schedclock.h"
@@ -26,6 +29,8 @@
 #define CMDLINE_MAX_ARGS 4096
 #define KERNEL_STACK_MAX_BYTES 8192
 #define PATH_BUFFER 4096
+#define MAPPINGS_MAX 65536
+#define FDS_MAX 4096
 
 /* Items of the listing pass, mirrored by an index enum (the procps-ng idiom). */
 static enum pids_item listing_items[] = { PIDS_ID_TGID, PIDS_ID_PPID };
@@ -261,6 +266,23 @@ static void read_exe(struct read_context *c, struct hd_process *process)
     process->exe = strdup(target);
 }
 
+static void read_maps_and_fds(struct read_context *c, struct hd_process *process)
+{
+    if (process->kernel_thread || process->zombie)
+        return;
+    bool truncated;
+    int error = probe_read_maps(process->pid, MAPPINGS_MAX, &process->mappings, &process->nmappings, &truncated);
+    if (error)
+        NOTE(c, process->pid, 0, "maps: %s", why_unreadable(-error));
+    else if (truncated)
+        NOTE(c, process->pid, 0, "maps: more than %d mappings, the rest not read", MAPPINGS_MAX);
+    error = probe_read_fds(process->pid, FDS_MAX, &process->fds, &process->nfds, &truncated);
+    if (error)
+        NOTE(c, process->pid, 0, "fds: %s", why_unreadable(-error));
+    else if (truncated)
+        NOTE(c, process->pid, 0, "fds: more than %d open files, the rest not read", FDS_MAX);
+}
+
 static void read_process_files(struct read_context *c, struct hd_process *process)
 {
     char path[64], text[4096];
@@ -283,6 +305,7 @@ static void read_process_files(struct read_context *c, struct hd_process *proces
         return;
     read_cmdline(c, process);
     read_exe(c, process);
+    read_maps_and_fds(c, process);
     process->arch = process->kernel_thread ? c->snapshot->arch : arch_of_executable(process->pid, c->snapshot->arch);
 }
 
@@ -353,6 +376,8 @@ static void read_thread_syscall(struct read_context *c, const struct hd_process 
     thread->syscall.name = probe_syscall_name(process->arch, thread->syscall.nr);
     pid_t pid = process->pid;
     probe_decode_wait(&thread->syscall, full(c) ? probe_read_memory_of : NULL, &pid, &c->clocks, &thread->wait);
+    if (full(c))
+        probe_read_wait_fds(pid, &thread->syscall, &thread->wait);
 }
 
 static void read_thread_kernel_stack(struct read_context *c, pid_t pid, struct hd_thread *thread)
@@ -540,6 +565,8 @@ bool probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots,
         read_process_files(&c, process);
         for (size_t t = 0; t < process->nthreads; t++)
             read_thread_files(&c, process, &process->threads[t]);
+        if (full(&c))
+            probe_read_locks(process);
     }
     note_kernel_gaps(&c);
     return ok;

@@ -11,9 +11,17 @@ static void process_free(struct hd_process *process)
         free(process->argv[i]);
     free(process->argv);
     free(process->exe);
-    for (size_t i = 0; i < process->nthreads; i++)
+    for (size_t i = 0; i < process->nthreads; i++) {
         free(process->threads[i].kernel_stack);
+        free(process->threads[i].wait.mapping.path);
+    }
     free(process->threads);
+    for (size_t i = 0; i < process->nmappings; i++)
+        free(process->mappings[i].path);
+    free(process->mappings);
+    for (size_t i = 0; i < process->nfds; i++)
+        free(process->fds[i].target);
+    free(process->fds);
 }
 
 void hd_snapshot_free(struct hd_snapshot *snapshot)
@@ -27,6 +35,7 @@ void hd_snapshot_free(struct hd_snapshot *snapshot)
         free(snapshot->notes[i].text);
     free(snapshot->notes);
     free(snapshot->roots);
+    free(snapshot->unix_peers);
     free(snapshot);
 }
 
@@ -63,6 +72,89 @@ struct hd_thread *hd_process_find_thread(const struct hd_process *process, pid_t
         if (process->threads[i].tid == tid)
             return &process->threads[i];
     return NULL;
+}
+
+struct hd_thread *hd_snapshot_find_thread(const struct hd_snapshot *snapshot, pid_t tid, struct hd_process **process)
+{
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        struct hd_thread *thread = hd_process_find_thread(&snapshot->processes[p], tid);
+        if (thread) {
+            if (process)
+                *process = &snapshot->processes[p];
+            return thread;
+        }
+    }
+    return NULL;
+}
+
+const struct hd_mapping *hd_process_find_mapping(const struct hd_process *process, uint64_t address)
+{
+    size_t low = 0, high = process->nmappings;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        const struct hd_mapping *mapping = &process->mappings[middle];
+        if (address < mapping->start)
+            high = middle;
+        else if (address >= mapping->end)
+            low = middle + 1;
+        else
+            return mapping;
+    }
+    return NULL;
+}
+
+const struct hd_fd *hd_process_find_fd(const struct hd_process *process, int fd)
+{
+    for (size_t i = 0; i < process->nfds; i++)
+        if (process->fds[i].fd == fd)
+            return &process->fds[i];
+    return NULL;
+}
+
+enum hd_mapping_kind hd_mapping_classify(const struct hd_mapping *mapping)
+{
+    if (!mapping)
+        return HD_MAPPING_UNKNOWN;
+    if (mapping->permissions[3] == 's')
+        return HD_MAPPING_SHARED;
+    /* "[heap]", "[stack]" and the like are anonymous memory with a name */
+    if (!mapping->path || mapping->path[0] == '[' || mapping->inode == 0)
+        return HD_MAPPING_ANONYMOUS_PRIVATE;
+    return HD_MAPPING_FILE_PRIVATE;
+}
+
+const char *hd_mapping_kind_name(enum hd_mapping_kind kind)
+{
+    static const char *const names[] = {
+        [HD_MAPPING_UNKNOWN] = "unknown",
+        [HD_MAPPING_ANONYMOUS_PRIVATE] = "anonymous-private",
+        [HD_MAPPING_FILE_PRIVATE] = "file-private",
+        [HD_MAPPING_SHARED] = "shared",
+    };
+    return (size_t)kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
+}
+
+const char *hd_lock_kind_name(enum hd_lock_kind kind)
+{
+    static const char *const names[] = {
+        [HD_LOCK_UNKNOWN] = "unknown",
+        [HD_LOCK_MUTEX] = "mutex",
+        [HD_LOCK_RWLOCK] = "rwlock",
+        [HD_LOCK_JOIN] = "join",
+    };
+    return (size_t)kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
+}
+
+const char *hd_owner_whereabouts_name(enum hd_owner_whereabouts whereabouts)
+{
+    static const char *const names[] = {
+        [HD_OWNER_UNKNOWN] = "unknown",
+        [HD_OWNER_SAME_PROCESS] = "same-process",
+        [HD_OWNER_OTHER_PROCESS] = "other-process",
+        [HD_OWNER_OUTSIDE] = "outside-snapshot",
+        [HD_OWNER_GONE] = "gone",
+    };
+    return (size_t)whereabouts < sizeof names / sizeof names[0] ? names[whereabouts] : "unknown";
 }
 
 const char *hd_arch_name(enum hd_arch arch)

@@ -76,6 +76,60 @@ enum hd_child_selector {
     HD_CHILD_PIDFD,   /* waitid(P_PIDFD, fd) */
 };
 
+/* The memory a futex lies in decides who can reach it: a private mapping (anonymous, heap, MAP_PRIVATE file) only
+ * the threads of its own process (after fork() the child's copy is its own); a MAP_SHARED one every process that
+ * maps the same object. */
+enum hd_mapping_kind {
+    HD_MAPPING_UNKNOWN,           /* the maps file could not be read, or no mapping holds the address */
+    HD_MAPPING_ANONYMOUS_PRIVATE, /* anonymous, [heap], [stack] */
+    HD_MAPPING_FILE_PRIVATE,      /* MAP_PRIVATE of a file (a library's .data, say) */
+    HD_MAPPING_SHARED,            /* MAP_SHARED: /dev/shm, memfd, shared anonymous, a shared file */
+};
+
+struct hd_mapping {
+    uint64_t start;
+    uint64_t end;
+    uint64_t offset; /* in the file */
+    uint64_t inode;
+    unsigned device_major;
+    unsigned device_minor;
+    char permissions[5]; /* "rw-p" */
+    char *path;          /* NULL for anonymous memory; "[heap]", "/dev/shm/x", "/memfd:y (deleted)" */
+};
+
+/* What sits at a futex address, decoded from the glibc object around it (probe/locks.c). */
+enum hd_lock_kind {
+    HD_LOCK_UNKNOWN, /* not a recognised object: condition variable, semaphore, barrier, libc lock: no owner recorded */
+    HD_LOCK_MUTEX,   /* pthread_mutex_t */
+    HD_LOCK_RWLOCK,  /* pthread_rwlock_t, write-locked */
+    HD_LOCK_JOIN,    /* pthread_join(): the joined thread's tid word, cleared by the kernel when it exits */
+};
+
+enum hd_owner_whereabouts {
+    HD_OWNER_UNKNOWN,       /* no owner recorded */
+    HD_OWNER_SAME_PROCESS,  /* a live thread of the waiter's process */
+    HD_OWNER_OTHER_PROCESS, /* a thread of another process of the snapshot (owner_pid) */
+    HD_OWNER_OUTSIDE,       /* a thread of a process outside the snapshot (owner_pid) */
+    HD_OWNER_GONE,          /* no thread with that id exists */
+};
+
+struct hd_lock {
+    enum hd_lock_kind kind;
+    uint64_t object_address; /* where the mutex / rwlock starts */
+    const char *type;        /* static: "normal", "recursive", "error-checking", "adaptive"; "writer" for rwlocks */
+    bool robust;
+    bool priority_inheritance;
+    bool process_shared;
+    bool word_read;          /* the futex word could be read from the target */
+    uint32_t word;           /* its value when read */
+    pid_t owner_tid;         /* 0: none recorded */
+    enum hd_owner_whereabouts owner_whereabouts;
+    pid_t owner_pid;         /* the owner's process, when known */
+    const char *why_unknown; /* static: why the object was not believed to be a lock, when kind is UNKNOWN */
+};
+
+#define HD_WAIT_FDS_MAX 16
+
 struct hd_wait {
     enum hd_wait_kind kind;
     const char *operation; /* static: "FUTEX_WAIT", "FUTEX_LOCK_PI", "poll", ...; NULL when none */
@@ -91,6 +145,15 @@ struct hd_wait {
     /* wait4 / waitid */
     enum hd_child_selector child_selector;
     pid_t child;
+
+    /* futex: the mapping the address lies in and the object there */
+    enum hd_mapping_kind mapping_kind;
+    struct hd_mapping mapping; /* path owned by the wait */
+    struct hd_lock lock;
+    /* the fds it waits on: `fd` for read/write, the pollfd array of poll/ppoll, the targets of an epoll fd */
+    int fds[HD_WAIT_FDS_MAX];
+    unsigned nfds_known;
+    bool fds_truncated;
 };
 
 /* One thread as the last sample saw it, plus what changed across all samples. */
@@ -123,6 +186,28 @@ struct hd_thread {
     bool progressing;
 };
 
+enum hd_fd_kind {
+    HD_FD_OTHER,
+    HD_FD_FILE,
+    HD_FD_PIPE,
+    HD_FD_SOCKET,
+    HD_FD_ANON,   /* anon_inode: eventfd, epoll, signalfd, timerfd, ... */
+};
+
+struct hd_fd {
+    int fd;
+    enum hd_fd_kind kind;
+    uint64_t inode;  /* of the pipe or socket */
+    int access_mode; /* O_RDONLY, O_WRONLY or O_RDWR, from fdinfo; -1 when unknown */
+    char *target;    /* readlink of /proc/<pid>/fd/<fd> */
+};
+
+/* A connected unix socket and the inode of its peer (sock_diag). */
+struct hd_socket_peer {
+    uint64_t inode;
+    uint64_t peer_inode;
+};
+
 enum hd_origin {
     HD_ORIGIN_UNKNOWN,
     HD_ORIGIN_FORKED,     /* forked from its parent, not exec'd since */
@@ -153,6 +238,10 @@ struct hd_process {
     enum hd_arch arch;         /* of its executable: which system call table decodes its threads */
     struct hd_thread *threads; /* sorted by tid */
     size_t nthreads;
+    struct hd_mapping *mappings; /* /proc/<pid>/maps, sorted by address */
+    size_t nmappings;
+    struct hd_fd *fds;
+    size_t nfds;
 };
 
 /* Something that could not be read, and why. pid/tid are 0 when the note is about the whole run. */
@@ -179,6 +268,8 @@ struct hd_snapshot {
     size_t nprocesses;
     struct hd_note *notes;
     size_t nnotes;
+    struct hd_socket_peer *unix_peers; /* sorted by inode */
+    size_t nunix_peers;
 };
 
 void hd_snapshot_free(struct hd_snapshot *snapshot);
@@ -189,6 +280,16 @@ bool hd_snapshot_note(struct hd_snapshot *snapshot, pid_t pid, pid_t tid, const 
 
 struct hd_process *hd_snapshot_find_process(const struct hd_snapshot *snapshot, pid_t pid);
 struct hd_thread *hd_process_find_thread(const struct hd_process *process, pid_t tid);
+/* The thread `tid` anywhere in the snapshot, with its process; NULL when absent. */
+struct hd_thread *hd_snapshot_find_thread(const struct hd_snapshot *snapshot, pid_t tid, struct hd_process **process);
+/* The mapping of `process` that holds `address`, or NULL. */
+const struct hd_mapping *hd_process_find_mapping(const struct hd_process *process, uint64_t address);
+/* The fd `fd` of `process`, or NULL. */
+const struct hd_fd *hd_process_find_fd(const struct hd_process *process, int fd);
+enum hd_mapping_kind hd_mapping_classify(const struct hd_mapping *mapping);
+const char *hd_mapping_kind_name(enum hd_mapping_kind kind);
+const char *hd_lock_kind_name(enum hd_lock_kind kind);
+const char *hd_owner_whereabouts_name(enum hd_owner_whereabouts whereabouts);
 
 const char *hd_arch_name(enum hd_arch arch);
 const char *hd_origin_name(enum hd_origin origin);

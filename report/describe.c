@@ -142,6 +142,9 @@ void report_describe_wait(struct report_buffer *out, const struct hd_thread *thr
     case HD_WAIT_FUTEX:
         if (wait->operation && strcmp(wait->operation, "futex_waitv") == 0)
             report_buffer_printf(out, " on %u futexes", wait->nfds);
+        else if (wait->operation && strstr(wait->operation, "LOCK_PI"))
+            /* FUTEX_LOCK_PI takes no expected value: the kernel reads the owner from the word */
+            report_buffer_printf(out, " 0x%" PRIx64 " %s", wait->address, wait->futex_private ? "private" : "shared");
         else
             report_buffer_printf(out, " 0x%" PRIx64 " %s, expected %" PRIu32, wait->address,
                                  wait->futex_private ? "private" : "shared", wait->expected);
@@ -169,12 +172,4 @@ void report_describe_wait(struct report_buffer *out, const struct hd_thread *thr
         break;
     }
     describe_timeout(out, &wait->timeout);
-}
-
-bool report_thread_asleep_without_timeout(const struct hd_thread *thread)
-{
-    bool sleeping = thread->state == 'S' || thread->state == 'D';
-    return sleeping && !thread->progressing && thread->syscall.state == HD_SYSCALL_IN &&
-           thread->wait.kind != HD_WAIT_OTHER && thread->wait.kind != HD_WAIT_NONE &&
-           thread->wait.timeout.kind == HD_TIMEOUT_NONE;
 }

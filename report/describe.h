@@ -17,8 +17,5 @@ const char *report_wait_label(const struct hd_thread *thread);
  * "wait4 pid 4242, no timeout". */
 void report_describe_wait(struct report_buffer *out, const struct hd_thread *thread);
 
-/* A thread that sleeps with no timeout and did not progress in any sample: the candidates for "stuck". */
-bool report_thread_asleep_without_timeout(const struct hd_thread *thread);
-
 /* Full name of a thread state letter: "sleeping", "disk sleep (uninterruptible)", ... (static) */
 const char *report_state_name(char state);

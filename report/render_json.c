@@ -85,6 +85,52 @@ static json_object *syscall_object(const struct hd_thread *thread)
     return object;
 }
 
+static json_object *nullable_pid(pid_t pid)
+{
+    return pid > 0 ? json_object_new_int(pid) : NULL;
+}
+
+static json_object *lock_object(const struct hd_lock *lock)
+{
+    json_object *object = json_object_new_object();
+    json_object_object_add(object, "kind", json_object_new_string(hd_lock_kind_name(lock->kind)));
+    if (lock->kind != HD_LOCK_UNKNOWN) {
+        json_object_object_add(object, "object_address", hex(lock->object_address));
+        json_object_object_add(object, "type", nullable_string(lock->type));
+        json_object_object_add(object, "robust", json_object_new_boolean(lock->robust));
+        json_object_object_add(object, "priority_inheritance", json_object_new_boolean(lock->priority_inheritance));
+        json_object_object_add(object, "process_shared", json_object_new_boolean(lock->process_shared));
+        json_object_object_add(object, "owner_whereabouts",
+                               json_object_new_string(hd_owner_whereabouts_name(lock->owner_whereabouts)));
+    } else {
+        json_object_object_add(object, "why_unknown", nullable_string(lock->why_unknown));
+    }
+    json_object_object_add(object, "word", lock->word_read ? hex(lock->word) : NULL);
+    return object;
+}
+
+static json_object *mapping_object(enum hd_mapping_kind kind, const struct hd_mapping *mapping)
+{
+    json_object *object = json_object_new_object();
+    json_object_object_add(object, "kind", json_object_new_string(hd_mapping_kind_name(kind)));
+    if (kind != HD_MAPPING_UNKNOWN) {
+        json_object_object_add(object, "start", hex(mapping->start));
+        json_object_object_add(object, "end", hex(mapping->end));
+        json_object_object_add(object, "permissions", json_object_new_string(mapping->permissions));
+        json_object_object_add(object, "path", nullable_string(mapping->path));
+        json_object_object_add(object, "inode", json_object_new_int64((int64_t)mapping->inode));
+    }
+    return object;
+}
+
+static json_object *wait_fds_array(const struct hd_wait *wait)
+{
+    json_object *fds = json_object_new_array();
+    for (unsigned i = 0; i < wait->nfds_known; i++)
+        json_object_array_add(fds, json_object_new_int(wait->fds[i]));
+    return fds;
+}
+
 static json_object *wait_object(const struct hd_wait *wait)
 {
     if (wait->kind == HD_WAIT_NONE)
@@ -98,9 +144,10 @@ static json_object *wait_object(const struct hd_wait *wait)
         json_object_object_add(object, "address", hex(wait->address));
         json_object_object_add(object, "private", json_object_new_boolean(wait->futex_private));
         json_object_object_add(object, "expected", json_object_new_int64(wait->expected));
-        /* decoded lock owners come with the lock forensics; until then unknown */
-        json_object_object_add(object, "owner_tid", NULL);
-        json_object_object_add(object, "owner_pid", NULL);
+        json_object_object_add(object, "owner_tid", nullable_pid(wait->lock.owner_tid));
+        json_object_object_add(object, "owner_pid", nullable_pid(wait->lock.owner_pid));
+        json_object_object_add(object, "lock", lock_object(&wait->lock));
+        json_object_object_add(object, "mapping", mapping_object(wait->mapping_kind, &wait->mapping));
         break;
     case HD_WAIT_POLL:
         if (wait->fd >= 0)
@@ -125,6 +172,10 @@ static json_object *wait_object(const struct hd_wait *wait)
     }
     default:
         break;
+    }
+    if (wait->nfds_known > 0 || wait->kind == HD_WAIT_POLL) {
+        json_object_object_add(object, "waits_on_fds", wait_fds_array(wait));
+        json_object_object_add(object, "waits_on_fds_truncated", json_object_new_boolean(wait->fds_truncated));
     }
     return object;
 }
@@ -178,6 +229,30 @@ static json_object *thread_object(const struct hd_thread *thread)
     return object;
 }
 
+static json_object *fds_array(const struct hd_process *process)
+{
+    static const char *const classes[] = {
+        [HD_FD_OTHER] = "other", [HD_FD_FILE] = "file", [HD_FD_PIPE] = "pipe",
+        [HD_FD_SOCKET] = "socket", [HD_FD_ANON] = "anon",
+    };
+    static const char *const modes[] = { "read", "write", "read-write" };
+    json_object *fds = json_object_new_array();
+    for (size_t i = 0; i < process->nfds; i++) {
+        const struct hd_fd *fd = &process->fds[i];
+        json_object *object = json_object_new_object();
+        json_object_object_add(object, "fd", json_object_new_int(fd->fd));
+        json_object_object_add(object, "target", escaped_string(fd->target));
+        json_object_object_add(object, "class", json_object_new_string(classes[fd->kind]));
+        if (fd->inode)
+            json_object_object_add(object, "inode", json_object_new_int64((int64_t)fd->inode));
+        if (fd->access_mode >= 0 && fd->access_mode <= 2)
+            json_object_object_add(object, "access", json_object_new_string(modes[fd->access_mode]));
+        json_object_object_add(object, "inherited_from", NULL);
+        json_object_array_add(fds, object);
+    }
+    return fds;
+}
+
 static json_object *process_object(const struct hd_process *process)
 {
     json_object *object = json_object_new_object();
@@ -201,7 +276,7 @@ static json_object *process_object(const struct hd_process *process)
     json_object_object_add(object, "kernel_thread", json_object_new_boolean(process->kernel_thread));
     json_object_object_add(object, "exit_status", process->zombie ? json_object_new_int(process->exit_status) : NULL);
     json_object_object_add(object, "libraries", json_object_new_array());
-    json_object_object_add(object, "fds", json_object_new_array());
+    json_object_object_add(object, "fds", fds_array(process));
     json_object *threads = json_object_new_array();
     for (size_t t = 0; t < process->nthreads; t++)
         json_object_array_add(threads, thread_object(&process->threads[t]));
@@ -209,17 +284,93 @@ static json_object *process_object(const struct hd_process *process)
     return object;
 }
 
-static json_object *verdict_object(void)
+static json_object *verdict_object(const struct report_analysis *analysis)
 {
-    /* No rule has run over this snapshot: hung is null, "could not tell". */
-    json_object *verdict = json_object_new_object();
-    json_object_object_add(verdict, "hung", NULL);
-    json_object_object_add(verdict, "cause", json_object_new_string("unknown"));
-    json_object_object_add(verdict, "root_cause", NULL);
-    json_object_object_add(verdict, "pid", NULL);
-    json_object_object_add(verdict, "tid", NULL);
-    json_object_object_add(verdict, "chain", json_object_new_array());
-    return verdict;
+    const struct report_verdict *verdict = &analysis->verdict;
+    json_object *object = json_object_new_object();
+    json_object_object_add(object, "hung", verdict->hung == REPORT_HUNG_UNKNOWN
+                                               ? NULL
+                                               : json_object_new_boolean(verdict->hung == REPORT_HUNG_YES));
+    json_object_object_add(object, "cause", json_object_new_string(verdict->cause));
+    json_object_object_add(object, "root_cause",
+                           verdict->root_cause >= 0
+                               ? json_object_new_string(analysis->findings[verdict->root_cause].id)
+                               : NULL);
+    json_object_object_add(object, "pid", nullable_pid(verdict->pid));
+    json_object_object_add(object, "tid", nullable_pid(verdict->tid));
+    json_object *chain = json_object_new_array();
+    for (size_t i = 0; i < verdict->nchain; i++)
+        json_object_array_add(chain, json_object_new_int(verdict->chain[i]));
+    json_object_object_add(object, "chain", chain);
+    return object;
+}
+
+static json_object *finding_object(const struct report_analysis *analysis, const struct report_finding *finding)
+{
+    json_object *object = json_object_new_object();
+    json_object_object_add(object, "id", json_object_new_string(finding->id));
+    json_object_object_add(object, "confidence", json_object_new_string(report_confidence_name(finding->confidence)));
+    json_object_object_add(object, "hang", json_object_new_boolean(finding->hang));
+    json_object_object_add(object, "pid", json_object_new_int(finding->pid));
+    json_object_object_add(object, "tid", json_object_new_int(finding->tid));
+    json_object_object_add(object, "summary", escaped_string(finding->summary));
+    json_object *evidence = json_object_new_object();
+    for (size_t e = 0; e < finding->nevidence; e++) {
+        const char *name = finding->evidence[e].name;
+        json_object *existing;
+        /* repeated names (the waiters of a cycle, parent waiters) become arrays */
+        if (json_object_object_get_ex(evidence, name, &existing)) {
+            if (!json_object_is_type(existing, json_type_array)) {
+                json_object *array = json_object_new_array();
+                json_object_array_add(array, json_object_get(existing));
+                json_object_object_add(evidence, name, array);
+                existing = array;
+            }
+            json_object_array_add(existing, escaped_string(finding->evidence[e].value));
+        } else {
+            json_object_object_add(evidence, name, escaped_string(finding->evidence[e].value));
+        }
+    }
+    json_object_object_add(object, "evidence", evidence);
+    json_object *remedies = json_object_new_array();
+    for (size_t r = 0; r < finding->nremedies; r++)
+        json_object_array_add(remedies, escaped_string(finding->remedies[r]));
+    json_object_object_add(object, "remedies", remedies);
+    json_object *members = json_object_new_array();
+    for (size_t m = 0; m < finding->nmembers; m++) {
+        const struct report_node *node = &analysis->graph.nodes[finding->members[m]];
+        json_object *member = json_object_new_object();
+        json_object_object_add(member, "pid", json_object_new_int(node->process->pid));
+        json_object_object_add(member, "tid", json_object_new_int(node->thread->tid));
+        json_object_array_add(members, member);
+    }
+    json_object_object_add(object, "members", members);
+    return object;
+}
+
+static json_object *graph_object(const struct report_graph *graph)
+{
+    json_object *object = json_object_new_object();
+    json_object *nodes = json_object_new_array();
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        json_object *node = json_object_new_object();
+        json_object_object_add(node, "pid", json_object_new_int(graph->nodes[i].process->pid));
+        json_object_object_add(node, "tid", json_object_new_int(graph->nodes[i].thread->tid));
+        json_object_object_add(node, "wake", json_object_new_string(report_wake_name(graph->nodes[i].wake)));
+        json_object_object_add(node, "asleep_forever", json_object_new_boolean(graph->nodes[i].wake == REPORT_WAKE_NEVER));
+        json_object_array_add(nodes, node);
+    }
+    json_object_object_add(object, "nodes", nodes);
+    json_object *edges = json_object_new_array();
+    for (size_t e = 0; e < graph->nedges; e++) {
+        json_object *edge = json_object_new_object();
+        json_object_object_add(edge, "from", json_object_new_int(graph->nodes[graph->edges[e].from].thread->tid));
+        json_object_object_add(edge, "to", json_object_new_int(graph->nodes[graph->edges[e].to].thread->tid));
+        json_object_object_add(edge, "kind", json_object_new_string(report_edge_kind_name(graph->edges[e].kind)));
+        json_object_array_add(edges, edge);
+    }
+    json_object_object_add(object, "edges", edges);
+    return object;
 }
 
 static json_object *snapshot_header(const struct hd_snapshot *snapshot)
@@ -257,7 +408,7 @@ static json_object *notes_array(const struct hd_snapshot *snapshot)
     return notes;
 }
 
-bool report_render_json(const struct hd_snapshot *snapshot, FILE *out)
+bool report_render_json(const struct hd_snapshot *snapshot, const struct report_analysis *analysis, FILE *out)
 {
     json_object *document = json_object_new_object();
     if (!document)
@@ -265,16 +416,16 @@ bool report_render_json(const struct hd_snapshot *snapshot, FILE *out)
     json_object_object_add(document, "schema", json_object_new_string(REPORT_JSON_SCHEMA));
     json_object_object_add(document, "hangdoc_version", json_object_new_string(HANGDOC_VERSION));
     json_object_object_add(document, "snapshot", snapshot_header(snapshot));
-    json_object_object_add(document, "verdict", verdict_object());
-    json_object_object_add(document, "findings", json_object_new_array());
+    json_object_object_add(document, "verdict", verdict_object(analysis));
+    json_object *findings = json_object_new_array();
+    for (size_t f = 0; f < analysis->nfindings; f++)
+        json_object_array_add(findings, finding_object(analysis, &analysis->findings[f]));
+    json_object_object_add(document, "findings", findings);
     json_object *processes = json_object_new_array();
     for (size_t p = 0; p < snapshot->nprocesses; p++)
         json_object_array_add(processes, process_object(&snapshot->processes[p]));
     json_object_object_add(document, "processes", processes);
-    json_object *graph = json_object_new_object();
-    json_object_object_add(graph, "nodes", json_object_new_array());
-    json_object_object_add(graph, "edges", json_object_new_array());
-    json_object_object_add(document, "graph", graph);
+    json_object_object_add(document, "graph", graph_object(&analysis->graph));
     json_object_object_add(document, "notes", notes_array(snapshot));
     const char *text = json_object_to_json_string_ext(document, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
     bool ok = text && fputs(text, out) >= 0 && fputc('\n', out) != EOF && fflush(out) == 0;

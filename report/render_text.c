@@ -4,6 +4,8 @@
 #include "buffer.h"
 #include "describe.h"
 
+#include <inttypes.h>
+
 #include <string.h>
 
 #define CMDLINE_SHOWN_MAX 400 /* bytes of a command line shown in text; JSON has all of it */
@@ -35,14 +37,11 @@ static void indent(struct report_buffer *out, unsigned depth)
         report_buffer_puts(out, "    ");
 }
 
-static void render_summary(struct report_buffer *out, const struct hd_snapshot *snapshot)
+static void render_header(struct report_buffer *out, const struct hd_snapshot *snapshot)
 {
-    size_t threads = 0, asleep = 0;
-    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+    size_t threads = 0;
+    for (size_t p = 0; p < snapshot->nprocesses; p++)
         threads += snapshot->processes[p].nthreads;
-        for (size_t t = 0; t < snapshot->processes[p].nthreads; t++)
-            asleep += report_thread_asleep_without_timeout(&snapshot->processes[p].threads[t]);
-    }
     report_buffer_printf(out, "hangdoc: %zu process%s, %zu thread%s, %u sample%s over %.1f s", snapshot->nprocesses,
                          snapshot->nprocesses == 1 ? "" : "es", threads, threads == 1 ? "" : "s", snapshot->samples,
                          snapshot->samples == 1 ? "" : "s", snapshot->sampling_s);
@@ -51,29 +50,130 @@ static void render_summary(struct report_buffer *out, const struct hd_snapshot *
     report_buffer_printf(out, " (Linux ");
     put_escaped(out, snapshot->kernel);
     report_buffer_printf(out, ", %s)\n", hd_arch_name(snapshot->arch));
-    if (asleep == 0) {
-        report_buffer_puts(out, "no thread is asleep without a timeout\n\n");
+}
+
+static void render_process_name(struct report_buffer *out, const struct hd_snapshot *snapshot, pid_t pid)
+{
+    const struct hd_process *process = hd_snapshot_find_process(snapshot, pid);
+    report_buffer_printf(out, "%d '", (int)pid);
+    put_escaped(out, process ? process->comm : "?");
+    report_buffer_puts(out, "'");
+}
+
+static void render_verdict(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                           const struct report_analysis *analysis)
+{
+    const struct report_verdict *verdict = &analysis->verdict;
+    size_t asleep = 0;
+    for (size_t i = 0; i < analysis->graph.nnodes; i++)
+        asleep += analysis->graph.nodes[i].wake == REPORT_WAKE_NEVER;
+    switch (verdict->hung) {
+    case REPORT_HUNG_NO:
+        report_buffer_puts(out, "verdict: not hung: every thread runs, waits with a timeout or on the outside, or "
+                                "can be woken by one that does\n");
         return;
+    case REPORT_HUNG_UNKNOWN:
+        report_buffer_printf(out, "verdict: could not tell: %zu thread%s asleep forever, but no rule names why\n",
+                             asleep, asleep == 1 ? " is" : "s are");
+        return;
+    case REPORT_HUNG_YES:
+        break;
     }
-    report_buffer_printf(out, "asleep with no timeout and no progress: %zu thread%s\n", asleep, asleep == 1 ? "" : "s");
-    for (size_t p = 0; p < snapshot->nprocesses; p++) {
-        const struct hd_process *process = &snapshot->processes[p];
-        for (size_t t = 0; t < process->nthreads; t++) {
-            const struct hd_thread *thread = &process->threads[t];
-            if (!report_thread_asleep_without_timeout(thread))
-                continue;
-            report_buffer_printf(out, "  thread %d '", (int)thread->tid);
-            put_escaped(out, thread->name);
-            report_buffer_printf(out, "' of process %d: ", (int)process->pid);
-            report_describe_wait(out, thread);
-            if (thread->blocked_for_known) {
-                char duration[32];
-                report_format_duration(thread->blocked_for_s, duration, sizeof duration);
-                report_buffer_printf(out, ", for %s", duration);
-            }
-            report_buffer_puts(out, "\n");
+    report_buffer_printf(out, "verdict: HUNG (%s): ", verdict->cause);
+    long shown = verdict->root_cause;
+    for (size_t f = 0; shown < 0 && f < analysis->nfindings; f++)
+        if (analysis->findings[f].hang)
+            shown = (long)f;
+    const struct report_finding *finding = &analysis->findings[shown];
+    put_escaped(out, finding->summary);
+    report_buffer_printf(out, " [%s, %s]\n", finding->id, report_confidence_name(finding->confidence));
+    if (verdict->nchain > 0) {
+        report_buffer_puts(out, "chain: ");
+        for (size_t i = 0; i < verdict->nchain; i++) {
+            if (i > 0)
+                report_buffer_puts(out, " → ");
+            render_process_name(out, snapshot, verdict->chain[i]);
+        }
+        report_buffer_puts(out, "\n");
+    }
+}
+
+static void render_finding(struct report_buffer *out, const struct report_finding *finding)
+{
+    report_buffer_printf(out, "\n%s (%s) · process %d, thread %d\n  ", finding->id,
+                         report_confidence_name(finding->confidence), (int)finding->pid, (int)finding->tid);
+    put_escaped(out, finding->summary);
+    report_buffer_puts(out, "\n");
+    for (size_t e = 0; e < finding->nevidence; e++) {
+        report_buffer_puts(out, "  · ");
+        put_escaped(out, finding->evidence[e].name);
+        report_buffer_puts(out, ": ");
+        put_escaped(out, finding->evidence[e].value);
+        report_buffer_puts(out, "\n");
+    }
+    for (size_t r = 0; r < finding->nremedies; r++) {
+        report_buffer_puts(out, "  fix: ");
+        put_escaped(out, finding->remedies[r]);
+        report_buffer_puts(out, "\n");
+    }
+}
+
+static void render_lock_wait(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                             const struct report_node *node)
+{
+    const struct hd_lock *lock = &node->thread->wait.lock;
+    report_buffer_printf(out, "  thread %d '", (int)node->thread->tid);
+    put_escaped(out, node->thread->name);
+    report_buffer_printf(out, "' of process %d waits for %s %s 0x%" PRIx64 "\n", (int)node->process->pid,
+                         lock->type ? lock->type : "", lock->kind == HD_LOCK_RWLOCK ? "rwlock" : "mutex",
+                         lock->object_address);
+    report_buffer_printf(out, "    held by thread %d '", (int)lock->owner_tid);
+    const struct hd_thread *owner = hd_snapshot_find_thread(snapshot, lock->owner_tid, NULL);
+    put_escaped(out, owner ? owner->name : "?");
+    if (lock->owner_pid == node->process->pid)
+        report_buffer_puts(out, "' of the same process\n");
+    else if (lock->owner_pid == node->process->ppid)
+        report_buffer_printf(out, "' of its parent %d, which is not in this process\n", (int)lock->owner_pid);
+    else
+        report_buffer_printf(out, "' of process %d, which is not in this process\n", (int)lock->owner_pid);
+}
+
+/* jstack-style blocks for the lock findings. */
+static void render_lock_blocks(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                               const struct report_analysis *analysis)
+{
+    for (size_t f = 0; f < analysis->nfindings; f++) {
+        const struct report_finding *finding = &analysis->findings[f];
+        if (strcmp(finding->id, "lock-cycle") == 0) {
+            report_buffer_puts(out, "\nFound one deadlock (lock cycle):\n");
+            for (size_t m = 0; m < finding->nmembers; m++)
+                render_lock_wait(out, snapshot, &analysis->graph.nodes[finding->members[m]]);
+        } else if (strcmp(finding->id, "inherited-lock") == 0) {
+            size_t node = report_graph_find(&analysis->graph, finding->tid);
+            report_buffer_puts(out, "\nFound a lock held across fork():\n");
+            render_lock_wait(out, snapshot, &analysis->graph.nodes[node]);
         }
     }
+}
+
+static void render_findings(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                            const struct report_analysis *analysis, const struct report_text_options *options)
+{
+    size_t idle = 0;
+    for (size_t f = 0; f < analysis->nfindings; f++) {
+        if (!analysis->findings[f].hang && !options->verbose) {
+            idle++;
+            continue;
+        }
+        render_finding(out, &analysis->findings[f]);
+    }
+    render_lock_blocks(out, snapshot, analysis);
+    if (analysis->asleep_forever_exists)
+        report_buffer_puts(out, "\nA signal could still wake the threads that are asleep forever (a handler that "
+                                "runs code); hangdoc counts only what the threads themselves can do.\n");
+    if (idle)
+        report_buffer_printf(out, "\nidle: %zu thread%s wait%s with a live waker (not hung; -v lists them)\n", idle,
+                             idle == 1 ? "" : "s", idle == 1 ? "s" : "");
     report_buffer_puts(out, "\n");
 }
 
@@ -107,7 +207,7 @@ static void render_kernel_stack(struct report_buffer *out, const char *stack, un
 }
 
 static void render_thread(struct report_buffer *out, const struct hd_thread *thread, unsigned depth,
-                          const struct report_text_options *options)
+                          const struct report_text_options *options, const struct report_analysis *analysis)
 {
     indent(out, depth);
     report_buffer_printf(out, "    thread %d '", (int)thread->tid);
@@ -134,13 +234,17 @@ static void render_thread(struct report_buffer *out, const struct hd_thread *thr
         else
             report_buffer_puts(out, " · no progress");
     }
+    size_t node = report_graph_find(&analysis->graph, thread->tid);
+    if (node != (size_t)-1 && analysis->graph.nodes[node].wake == REPORT_WAKE_NEVER)
+        report_buffer_puts(out, " · asleep forever");
     report_buffer_puts(out, "\n");
     if (thread->kernel_stack && (options->verbose || thread->state == 'D'))
         render_kernel_stack(out, thread->kernel_stack, depth);
 }
 
 static void render_process(struct report_buffer *out, const struct hd_snapshot *snapshot,
-                           const struct hd_process *process, const struct report_text_options *options)
+                           const struct hd_process *process, const struct report_text_options *options,
+                           const struct report_analysis *analysis)
 {
     unsigned depth = depth_of(snapshot, process);
     if (depth == 0 && process != snapshot->processes)
@@ -171,7 +275,7 @@ static void render_process(struct report_buffer *out, const struct hd_snapshot *
         report_buffer_puts(out, "\n");
     }
     for (size_t t = 0; t < process->nthreads; t++)
-        render_thread(out, &process->threads[t], depth, options);
+        render_thread(out, &process->threads[t], depth, options, analysis);
 }
 
 static void render_notes(struct report_buffer *out, const struct hd_snapshot *snapshot)
@@ -191,15 +295,18 @@ static void render_notes(struct report_buffer *out, const struct hd_snapshot *sn
     }
 }
 
-bool report_render_text(const struct hd_snapshot *snapshot, const struct report_text_options *options, FILE *out)
+bool report_render_text(const struct hd_snapshot *snapshot, const struct report_analysis *analysis,
+                        const struct report_text_options *options, FILE *out)
 {
     static const struct report_text_options defaults = { 0 };
     if (!options)
         options = &defaults;
     struct report_buffer text = { 0 };
-    render_summary(&text, snapshot);
+    render_header(&text, snapshot);
+    render_verdict(&text, snapshot, analysis);
+    render_findings(&text, snapshot, analysis, options);
     for (size_t p = 0; p < snapshot->nprocesses; p++)
-        render_process(&text, snapshot, &snapshot->processes[p], options);
+        render_process(&text, snapshot, &snapshot->processes[p], options, analysis);
     render_notes(&text, snapshot);
     bool ok = !text.failed && fwrite(text.data, 1, text.length, out) == text.length && fflush(out) == 0;
     report_buffer_release(&text);

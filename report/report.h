@@ -6,6 +6,7 @@
 #pragma once
 
 #include "../probe/snapshot.h"
+#include "analysis.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,5 +18,6 @@ struct report_text_options {
 };
 
 /* False when memory ran out or writing failed. */
-bool report_render_text(const struct hd_snapshot *snapshot, const struct report_text_options *options, FILE *out);
-bool report_render_json(const struct hd_snapshot *snapshot, FILE *out);
+bool report_render_text(const struct hd_snapshot *snapshot, const struct report_analysis *analysis,
+                        const struct report_text_options *options, FILE *out);
+bool report_render_json(const struct hd_snapshot *snapshot, const struct report_analysis *analysis, FILE *out);

@@ -117,7 +117,7 @@ Test(cli, demo_diagnoses_its_tree_and_ends_it)
 {
     struct run_result result;
     hangdoc_run(&result, (const char *[]){ "demo", "--samples", "2", "--interval", "100ms", NULL });
-    cr_assert_eq(result.exit_status, 0, "stderr: %s", result.err);
+    cr_assert_eq(result.exit_status, 2, "a hang caused by fork inheritance; stderr: %s", result.err);
     int trainer = 0, worker = 0;
     const char *intro = strstr(result.out, "started demo-trainer (pid ");
     cr_assert_not_null(intro, "%s", result.out);
@@ -131,6 +131,11 @@ Test(cli, demo_diagnoses_its_tree_and_ends_it)
     cr_assert(strstr(result.out, "no timeout"), "%s", result.out);
     snprintf(expected, sizeof expected, "wait4 pid %d", worker);
     cr_assert(strstr(result.out, expected), "%s", result.out);
+    snprintf(expected, sizeof expected, "\nverdict: HUNG (fork-inheritance): thread %d 'demo-worker' waits for mutex 0x",
+             worker);
+    cr_assert(strstr(result.out, expected), "the demo ends with the verdict: %s", result.out);
+    cr_assert(strstr(result.out, "'demo-loader' of parent"), "%s", result.out);
+    cr_assert(strstr(result.out, "fix: Do not fork() while other threads may hold locks"), "%s", result.out);
     /* The demo ended its tree: neither pid names a process any more. */
     cr_assert(kill(trainer, 0) < 0 && errno == ESRCH, "demo-trainer %d is gone", trainer);
     cr_assert(kill(worker, 0) < 0 && errno == ESRCH, "demo-worker %d is gone", worker);
@@ -141,12 +146,14 @@ Test(cli, demo_json_is_a_document)
 {
     struct run_result result;
     hangdoc_run(&result, (const char *[]){ "demo", "--json", "--samples", "1", NULL });
-    cr_assert_eq(result.exit_status, 0, "stderr: %s", result.err);
+    cr_assert_eq(result.exit_status, 2, "stderr: %s", result.err);
     cr_assert(strstr(result.err, "started demo-trainer"), "the introduction goes to stderr with --json");
     json_object *document = json_tokener_parse(result.out);
     cr_assert_not_null(document, "%s", result.out);
     cr_assert_str_eq(json_string_at(document, "schema"), "hangdoc.report/1");
     cr_assert_eq(json_object_array_length(json_at(document, "processes")), 2);
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "inherited-lock");
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "fork-inheritance");
     json_object_put(document);
     run_result_free(&result);
 }

@@ -1,0 +1,236 @@
+/* Lock decoding and owner resolution (locks.h). */
+#include "locks.h"
+
+#include "memory.h"
+#include "procfs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* linux/futex.h */
+#define FUTEX_WAITERS 0x80000000u
+#define FUTEX_OWNER_DIED 0x40000000u
+#define FUTEX_TID_MASK 0x3fffffffu
+
+/* glibc's mutex kind bits (nptl/pthreadP.h) */
+enum {
+    MUTEX_KIND_MASK = 3,
+    MUTEX_ROBUST = 16,
+    MUTEX_PRIO_INHERIT = 32,
+    MUTEX_PRIO_PROTECT = 64,
+    MUTEX_PSHARED = 128,
+    MUTEX_ELISION = 256,
+    MUTEX_NO_ELISION = 512,
+    MUTEX_KNOWN_BITS = MUTEX_KIND_MASK | MUTEX_ROBUST | MUTEX_PRIO_INHERIT | MUTEX_PRIO_PROTECT | MUTEX_PSHARED |
+                       MUTEX_ELISION | MUTEX_NO_ELISION,
+};
+/* the __owner of a robust mutex whose owner died, before and after it was declared unrecoverable */
+#define MUTEX_OWNER_INCONSISTENT 0x7fffffff
+#define MUTEX_OWNER_NOT_RECOVERABLE 0x7ffffffe
+
+/* glibc's rwlock __readers bits (nptl/pthread_rwlock_common.c) */
+enum { RWLOCK_WRLOCKED = 2 };
+
+/* Offsets in the 64-bit layouts */
+enum {
+    MUTEX_LOCK = 0, MUTEX_COUNT = 4, MUTEX_OWNER = 8, MUTEX_NUSERS = 12, MUTEX_KIND = 16,
+    RWLOCK_READERS = 0, RWLOCK_WRPHASE_FUTEX = 8, RWLOCK_WRITERS_FUTEX = 12, RWLOCK_PAD3 = 16, RWLOCK_PAD4 = 20,
+    RWLOCK_CUR_WRITER = 24, RWLOCK_SHARED = 28, RWLOCK_FLAGS = 48, RWLOCK_SIZE = 56,
+};
+
+/* A plausible tid: positive and below the kernel's PID_MAX_LIMIT (4 M). */
+static bool plausible_tid(int32_t tid)
+{
+    return tid > 0 && tid <= 4194304;
+}
+
+/* The 32-bit word at `offset` from the futex address (negative: before it), if it was read. */
+static bool word_at(const struct probe_lock_window *window, int offset, uint32_t *value)
+{
+    if (offset < -PROBE_LOCK_BEFORE || offset + 4 > PROBE_LOCK_AFTER)
+        return false;
+    if (offset < 0 ? !window->before_read : !window->after_read)
+        return false;
+    if (offset < 0 && offset + 4 > 0 && !window->after_read)
+        return false;
+    memcpy(value, window->bytes + PROBE_LOCK_BEFORE + offset, sizeof *value);
+    return true;
+}
+
+static const char *mutex_type_name(uint32_t kind)
+{
+    static const char *const names[] = { "normal", "recursive", "error-checking", "adaptive" };
+    return names[kind & MUTEX_KIND_MASK];
+}
+
+static bool decode_mutex(const struct probe_lock_window *window, const struct hd_wait *wait, struct hd_lock *out)
+{
+    uint32_t lock, owner_word, kind, nusers;
+    if (!word_at(window, MUTEX_LOCK, &lock) || !word_at(window, MUTEX_OWNER, &owner_word) ||
+        !word_at(window, MUTEX_KIND, &kind) || !word_at(window, MUTEX_NUSERS, &nusers))
+        return false;
+    if (kind & ~(uint32_t)MUTEX_KNOWN_BITS)
+        return false;
+    int32_t owner = (int32_t)owner_word;
+    bool robust = kind & MUTEX_ROBUST, pi = kind & MUTEX_PRIO_INHERIT;
+    bool owner_died = owner == MUTEX_OWNER_INCONSISTENT || owner == MUTEX_OWNER_NOT_RECOVERABLE;
+    if (robust || pi) {
+        /* the lock word holds the owner's tid, with FUTEX_WAITERS / FUTEX_OWNER_DIED on top */
+        int32_t word_tid = (int32_t)(lock & FUTEX_TID_MASK);
+        if (!plausible_tid(word_tid))
+            return false;
+        if (!owner_died && owner != word_tid && owner != 0)
+            return false;
+        owner = word_tid;
+    } else {
+        /* a normal lock word is 1 (locked) or 2 (locked, with waiters); the waiter slept expecting 2 */
+        if ((lock != 1 && lock != 2) || !plausible_tid(owner) || nusers == 0)
+            return false;
+        if (strcmp(wait->operation ? wait->operation : "", "FUTEX_WAIT") == 0 && wait->expected != 2)
+            return false;
+    }
+    *out = (struct hd_lock){
+        .kind = HD_LOCK_MUTEX,
+        .object_address = window->address,
+        .type = mutex_type_name(kind),
+        .robust = robust,
+        .priority_inheritance = pi,
+        .process_shared = kind & MUTEX_PSHARED,
+        .word_read = true,
+        .word = lock,
+        .owner_tid = owner,
+    };
+    return true;
+}
+
+/* A waiter of a write-locked rwlock sleeps on __wrphase_futex (readers, and writers waiting for readers) or on
+ * __writers_futex (writers waiting for a writer). */
+static bool decode_rwlock_at(const struct probe_lock_window *window, int futex_offset, struct hd_lock *out)
+{
+    int base = -futex_offset;
+    uint32_t readers, pad3, pad4, writer, shared, flags, futex_word;
+    if (!word_at(window, base + RWLOCK_READERS, &readers) || !word_at(window, base + RWLOCK_PAD3, &pad3) ||
+        !word_at(window, base + RWLOCK_PAD4, &pad4) || !word_at(window, base + RWLOCK_CUR_WRITER, &writer) ||
+        !word_at(window, base + RWLOCK_SHARED, &shared) || !word_at(window, base + RWLOCK_FLAGS, &flags) ||
+        !word_at(window, 0, &futex_word))
+        return false;
+    if (pad3 != 0 || pad4 != 0 || shared > 1 || flags > 2 || !(readers & RWLOCK_WRLOCKED) ||
+        !plausible_tid((int32_t)writer))
+        return false;
+    *out = (struct hd_lock){
+        .kind = HD_LOCK_RWLOCK,
+        .object_address = window->address - (uint64_t)futex_offset,
+        .type = "writer",
+        .process_shared = shared,
+        .word_read = true,
+        .word = futex_word,
+        .owner_tid = (pid_t)writer,
+    };
+    return true;
+}
+
+void probe_decode_lock(const struct probe_lock_window *window, const struct hd_wait *wait,
+                       const pid_t *same_process_tids, size_t ntids, struct hd_lock *out)
+{
+    *out = (struct hd_lock){ .kind = HD_LOCK_UNKNOWN };
+    uint32_t word;
+    if (!word_at(window, 0, &word)) {
+        out->why_unknown = "the futex word could not be read";
+        return;
+    }
+    out->word_read = true;
+    out->word = word;
+    if (decode_mutex(window, wait, out))
+        return;
+    if (decode_rwlock_at(window, RWLOCK_WRPHASE_FUTEX, out) || decode_rwlock_at(window, RWLOCK_WRITERS_FUTEX, out))
+        return;
+    /* pthread_join() sleeps on the joined thread's tid word, expecting that tid, with a shared futex (the kernel's
+     * CLONE_CHILD_CLEARTID wake is not private). Tried after the locks: a mutex word of 2 must not read as a join
+     * of thread 2. */
+    for (size_t i = 0; i < ntids && !wait->futex_private; i++)
+        if ((uint32_t)same_process_tids[i] == wait->expected && word == wait->expected) {
+            *out = (struct hd_lock){ .kind = HD_LOCK_JOIN, .object_address = window->address, .type = "join",
+                                     .word_read = true, .word = word, .owner_tid = same_process_tids[i] };
+            return;
+        }
+    *out = (struct hd_lock){ .kind = HD_LOCK_UNKNOWN, .word_read = true, .word = word };
+    out->why_unknown = word == 0 ? "the word is 0: no lock is held there"
+                                 : "no owner recorded (a condition variable, semaphore, barrier or libc lock)";
+}
+
+/* ---- reading ------------------------------------------------------------------------------------------------- */
+
+static void read_window(pid_t pid, uint64_t address, struct probe_lock_window *window)
+{
+    *window = (struct probe_lock_window){ .address = address };
+    /* One read when the whole window is mapped; the halves alone near the edge of a mapping. */
+    if (address >= PROBE_LOCK_BEFORE &&
+        probe_read_memory(pid, address - PROBE_LOCK_BEFORE, window->bytes, sizeof window->bytes)) {
+        window->before_read = window->after_read = true;
+        return;
+    }
+    window->after_read = probe_read_memory(pid, address, window->bytes + PROBE_LOCK_BEFORE, PROBE_LOCK_AFTER);
+    if (!window->after_read)
+        window->after_read = probe_read_memory(pid, address, window->bytes + PROBE_LOCK_BEFORE, 4);
+    window->before_read = address >= PROBE_LOCK_BEFORE &&
+                          probe_read_memory(pid, address - PROBE_LOCK_BEFORE, window->bytes, PROBE_LOCK_BEFORE);
+}
+
+void probe_read_locks(struct hd_process *process)
+{
+    pid_t *tids = calloc(process->nthreads ? process->nthreads : 1, sizeof *tids);
+    if (!tids)
+        return;
+    for (size_t t = 0; t < process->nthreads; t++)
+        tids[t] = process->threads[t].tid;
+    for (size_t t = 0; t < process->nthreads; t++) {
+        struct hd_wait *wait = &process->threads[t].wait;
+        if (wait->kind != HD_WAIT_FUTEX || wait->address == 0)
+            continue;
+        const struct hd_mapping *mapping = hd_process_find_mapping(process, wait->address);
+        wait->mapping_kind = hd_mapping_classify(mapping);
+        if (mapping) {
+            wait->mapping = *mapping;
+            wait->mapping.path = mapping->path ? strdup(mapping->path) : NULL;
+        }
+        struct probe_lock_window window;
+        read_window(process->pid, wait->address, &window);
+        probe_decode_lock(&window, wait, tids, process->nthreads, &wait->lock);
+    }
+    free(tids);
+}
+
+/* The process a tid outside the snapshot belongs to, or 0 when no such thread exists. */
+static pid_t thread_group_outside(pid_t tid)
+{
+    char path[64], text[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    const char *line = length > 0 ? strstr(text, "\nTgid:") : NULL;
+    long tgid = 0;
+    if (!line || sscanf(line + 6, "%ld", &tgid) != 1)
+        return 0;
+    return (pid_t)tgid;
+}
+
+void probe_resolve_owners(struct hd_snapshot *snapshot)
+{
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        struct hd_process *process = &snapshot->processes[p];
+        for (size_t t = 0; t < process->nthreads; t++) {
+            struct hd_lock *lock = &process->threads[t].wait.lock;
+            if (lock->kind == HD_LOCK_UNKNOWN || lock->owner_tid <= 0)
+                continue;
+            struct hd_process *owner_process = NULL;
+            if (hd_snapshot_find_thread(snapshot, lock->owner_tid, &owner_process)) {
+                lock->owner_pid = owner_process->pid;
+                lock->owner_whereabouts =
+                    owner_process == process ? HD_OWNER_SAME_PROCESS : HD_OWNER_OTHER_PROCESS;
+                continue;
+            }
+            lock->owner_pid = thread_group_outside(lock->owner_tid);
+            lock->owner_whereabouts = lock->owner_pid ? HD_OWNER_OUTSIDE : HD_OWNER_GONE;
+        }
+    }
+}

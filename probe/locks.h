@@ -1,0 +1,37 @@
+/* What glibc object sits at a futex address, and who owns it.
+ *
+ * glibc's pthread_mutex_t and pthread_rwlock_t keep their owner's tid in memory; hangdoc reads it with
+ * process_vm_readv and believes it only when the object around the word validates (a kind field glibc could have
+ * written, a lock word that says locked, pads that are zero). Anything else is "no owner recorded": condition
+ * variables, semaphores, barriers and libc's low-level locks keep no owner. The field offsets below hold for
+ * glibc's 64-bit layouts, x86-64 and aarch64 alike (sysdeps/nptl/bits/struct_mutex.h, struct_rwlock.h).
+ */
+#pragma once
+
+#include "snapshot.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bytes around a futex address: [address - PROBE_LOCK_BEFORE, address + PROBE_LOCK_AFTER). */
+#define PROBE_LOCK_BEFORE 16
+#define PROBE_LOCK_AFTER 56
+
+struct probe_lock_window {
+    uint64_t address;
+    bool before_read; /* the bytes before the address could be read */
+    bool after_read;  /* the bytes from the address on could be read */
+    uint8_t bytes[PROBE_LOCK_BEFORE + PROBE_LOCK_AFTER];
+};
+
+/* Decodes the object at wait->address from `window`; `same_process_tids` lets pthread_join waits be recognised
+ * (the expected value is the tid of the thread joined). Pure: no memory is read. */
+void probe_decode_lock(const struct probe_lock_window *window, const struct hd_wait *wait,
+                       const pid_t *same_process_tids, size_t ntids, struct hd_lock *out);
+
+/* Reads the window around each futex wait of `process` and decodes it, and classifies the mapping it lies in. */
+void probe_read_locks(struct hd_process *process);
+
+/* Says where every recorded owner is: a thread of this snapshot, of another process, or nowhere. */
+void probe_resolve_owners(struct hd_snapshot *snapshot);

@@ -1,0 +1,592 @@
+/* The rules (analysis.h): findings over the wait-for graph, then the verdict.
+ *
+ * Each rule looks at the graph and the snapshot and adds findings with the ids of DESIGN.md's catalogue. Rules
+ * only read; the order of the table is the order findings are listed in.
+ */
+#include "analysis.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+struct context {
+    const struct hd_snapshot *snapshot;
+    struct report_analysis *analysis;
+    bool failed;
+};
+
+/* ---- building findings --------------------------------------------------------------------------------------- */
+
+static char *format(const char *pattern, va_list args) __attribute__((format(printf, 1, 0)));
+static char *format(const char *pattern, va_list args)
+{
+    char *text = NULL;
+    return vasprintf(&text, pattern, args) < 0 ? NULL : text;
+}
+
+__attribute__((format(printf, 5, 6))) static struct report_finding *
+add_finding(struct context *c, const char *id, enum report_confidence confidence, const struct report_node *node,
+            const char *summary, ...)
+{
+    struct report_analysis *a = c->analysis;
+    struct report_finding *grown = reallocarray(a->findings, a->nfindings + 1, sizeof *grown);
+    if (!grown) {
+        c->failed = true;
+        return NULL;
+    }
+    a->findings = grown;
+    struct report_finding *finding = &a->findings[a->nfindings++];
+    va_list args;
+    va_start(args, summary);
+    *finding = (struct report_finding){
+        .id = id,
+        .confidence = confidence,
+        .hang = strcmp(id, "idle") != 0,
+        .pid = node->process->pid,
+        .tid = node->thread->tid,
+        .summary = format(summary, args),
+    };
+    va_end(args);
+    c->failed |= !finding->summary;
+    return finding;
+}
+
+__attribute__((format(printf, 4, 5))) static void evidence(struct context *c, struct report_finding *finding,
+                                                           const char *name, const char *value, ...)
+{
+    if (!finding)
+        return;
+    struct report_evidence *grown = reallocarray(finding->evidence, finding->nevidence + 1, sizeof *grown);
+    if (!grown) {
+        c->failed = true;
+        return;
+    }
+    finding->evidence = grown;
+    va_list args;
+    va_start(args, value);
+    struct report_evidence *item = &finding->evidence[finding->nevidence++];
+    item->name = strdup(name);
+    item->value = format(value, args);
+    va_end(args);
+    c->failed |= !item->name || !item->value;
+}
+
+static void remedy(struct context *c, struct report_finding *finding, const char *text)
+{
+    if (!finding)
+        return;
+    char **grown = reallocarray(finding->remedies, finding->nremedies + 1, sizeof *grown);
+    if (!grown) {
+        c->failed = true;
+        return;
+    }
+    finding->remedies = grown;
+    finding->remedies[finding->nremedies] = strdup(text);
+    c->failed |= !finding->remedies[finding->nremedies++];
+}
+
+static void member(struct context *c, struct report_finding *finding, size_t node)
+{
+    if (!finding)
+        return;
+    for (size_t i = 0; i < finding->nmembers; i++)
+        if (finding->members[i] == node)
+            return;
+    size_t *grown = reallocarray(finding->members, finding->nmembers + 1, sizeof *grown);
+    if (!grown) {
+        c->failed = true;
+        return;
+    }
+    finding->members = grown;
+    finding->members[finding->nmembers++] = node;
+}
+
+/* ---- shared facts -------------------------------------------------------------------------------------------- */
+
+static bool is_ancestor(const struct hd_snapshot *snapshot, pid_t ancestor, const struct hd_process *process)
+{
+    if (process->ppid == ancestor)
+        return true; /* the parent itself may be outside the snapshot */
+    const struct hd_process *p = hd_snapshot_find_process(snapshot, process->ppid);
+    for (unsigned depth = 0; p && depth < 64; depth++) {
+        if (p->pid == ancestor || p->ppid == ancestor)
+            return true;
+        p = hd_snapshot_find_process(snapshot, p->ppid);
+    }
+    return false;
+}
+
+static const char *thread_name(const struct hd_snapshot *snapshot, pid_t tid)
+{
+    const struct hd_thread *thread = hd_snapshot_find_thread(snapshot, tid, NULL);
+    return thread ? thread->name : "?";
+}
+
+static void lock_evidence(struct context *c, struct report_finding *finding, const struct hd_wait *wait)
+{
+    const struct hd_lock *lock = &wait->lock;
+    evidence(c, finding, "address", "0x%" PRIx64, wait->address);
+    evidence(c, finding, "lock", "%s%s%s%s", lock->type ? lock->type : "", lock->kind == HD_LOCK_RWLOCK ? " rwlock" : " mutex",
+             lock->robust ? ", robust" : "", lock->priority_inheritance ? ", priority-inheritance" : "");
+    if (lock->word_read)
+        evidence(c, finding, "lock_word", "0x%" PRIx32, lock->word);
+    evidence(c, finding, "owner_tid", "%d", (int)lock->owner_tid);
+    evidence(c, finding, "owner_whereabouts", "%s", hd_owner_whereabouts_name(lock->owner_whereabouts));
+    if (lock->owner_pid)
+        evidence(c, finding, "owner_pid", "%d", (int)lock->owner_pid);
+    evidence(c, finding, "mapping", "%s%s%s", hd_mapping_kind_name(wait->mapping_kind), wait->mapping.path ? " " : "",
+             wait->mapping.path ? wait->mapping.path : "");
+}
+
+static const char *lock_noun(const struct hd_lock *lock)
+{
+    return lock->kind == HD_LOCK_RWLOCK ? "rwlock" : "mutex";
+}
+
+static bool waits_on_owned_lock(const struct report_node *node)
+{
+    const struct hd_wait *wait = &node->thread->wait;
+    return node->wake == REPORT_WAKE_NEVER && wait->kind == HD_WAIT_FUTEX &&
+           (wait->lock.kind == HD_LOCK_MUTEX || wait->lock.kind == HD_LOCK_RWLOCK) && wait->lock.owner_tid > 0;
+}
+
+/* ---- rules --------------------------------------------------------------------------------------------------- */
+
+/* A lock whose owner cannot release it: held at fork() by a thread of an ancestor (inherited-lock), or owned by a
+ * thread that no longer exists (abandoned-lock). */
+static void rule_unreleasable_locks(struct context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        if (!waits_on_owned_lock(node))
+            continue;
+        const struct hd_wait *wait = &node->thread->wait;
+        const struct hd_lock *lock = &wait->lock;
+        struct report_finding *finding = NULL;
+        if (lock->owner_whereabouts == HD_OWNER_GONE) {
+            finding = add_finding(c, "abandoned-lock", REPORT_CERTAIN, node,
+                                  "thread %d '%s' waits for %s 0x%" PRIx64 " whose owner, thread %d, no longer "
+                                  "exists: it exited holding the lock",
+                                  (int)node->thread->tid, node->thread->name, lock_noun(lock), lock->object_address,
+                                  (int)lock->owner_tid);
+            remedy(c, finding, "Unlock on every path out of the critical section, thread exit and cancellation "
+                               "included (pthread_cleanup_push), or use a robust mutex and handle EOWNERDEAD.");
+        } else if ((lock->owner_whereabouts == HD_OWNER_OTHER_PROCESS || lock->owner_whereabouts == HD_OWNER_OUTSIDE) &&
+                   wait->mapping_kind != HD_MAPPING_SHARED) {
+            if (is_ancestor(c->snapshot, lock->owner_pid, node->process)) {
+                finding = add_finding(c, "inherited-lock", REPORT_CERTAIN, node,
+                                      "thread %d '%s' waits for %s 0x%" PRIx64 " held by thread %d '%s' of %s %d at "
+                                      "fork(); that thread is not in this process, so nothing here can unlock it",
+                                      (int)node->thread->tid, node->thread->name, lock_noun(lock),
+                                      lock->object_address, (int)lock->owner_tid,
+                                      thread_name(c->snapshot, lock->owner_tid),
+                                      node->process->ppid == lock->owner_pid ? "parent" : "ancestor",
+                                      (int)lock->owner_pid);
+                remedy(c, finding, "Do not fork() while other threads may hold locks: create the workers with "
+                                   "spawn or forkserver instead of fork (Python: "
+                                   "multiprocessing.set_start_method('spawn', force=True) inside "
+                                   "if __name__ == '__main__':), or fork before any thread starts.");
+            } else {
+                finding = add_finding(c, "abandoned-lock", REPORT_LIKELY, node,
+                                      "thread %d '%s' waits for %s 0x%" PRIx64 " whose recorded owner, tid %d, is now "
+                                      "a thread of unrelated process %d: the owner exited and its tid was reused",
+                                      (int)node->thread->tid, node->thread->name, lock_noun(lock),
+                                      lock->object_address, (int)lock->owner_tid, (int)lock->owner_pid);
+                remedy(c, finding, "Unlock on every path out of the critical section, thread exit included.");
+            }
+        }
+        if (finding)
+            lock_evidence(c, finding, wait);
+    }
+}
+
+/* The owner edge of a node (each waiter has at most one), or (size_t)-1. */
+static size_t owner_of(const struct report_graph *graph, size_t node)
+{
+    for (size_t e = 0; e < graph->nedges; e++)
+        if (graph->edges[e].from == node && graph->edges[e].kind == REPORT_EDGE_LOCK_OWNER)
+            return graph->edges[e].to;
+    return (size_t)-1;
+}
+
+/* Threads that wait on locks owned by each other: jstack's "Found one deadlock". One finding per cycle, on the
+ * member that comes first in the snapshot. */
+static void rule_lock_cycles(struct context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t start = 0; start < graph->nnodes; start++) {
+        if (!waits_on_owned_lock(&graph->nodes[start]))
+            continue;
+        size_t node = start, length = 0;
+        bool smallest = true;
+        do {
+            node = owner_of(graph, node);
+            length++;
+            smallest &= node >= start;
+        } while (node != (size_t)-1 && node != start && length <= graph->nnodes);
+        if (node != start || !smallest)
+            continue;
+        const struct report_node *first = &graph->nodes[start];
+        struct report_finding *finding =
+            length == 1 ? add_finding(c, "lock-cycle", REPORT_CERTAIN, first,
+                                      "thread %d '%s' waits for a %s it holds itself: a non-recursive lock taken "
+                                      "twice", (int)first->thread->tid, first->thread->name,
+                                      lock_noun(&first->thread->wait.lock))
+                        : add_finding(c, "lock-cycle", REPORT_CERTAIN, first,
+                                      "%zu threads wait on locks owned by each other", length);
+        node = start;
+        do {
+            const struct report_node *n = &graph->nodes[node];
+            const struct hd_lock *lock = &n->thread->wait.lock;
+            member(c, finding, node);
+            evidence(c, finding, "waiter", "thread %d '%s' of process %d waits for %s 0x%" PRIx64 " held by thread %d",
+                     (int)n->thread->tid, n->thread->name, (int)n->process->pid, lock_noun(lock),
+                     lock->object_address, (int)lock->owner_tid);
+            node = owner_of(graph, node);
+        } while (node != start);
+        remedy(c, finding, length == 1 ? "Do not lock a mutex the thread already holds (or make it recursive, "
+                                         "PTHREAD_MUTEX_RECURSIVE, if re-entry is intended)."
+                                       : "Take the locks in one global order everywhere (or use "
+                                         "pthread_mutex_trylock and back off), so that no two threads can each "
+                                         "hold what the other waits for.");
+    }
+}
+
+/* Does a thread of `parent` sleep on the futex at `address`? */
+static bool parent_waits_at(const struct hd_process *parent, uint64_t address)
+{
+    for (size_t t = 0; t < parent->nthreads; t++) {
+        const struct hd_wait *wait = &parent->threads[t].wait;
+        if (wait->kind == HD_WAIT_FUTEX && wait->address == address)
+            return true;
+    }
+    return false;
+}
+
+static bool every_thread_asleep_forever(const struct report_graph *graph, const struct hd_process *process)
+{
+    for (size_t i = 0; i < graph->nnodes; i++)
+        if (graph->nodes[i].process == process && graph->nodes[i].wake != REPORT_WAKE_NEVER)
+            return false;
+    return true;
+}
+
+/* A forked child asleep forever on a private futex without owner: the threads that would have woken it stayed in
+ * the parent (a libgomp team barrier, a thread pool's condition variable). */
+static void rule_orphaned_waits(struct context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        const struct hd_wait *wait = &node->thread->wait;
+        if (node->wake != REPORT_WAKE_NEVER || node->process->origin != HD_ORIGIN_FORKED ||
+            wait->kind != HD_WAIT_FUTEX || wait->lock.kind != HD_LOCK_UNKNOWN ||
+            wait->mapping_kind == HD_MAPPING_SHARED)
+            continue;
+        const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, node->process->ppid);
+        bool parent_too = parent && parent_waits_at(parent, wait->address);
+        if (!parent_too && !every_thread_asleep_forever(graph, node->process))
+            continue;
+        struct report_finding *finding = add_finding(
+            c, "orphaned-wait", REPORT_CERTAIN, node,
+            parent_too ? "thread %d '%s' of forked child %d sleeps forever on private futex 0x%" PRIx64 ", where "
+                         "threads of its parent %d wait too: the threads that would wake it exist only in the parent"
+                       : "thread %d '%s' of forked child %d sleeps forever on private futex 0x%" PRIx64 " and no "
+                         "thread of the child can wake it (parent %d)",
+            (int)node->thread->tid, node->thread->name, (int)node->process->pid, wait->address,
+            (int)node->process->ppid);
+        evidence(c, finding, "address", "0x%" PRIx64, wait->address);
+        evidence(c, finding, "expected", "%" PRIu32, wait->expected);
+        evidence(c, finding, "mapping", "%s%s%s", hd_mapping_kind_name(wait->mapping_kind),
+                 wait->mapping.path ? " " : "", wait->mapping.path ? wait->mapping.path : "");
+        evidence(c, finding, "object", "%s", wait->lock.why_unknown ? wait->lock.why_unknown : "no owner recorded");
+        /* the parent's threads asleep at that address, or else in the same mapping (a runtime's pool) */
+        for (size_t t = 0; parent && t < parent->nthreads; t++) {
+            const struct hd_wait *theirs = &parent->threads[t].wait;
+            if (theirs->kind != HD_WAIT_FUTEX)
+                continue;
+            if (theirs->address == wait->address)
+                evidence(c, finding, "parent_waiter", "thread %d '%s' of parent %d waits at the same address",
+                         (int)parent->threads[t].tid, parent->threads[t].name, (int)parent->pid);
+            else if (wait->mapping_kind != HD_MAPPING_UNKNOWN && theirs->address >= wait->mapping.start &&
+                     theirs->address < wait->mapping.end)
+                evidence(c, finding, "parent_waiter",
+                         "thread %d '%s' of parent %d waits on futex 0x%" PRIx64 " in the same mapping",
+                         (int)parent->threads[t].tid, parent->threads[t].name, (int)parent->pid, theirs->address);
+        }
+        remedy(c, finding, "The child inherited a runtime's state but not its threads: start workers with spawn or "
+                           "forkserver, or keep the parent from starting that runtime's threads before fork() "
+                           "(GNU OpenMP: no parallel region before forking, or build with LLVM libomp / Intel "
+                           "libiomp5, which are fork-aware).");
+    }
+}
+
+static bool can_run(enum report_wake wake)
+{
+    return wake == REPORT_WAKE_RUNNING || wake == REPORT_WAKE_TIMER || wake == REPORT_WAKE_OUTSIDE ||
+           wake == REPORT_WAKE_KERNEL || wake == REPORT_WAKE_WAKER;
+}
+
+static const char *edge_words(enum report_edge_kind kind)
+{
+    static const char *const words[] = {
+        [REPORT_EDGE_LOCK_OWNER] = "the lock's owner", [REPORT_EDGE_JOIN] = "the thread it joins",
+        [REPORT_EDGE_FUTEX] = "a futex",               [REPORT_EDGE_PIPE] = "a pipe",
+        [REPORT_EDGE_SOCKET] = "a socket",             [REPORT_EDGE_CHILD] = "wait4",
+    };
+    return words[kind];
+}
+
+/* A thread that waits (for ever, or in a timed loop that never gets anything) on processes that are themselves
+ * asleep forever: it points to the root cause, it is not one. */
+static void rule_waiting_on_workers(struct context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        bool stuck = node->wake == REPORT_WAKE_NEVER || (node->wake == REPORT_WAKE_TIMER && !node->thread->progressing &&
+                                                         node->thread->wait.kind != HD_WAIT_SLEEP);
+        if (!stuck)
+            continue;
+        bool any_edge = false, all_hung = true, other_process = false;
+        enum report_edge_kind through = REPORT_EDGE_CHILD;
+        for (size_t e = 0; e < graph->nedges && all_hung; e++) {
+            const struct report_edge *edge = &graph->edges[e];
+            if (edge->from != i)
+                continue;
+            any_edge = true;
+            all_hung &= !can_run(graph->nodes[edge->to].wake);
+            if (graph->nodes[edge->to].process != node->process &&
+                (edge->kind == REPORT_EDGE_PIPE || edge->kind == REPORT_EDGE_SOCKET || edge->kind == REPORT_EDGE_CHILD)) {
+                other_process = true;
+                through = edge->kind;
+            }
+        }
+        if (!any_edge || !all_hung || !other_process)
+            continue;
+        struct report_finding *finding = add_finding(
+            c, "waiting-on-workers", REPORT_CERTAIN, node,
+            "thread %d '%s' of process %d waits through %s on processes that are themselves asleep forever",
+            (int)node->thread->tid, node->thread->name, (int)node->process->pid, edge_words(through));
+        char pids[256] = "";
+        size_t used = 0;
+        for (size_t e = 0; e < graph->nedges; e++) {
+            const struct report_edge *edge = &graph->edges[e];
+            const struct hd_process *worker = graph->nodes[edge->to].process;
+            if (edge->from != i || worker == node->process)
+                continue;
+            bool listed = false;
+            for (size_t m = 0; m < finding->nmembers; m++)
+                listed |= graph->nodes[finding->members[m]].process == worker;
+            if (listed)
+                continue;
+            member(c, finding, edge->to);
+            if (used < sizeof pids - 16)
+                used += (size_t)snprintf(pids + used, sizeof pids - used, "%s%d", used ? ", " : "", (int)worker->pid);
+        }
+        evidence(c, finding, "workers", "%s", pids);
+        evidence(c, finding, "timed_loop", "%s", node->wake == REPORT_WAKE_TIMER ? "yes: it times out and waits again" : "no");
+        remedy(c, finding, "Look at the workers' findings: this process only waits for them.");
+    }
+}
+
+/* Healthy waits: blocked without a timeout, and a thread that can run may wake it. */
+static void rule_idle(struct context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        if (node->wake != REPORT_WAKE_WAKER || !node->blocked_without_timeout)
+            continue;
+        /* name a waker that can run by itself if there is one, else one that can be woken */
+        size_t chosen = (size_t)-1;
+        enum report_edge_kind through = REPORT_EDGE_FUTEX;
+        for (size_t e = 0; e < graph->nedges; e++) {
+            const struct report_edge *edge = &graph->edges[e];
+            enum report_wake wake = graph->nodes[edge->to].wake;
+            if (edge->from != i || wake == REPORT_WAKE_NEVER || wake == REPORT_WAKE_EXITED)
+                continue;
+            if (chosen == (size_t)-1 || (graph->nodes[chosen].wake == REPORT_WAKE_WAKER && wake != REPORT_WAKE_WAKER)) {
+                chosen = edge->to;
+                through = edge->kind;
+            }
+        }
+        if (chosen == (size_t)-1)
+            continue;
+        const struct report_node *waker = &graph->nodes[chosen];
+        struct report_finding *finding = add_finding(
+            c, "idle", REPORT_INFORMATIONAL, node,
+            "thread %d '%s' waits through %s; thread %d '%s' of process %d can wake it (%s): not hung",
+            (int)node->thread->tid, node->thread->name, edge_words(through), (int)waker->thread->tid,
+            waker->thread->name, (int)waker->process->pid, report_wake_name(waker->wake));
+        member(c, finding, chosen);
+    }
+}
+
+static const struct rule {
+    const char *name;
+    void (*apply)(struct context *);
+} rules[] = {
+    { "unreleasable locks", rule_unreleasable_locks },
+    { "lock cycles", rule_lock_cycles },
+    { "orphaned waits", rule_orphaned_waits },
+    { "waiting on workers", rule_waiting_on_workers },
+    { "idle", rule_idle },
+};
+
+/* ---- the verdict --------------------------------------------------------------------------------------------- */
+
+/* Which finding is the root cause when several are found, and what cause it names. */
+static const struct root_cause {
+    const char *id;
+    const char *cause;
+} root_causes[] = {
+    { "inherited-lock", "fork-inheritance" },
+    { "orphaned-wait", "fork-inheritance" },
+    { "lock-cycle", "deadlock" },
+    { "abandoned-lock", "deadlock" },
+};
+
+static void build_chain(struct context *c, const struct hd_process *process)
+{
+    struct report_verdict *verdict = &c->analysis->verdict;
+    pid_t reversed[64];
+    size_t count = 0;
+    for (const struct hd_process *p = process; p && count < 64; p = hd_snapshot_find_process(c->snapshot, p->ppid)) {
+        reversed[count++] = p->pid;
+        bool root = false;
+        for (size_t r = 0; r < c->snapshot->nroots; r++)
+            root |= c->snapshot->roots[r] == p->pid;
+        if (root)
+            break;
+    }
+    verdict->chain = calloc(count ? count : 1, sizeof *verdict->chain);
+    if (!verdict->chain) {
+        c->failed = true;
+        return;
+    }
+    for (size_t i = 0; i < count; i++)
+        verdict->chain[i] = reversed[count - 1 - i];
+    verdict->nchain = count;
+}
+
+static void decide(struct context *c)
+{
+    struct report_analysis *a = c->analysis;
+    struct report_verdict *verdict = &a->verdict;
+    *verdict = (struct report_verdict){ .hung = REPORT_HUNG_NO, .cause = "none", .root_cause = -1 };
+    bool any_hang = false;
+    for (size_t f = 0; f < a->nfindings; f++)
+        any_hang |= a->findings[f].hang;
+    for (size_t r = 0; r < COUNT(root_causes) && verdict->root_cause < 0; r++)
+        for (size_t f = 0; f < a->nfindings; f++)
+            if (strcmp(a->findings[f].id, root_causes[r].id) == 0) {
+                verdict->root_cause = (long)f;
+                verdict->cause = root_causes[r].cause;
+                break;
+            }
+    bool knot = false;
+    for (size_t i = 0; i < a->graph.nnodes; i++) {
+        const struct report_node *node = &a->graph.nodes[i];
+        bool asleep = node->wake == REPORT_WAKE_NEVER;
+        a->asleep_forever_exists |= asleep;
+        /* pause() and sigsuspend() wait for a signal by design: a daemon's main thread, not a knot */
+        knot |= asleep && node->thread->wait.kind != HD_WAIT_SIGNAL;
+    }
+    if (any_hang) {
+        verdict->hung = REPORT_HUNG_YES;
+        if (verdict->root_cause < 0)
+            verdict->cause = "unknown"; /* only waiting-on-workers: the workers hang for a reason not named */
+    } else if (knot) {
+        verdict->hung = REPORT_HUNG_UNKNOWN;
+        verdict->cause = "unknown";
+    }
+    long subject = verdict->root_cause;
+    for (size_t f = 0; subject < 0 && f < a->nfindings; f++)
+        if (a->findings[f].hang)
+            subject = (long)f;
+    if (subject < 0)
+        return;
+    const struct report_finding *finding = &a->findings[subject];
+    verdict->pid = finding->pid;
+    verdict->tid = finding->tid;
+    build_chain(c, hd_snapshot_find_process(c->snapshot, finding->pid));
+}
+
+struct report_analysis *report_analyze(const struct hd_snapshot *snapshot)
+{
+    struct report_analysis *analysis = calloc(1, sizeof *analysis);
+    if (!analysis)
+        return NULL;
+    if (!report_build_graph(snapshot, &analysis->graph)) {
+        free(analysis);
+        return NULL;
+    }
+    struct context c = { .snapshot = snapshot, .analysis = analysis };
+    for (size_t r = 0; r < COUNT(rules) && !c.failed; r++)
+        rules[r].apply(&c);
+    if (!c.failed)
+        decide(&c);
+    if (c.failed) {
+        report_analysis_free(analysis);
+        return NULL;
+    }
+    return analysis;
+}
+
+void report_analysis_free(struct report_analysis *analysis)
+{
+    if (!analysis)
+        return;
+    for (size_t f = 0; f < analysis->nfindings; f++) {
+        struct report_finding *finding = &analysis->findings[f];
+        free(finding->summary);
+        for (size_t e = 0; e < finding->nevidence; e++) {
+            free(finding->evidence[e].name);
+            free(finding->evidence[e].value);
+        }
+        free(finding->evidence);
+        for (size_t r = 0; r < finding->nremedies; r++)
+            free(finding->remedies[r]);
+        free(finding->remedies);
+        free(finding->members);
+    }
+    free(analysis->findings);
+    free(analysis->verdict.chain);
+    report_graph_release(&analysis->graph);
+    free(analysis);
+}
+
+const char *report_confidence_name(enum report_confidence confidence)
+{
+    static const char *const names[] = {
+        [REPORT_CERTAIN] = "certain", [REPORT_LIKELY] = "likely", [REPORT_POSSIBLE] = "possible",
+        [REPORT_INFORMATIONAL] = "informational",
+    };
+    return names[confidence];
+}
+
+const char *report_wake_name(enum report_wake wake)
+{
+    static const char *const names[] = {
+        [REPORT_WAKE_RUNNING] = "running",          [REPORT_WAKE_TIMER] = "timed wait",
+        [REPORT_WAKE_OUTSIDE] = "waits on the outside", [REPORT_WAKE_KERNEL] = "in the kernel",
+        [REPORT_WAKE_WAKER] = "can be woken",       [REPORT_WAKE_NEVER] = "asleep forever",
+        [REPORT_WAKE_EXITED] = "exited",
+    };
+    return names[wake];
+}
+
+const char *report_edge_kind_name(enum report_edge_kind kind)
+{
+    static const char *const names[] = {
+        [REPORT_EDGE_LOCK_OWNER] = "lock-owner", [REPORT_EDGE_JOIN] = "join", [REPORT_EDGE_FUTEX] = "futex",
+        [REPORT_EDGE_PIPE] = "pipe",             [REPORT_EDGE_SOCKET] = "socket", [REPORT_EDGE_CHILD] = "child",
+    };
+    return names[kind];
+}

@@ -1,0 +1,884 @@
+/* The wait-for graph, the findings and the verdict (report/analysis.h), over hand-built snapshots.
+ *
+ * Each test builds the snapshot hangdoc would have read (processes, threads and what they wait on, fds, locks
+ * already resolved) and checks the exact findings, their subjects and members, and the verdict.
+ */
+#include "../../report/analysis.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PROCESSES 8
+#define NO_NODE ((size_t)-1)
+
+/* ---- building snapshots -------------------------------------------------------------------------------------- */
+
+static struct hd_snapshot *new_snapshot(pid_t root)
+{
+    struct hd_snapshot *snapshot = calloc(1, sizeof *snapshot);
+    cr_assert_not_null(snapshot);
+    snapshot->processes = calloc(MAX_PROCESSES, sizeof *snapshot->processes);
+    snapshot->roots = malloc(sizeof *snapshot->roots);
+    cr_assert_not_null(snapshot->processes);
+    cr_assert_not_null(snapshot->roots);
+    snapshot->roots[0] = root;
+    snapshot->nroots = 1;
+    snapshot->samples = 2;
+    snapshot->arch = HD_ARCH_X86_64;
+    return snapshot;
+}
+
+/* A process with `nthreads` threads, tids first_tid, first_tid + 1, ...; each starts out running. */
+static struct hd_process *add_process(struct hd_snapshot *snapshot, pid_t pid, pid_t ppid, enum hd_origin origin,
+                                      pid_t first_tid, size_t nthreads)
+{
+    cr_assert(snapshot->nprocesses < MAX_PROCESSES);
+    struct hd_process *process = &snapshot->processes[snapshot->nprocesses++];
+    *process = (struct hd_process){
+        .pid = pid, .ppid = ppid, .state = 'S', .origin = origin, .arch = HD_ARCH_X86_64,
+        .thread_count = (int)nthreads, .nthreads = nthreads,
+        .threads = calloc(nthreads ? nthreads : 1, sizeof *process->threads),
+    };
+    cr_assert_not_null(process->threads);
+    snprintf(process->comm, sizeof process->comm, "proc%d", (int)pid);
+    for (size_t t = 0; t < nthreads; t++) {
+        struct hd_thread *thread = &process->threads[t];
+        thread->tid = first_tid + (pid_t)t;
+        snprintf(thread->name, sizeof thread->name, "thread%d", (int)thread->tid);
+        thread->state = 'R';
+        thread->syscall.state = HD_SYSCALL_RUNNING;
+        thread->wait.fd = -1;
+        thread->samples_seen = 2;
+    }
+    return process;
+}
+
+static struct hd_thread *thread_of(struct hd_snapshot *snapshot, pid_t tid)
+{
+    struct hd_thread *thread = hd_snapshot_find_thread(snapshot, tid, NULL);
+    cr_assert_not_null(thread, "no thread %d", (int)tid);
+    return thread;
+}
+
+/* Asleep in system call `name`, waiting for `kind` without a timeout, not progressing. */
+static struct hd_wait *asleep_in(struct hd_thread *thread, const char *name, enum hd_wait_kind kind,
+                                 const char *operation)
+{
+    thread->state = 'S';
+    thread->syscall = (struct hd_syscall){ .state = HD_SYSCALL_IN, .name = name };
+    thread->progressing = false;
+    thread->wait = (struct hd_wait){ .kind = kind, .operation = operation, .fd = -1,
+                                     .timeout = { .kind = HD_TIMEOUT_NONE } };
+    return &thread->wait;
+}
+
+/* Asleep in futex FUTEX_WAIT at `address`, in private anonymous memory, on an object with no owner recorded. */
+static struct hd_wait *asleep_in_futex(struct hd_thread *thread, uint64_t address)
+{
+    struct hd_wait *wait = asleep_in(thread, "futex", HD_WAIT_FUTEX, "FUTEX_WAIT");
+    wait->address = address;
+    wait->futex_private = true;
+    wait->expected = 0;
+    wait->mapping_kind = HD_MAPPING_ANONYMOUS_PRIVATE;
+    wait->mapping = (struct hd_mapping){ .start = address & ~0xfffull, .end = (address & ~0xfffull) + 0x21000,
+                                         .permissions = "rw-p" };
+    wait->lock = (struct hd_lock){ .kind = HD_LOCK_UNKNOWN, .word_read = true,
+                                   .why_unknown = "no owner recorded (a condition variable, semaphore, barrier or "
+                                                  "libc lock)" };
+    return wait;
+}
+
+/* Asleep on a normal mutex at `address` owned by `owner` of process `owner_pid`. */
+static struct hd_wait *waiting_on_mutex(struct hd_thread *thread, uint64_t address, pid_t owner, pid_t owner_pid,
+                                        enum hd_owner_whereabouts whereabouts, enum hd_mapping_kind mapping_kind)
+{
+    struct hd_wait *wait = asleep_in_futex(thread, address);
+    wait->expected = 2;
+    wait->mapping_kind = mapping_kind;
+    if (mapping_kind == HD_MAPPING_SHARED)
+        memcpy(wait->mapping.permissions, "rw-s", 5);
+    wait->lock = (struct hd_lock){
+        .kind = HD_LOCK_MUTEX, .object_address = address, .type = "normal", .word_read = true, .word = 2,
+        .owner_tid = owner, .owner_pid = owner_pid, .owner_whereabouts = whereabouts,
+    };
+    return wait;
+}
+
+static void in_wait4(struct hd_thread *thread, pid_t child)
+{
+    struct hd_wait *wait = asleep_in(thread, "wait4", HD_WAIT_CHILD, "wait4");
+    wait->child_selector = HD_CHILD_PID;
+    wait->child = child;
+}
+
+static void in_pause(struct hd_thread *thread)
+{
+    asleep_in(thread, "pause", HD_WAIT_SIGNAL, "pause");
+}
+
+static void in_nanosleep(struct hd_thread *thread)
+{
+    struct hd_wait *wait = asleep_in(thread, "nanosleep", HD_WAIT_SLEEP, "nanosleep");
+    wait->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_FINITE, .remaining_ns = 500000000 };
+}
+
+static void reading(struct hd_thread *thread, int fd)
+{
+    struct hd_wait *wait = asleep_in(thread, "read", HD_WAIT_READ, "read");
+    wait->fd = fd;
+    wait->fds[0] = fd;
+    wait->nfds_known = 1;
+}
+
+static void add_fd(struct hd_process *process, int number, enum hd_fd_kind kind, uint64_t inode, int access_mode)
+{
+    struct hd_fd *grown = reallocarray(process->fds, process->nfds + 1, sizeof *grown);
+    cr_assert_not_null(grown);
+    process->fds = grown;
+    char target[64];
+    snprintf(target, sizeof target, "%s:[%llu]", kind == HD_FD_PIPE ? "pipe" : "socket", (unsigned long long)inode);
+    process->fds[process->nfds++] = (struct hd_fd){
+        .fd = number, .kind = kind, .inode = inode, .access_mode = access_mode, .target = strdup(target),
+    };
+}
+
+/* ---- checking analyses --------------------------------------------------------------------------------------- */
+
+static struct report_analysis *analyze(const struct hd_snapshot *snapshot)
+{
+    struct report_analysis *analysis = report_analyze(snapshot);
+    cr_assert_not_null(analysis);
+    return analysis;
+}
+
+static size_t count_findings(const struct report_analysis *analysis, const char *id)
+{
+    size_t count = 0;
+    for (size_t f = 0; f < analysis->nfindings; f++)
+        count += strcmp(analysis->findings[f].id, id) == 0;
+    return count;
+}
+
+/* The only finding `id`; fails unless there is exactly one. */
+static const struct report_finding *the_finding(const struct report_analysis *analysis, const char *id)
+{
+    cr_assert_eq(count_findings(analysis, id), 1, "%zu findings \"%s\"", count_findings(analysis, id), id);
+    for (size_t f = 0; f < analysis->nfindings; f++)
+        if (strcmp(analysis->findings[f].id, id) == 0)
+            return &analysis->findings[f];
+    return NULL;
+}
+
+/* The findings' ids in order, "a,b,c". */
+static void finding_ids(const struct report_analysis *analysis, char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t f = 0; f < analysis->nfindings && used < cap; f++)
+        used += (size_t)snprintf(out + used, cap - used, "%s%s", f ? "," : "", analysis->findings[f].id);
+}
+
+#define EXPECT_IDS(analysis, text)                                                                                 \
+    do {                                                                                                          \
+        char ids_[512];                                                                                           \
+        finding_ids(analysis, ids_, sizeof ids_);                                                                 \
+        cr_assert_str_eq(ids_, text);                                                                             \
+    } while (0)
+
+static const char *evidence_of(const struct report_finding *finding, const char *name)
+{
+    for (size_t e = 0; e < finding->nevidence; e++)
+        if (strcmp(finding->evidence[e].name, name) == 0)
+            return finding->evidence[e].value;
+    return NULL;
+}
+
+static pid_t member_tid(const struct report_analysis *analysis, const struct report_finding *finding, size_t i)
+{
+    cr_assert(i < finding->nmembers);
+    cr_assert(finding->members[i] < analysis->graph.nnodes);
+    return analysis->graph.nodes[finding->members[i]].thread->tid;
+}
+
+static bool has_member(const struct report_analysis *analysis, const struct report_finding *finding, pid_t tid)
+{
+    for (size_t i = 0; i < finding->nmembers; i++)
+        if (member_tid(analysis, finding, i) == tid)
+            return true;
+    return false;
+}
+
+static enum report_wake wake_of(const struct report_analysis *analysis, pid_t tid)
+{
+    size_t node = report_graph_find(&analysis->graph, tid);
+    cr_assert_neq(node, NO_NODE, "no node for thread %d", (int)tid);
+    return analysis->graph.nodes[node].wake;
+}
+
+static bool has_edge(const struct report_analysis *analysis, pid_t from, pid_t to, enum report_edge_kind kind)
+{
+    size_t a = report_graph_find(&analysis->graph, from), b = report_graph_find(&analysis->graph, to);
+    for (size_t e = 0; e < analysis->graph.nedges; e++) {
+        const struct report_edge *edge = &analysis->graph.edges[e];
+        if (edge->from == a && edge->to == b && edge->kind == kind)
+            return true;
+    }
+    return false;
+}
+
+/* Every lock-owner edge goes from a waiter to the thread its lock names as owner. */
+static void assert_owner_edges_point_to_owners(const struct report_analysis *analysis)
+{
+    const struct report_graph *graph = &analysis->graph;
+    for (size_t e = 0; e < graph->nedges; e++) {
+        const struct report_edge *edge = &graph->edges[e];
+        cr_assert(edge->from < graph->nnodes && edge->to < graph->nnodes);
+        cr_assert_neq(edge->from, edge->to, "a thread does not wake itself");
+        if (edge->kind != REPORT_EDGE_LOCK_OWNER)
+            continue;
+        const struct hd_thread *waiter = graph->nodes[edge->from].thread;
+        cr_assert_eq(waiter->wait.kind, HD_WAIT_FUTEX);
+        cr_assert_eq(waiter->wait.lock.owner_tid, graph->nodes[edge->to].thread->tid);
+    }
+}
+
+static void assert_chain(const struct report_analysis *analysis, const pid_t *chain, size_t length)
+{
+    cr_assert_eq(analysis->verdict.nchain, length, "chain of %zu", analysis->verdict.nchain);
+    for (size_t i = 0; i < length; i++)
+        cr_assert_eq(analysis->verdict.chain[i], chain[i], "chain[%zu] = %d", i, (int)analysis->verdict.chain[i]);
+}
+
+static const char *root_cause_id(const struct report_analysis *analysis)
+{
+    long root = analysis->verdict.root_cause;
+    if (root < 0)
+        return NULL;
+    cr_assert((size_t)root < analysis->nfindings);
+    return analysis->findings[root].id;
+}
+
+/* ---- inherited and abandoned locks --------------------------------------------------------------------------- */
+
+#define LOCK_ADDRESS 0x55d2a0c4e040ull
+
+/* Parent 100 (thread 100 in wait4 on child 200, thread 101 in pause()) and forked child 200 whose thread waits on a
+ * mutex owned by 101. */
+static struct hd_snapshot *fork_with_held_lock(enum hd_mapping_kind mapping_kind)
+{
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 100, 2);
+    add_process(snapshot, 200, 100, HD_ORIGIN_FORKED, 200, 1);
+    in_wait4(thread_of(snapshot, 100), 200);
+    in_pause(thread_of(snapshot, 101));
+    waiting_on_mutex(thread_of(snapshot, 200), LOCK_ADDRESS, 101, 100, HD_OWNER_OTHER_PROCESS, mapping_kind);
+    return snapshot;
+}
+
+Test(inherited_lock, mutex_held_at_fork_by_a_parent_thread)
+{
+    struct hd_snapshot *snapshot = fork_with_held_lock(HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+
+    cr_assert_eq(analysis->graph.nnodes, 3u);
+    cr_assert_eq(wake_of(analysis, 100), REPORT_WAKE_NEVER);
+    cr_assert_eq(wake_of(analysis, 101), REPORT_WAKE_NEVER);
+    cr_assert_eq(wake_of(analysis, 200), REPORT_WAKE_NEVER);
+    cr_assert(has_edge(analysis, 100, 200, REPORT_EDGE_CHILD));
+    cr_assert_not(has_edge(analysis, 200, 101, REPORT_EDGE_LOCK_OWNER), "the parent's thread cannot unlock the copy");
+
+    EXPECT_IDS(analysis, "inherited-lock,waiting-on-workers");
+    const struct report_finding *inherited = the_finding(analysis, "inherited-lock");
+    cr_assert_eq(inherited->pid, 200);
+    cr_assert_eq(inherited->tid, 200);
+    cr_assert_eq(inherited->confidence, REPORT_CERTAIN);
+    cr_assert(inherited->hang);
+    cr_assert_not_null(inherited->summary);
+    cr_assert(strstr(inherited->summary, "parent 100"), "%s", inherited->summary);
+    cr_assert_str_eq(evidence_of(inherited, "owner_tid"), "101");
+    cr_assert_str_eq(evidence_of(inherited, "owner_pid"), "100");
+    cr_assert_str_eq(evidence_of(inherited, "owner_whereabouts"), "other-process");
+    cr_assert_str_eq(evidence_of(inherited, "address"), "0x55d2a0c4e040");
+    cr_assert(inherited->nremedies >= 1);
+
+    const struct report_finding *workers = the_finding(analysis, "waiting-on-workers");
+    cr_assert_eq(workers->pid, 100);
+    cr_assert_eq(workers->tid, 100);
+    cr_assert_eq(workers->nmembers, 1u);
+    cr_assert_eq(member_tid(analysis, workers, 0), 200);
+    cr_assert_str_eq(evidence_of(workers, "workers"), "200");
+
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(analysis->verdict.cause, "fork-inheritance");
+    cr_assert_str_eq(root_cause_id(analysis), "inherited-lock");
+    cr_assert_eq(analysis->verdict.pid, 200);
+    cr_assert_eq(analysis->verdict.tid, 200);
+    assert_chain(analysis, (const pid_t[]){ 100, 200 }, 2);
+    cr_assert(analysis->asleep_forever_exists);
+    assert_owner_edges_point_to_owners(analysis);
+
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(inherited_lock, owner_outside_the_snapshot_is_still_the_parent)
+{
+    /* only the child is probed: its parent 100 lies outside the snapshot */
+    struct hd_snapshot *snapshot = new_snapshot(200);
+    add_process(snapshot, 200, 100, HD_ORIGIN_FORKED, 200, 1);
+    waiting_on_mutex(thread_of(snapshot, 200), LOCK_ADDRESS, 101, 100, HD_OWNER_OUTSIDE, HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "inherited-lock");
+    cr_assert_str_eq(analysis->verdict.cause, "fork-inheritance");
+    assert_chain(analysis, (const pid_t[]){ 200 }, 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(inherited_lock, not_for_a_shared_lock_the_owner_can_reach)
+{
+    struct hd_snapshot *snapshot = fork_with_held_lock(HD_MAPPING_SHARED);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert(has_edge(analysis, 200, 101, REPORT_EDGE_LOCK_OWNER), "the owner maps the same memory");
+    cr_assert_eq(count_findings(analysis, "inherited-lock"), 0);
+    cr_assert_eq(count_findings(analysis, "abandoned-lock"), 0);
+    assert_owner_edges_point_to_owners(analysis);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(inherited_lock, shared_lock_with_a_running_owner_is_no_hang)
+{
+    struct hd_snapshot *snapshot = fork_with_held_lock(HD_MAPPING_SHARED);
+    struct hd_thread *owner = thread_of(snapshot, 101);
+    owner->state = 'R';
+    owner->syscall = (struct hd_syscall){ .state = HD_SYSCALL_RUNNING };
+    owner->wait = (struct hd_wait){ .kind = HD_WAIT_NONE, .fd = -1 };
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 101), REPORT_WAKE_RUNNING);
+    cr_assert_eq(wake_of(analysis, 200), REPORT_WAKE_WAKER);
+    cr_assert_eq(wake_of(analysis, 100), REPORT_WAKE_WAKER);
+    cr_assert_eq(count_findings(analysis, "inherited-lock"), 0);
+    cr_assert_eq(count_findings(analysis, "waiting-on-workers"), 0);
+    for (size_t f = 0; f < analysis->nfindings; f++)
+        cr_assert_str_eq(analysis->findings[f].id, "idle");
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    cr_assert_str_eq(analysis->verdict.cause, "none");
+    cr_assert_eq(analysis->verdict.root_cause, -1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(abandoned_lock, owner_gone)
+{
+    struct hd_snapshot *snapshot = new_snapshot(300);
+    add_process(snapshot, 300, 1, HD_ORIGIN_EXEC, 300, 1);
+    waiting_on_mutex(thread_of(snapshot, 300), LOCK_ADDRESS, 399, 0, HD_OWNER_GONE, HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "abandoned-lock");
+    const struct report_finding *finding = the_finding(analysis, "abandoned-lock");
+    cr_assert_eq(finding->confidence, REPORT_CERTAIN);
+    cr_assert_eq(finding->pid, 300);
+    cr_assert_eq(finding->tid, 300);
+    cr_assert_str_eq(evidence_of(finding, "owner_tid"), "399");
+    cr_assert_str_eq(evidence_of(finding, "owner_whereabouts"), "gone");
+    cr_assert_null(evidence_of(finding, "owner_pid"), "no owner process to name");
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(analysis->verdict.cause, "deadlock");
+    cr_assert_str_eq(root_cause_id(analysis), "abandoned-lock");
+    assert_chain(analysis, (const pid_t[]){ 300 }, 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(abandoned_lock, owner_tid_reused_by_an_unrelated_process)
+{
+    struct hd_snapshot *snapshot = new_snapshot(300);
+    add_process(snapshot, 300, 1, HD_ORIGIN_EXEC, 300, 1);
+    add_process(snapshot, 310, 300, HD_ORIGIN_EXEC, 310, 1);
+    add_process(snapshot, 320, 300, HD_ORIGIN_EXEC, 320, 1);
+    /* 310's lock names thread 320 of its sibling: not an ancestor, so not inherited */
+    waiting_on_mutex(thread_of(snapshot, 310), LOCK_ADDRESS, 320, 320, HD_OWNER_OTHER_PROCESS,
+                     HD_MAPPING_ANONYMOUS_PRIVATE);
+    in_nanosleep(thread_of(snapshot, 300));
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "inherited-lock"), 0);
+    const struct report_finding *finding = the_finding(analysis, "abandoned-lock");
+    cr_assert_eq(finding->confidence, REPORT_LIKELY);
+    cr_assert_eq(finding->tid, 310);
+    cr_assert_str_eq(analysis->verdict.cause, "deadlock");
+    assert_chain(analysis, (const pid_t[]){ 300, 310 }, 2);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* ---- lock cycles --------------------------------------------------------------------------------------------- */
+
+Test(lock_cycle, two_threads_own_what_the_other_waits_for)
+{
+    struct hd_snapshot *snapshot = new_snapshot(301);
+    add_process(snapshot, 301, 1, HD_ORIGIN_EXEC, 301, 3);
+    waiting_on_mutex(thread_of(snapshot, 301), 0x1000, 302, 301, HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+    waiting_on_mutex(thread_of(snapshot, 302), 0x2000, 301, 301, HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+    waiting_on_mutex(thread_of(snapshot, 303), 0x2000, 301, 301, HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+
+    cr_assert_eq(analysis->graph.nedges, 3u);
+    cr_assert(has_edge(analysis, 301, 302, REPORT_EDGE_LOCK_OWNER));
+    cr_assert(has_edge(analysis, 302, 301, REPORT_EDGE_LOCK_OWNER));
+    cr_assert(has_edge(analysis, 303, 301, REPORT_EDGE_LOCK_OWNER));
+    assert_owner_edges_point_to_owners(analysis);
+    for (pid_t tid = 301; tid <= 303; tid++)
+        cr_assert_eq(wake_of(analysis, tid), REPORT_WAKE_NEVER, "thread %d", (int)tid);
+
+    EXPECT_IDS(analysis, "lock-cycle");
+    const struct report_finding *cycle = the_finding(analysis, "lock-cycle");
+    cr_assert_eq(cycle->pid, 301);
+    cr_assert_eq(cycle->tid, 301);
+    cr_assert_eq(cycle->confidence, REPORT_CERTAIN);
+    cr_assert_eq(cycle->nmembers, 2u);
+    cr_assert(has_member(analysis, cycle, 301));
+    cr_assert(has_member(analysis, cycle, 302));
+    cr_assert_not(has_member(analysis, cycle, 303), "303 waits on the cycle but is not in it");
+    cr_assert(strstr(cycle->summary, "2 threads"), "%s", cycle->summary);
+
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(analysis->verdict.cause, "deadlock");
+    cr_assert_str_eq(root_cause_id(analysis), "lock-cycle");
+    cr_assert_eq(analysis->verdict.tid, 301);
+    assert_chain(analysis, (const pid_t[]){ 301 }, 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(lock_cycle, three_threads_listed_once_whichever_comes_first)
+{
+    struct hd_snapshot *snapshot = new_snapshot(400);
+    add_process(snapshot, 400, 1, HD_ORIGIN_EXEC, 400, 4);
+    /* 400 runs; 401 -> 403 -> 402 -> 401 */
+    waiting_on_mutex(thread_of(snapshot, 401), 0x1000, 403, 400, HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+    waiting_on_mutex(thread_of(snapshot, 403), 0x3000, 402, 400, HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+    waiting_on_mutex(thread_of(snapshot, 402), 0x2000, 401, 400, HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 400), REPORT_WAKE_RUNNING);
+    const struct report_finding *cycle = the_finding(analysis, "lock-cycle");
+    cr_assert_eq(cycle->tid, 401);
+    cr_assert_eq(cycle->nmembers, 3u);
+    cr_assert_eq(member_tid(analysis, cycle, 0), 401);
+    cr_assert_eq(member_tid(analysis, cycle, 1), 403);
+    cr_assert_eq(member_tid(analysis, cycle, 2), 402);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(lock_cycle, owner_that_runs_breaks_no_cycle)
+{
+    struct hd_snapshot *snapshot = new_snapshot(301);
+    add_process(snapshot, 301, 1, HD_ORIGIN_EXEC, 301, 2);
+    waiting_on_mutex(thread_of(snapshot, 302), 0x2000, 301, 301, HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 302), REPORT_WAKE_WAKER);
+    EXPECT_IDS(analysis, "idle");
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* ---- orphaned waits ------------------------------------------------------------------------------------------ */
+
+#define POOL_ADDRESS 0x7f3a2c000a40ull
+
+/* Parent 400 (thread 400 in wait4 on 500, thread 401 asleep on a private futex) and child 500 asleep at the same
+ * address: a thread pool's condition variable copied by fork(). */
+static struct hd_snapshot *pool_copied_by_fork(enum hd_origin child_origin)
+{
+    struct hd_snapshot *snapshot = new_snapshot(400);
+    add_process(snapshot, 400, 1, HD_ORIGIN_EXEC, 400, 2);
+    add_process(snapshot, 500, 400, child_origin, 500, 1);
+    in_wait4(thread_of(snapshot, 400), 500);
+    asleep_in_futex(thread_of(snapshot, 401), POOL_ADDRESS);
+    asleep_in_futex(thread_of(snapshot, 500), POOL_ADDRESS);
+    return snapshot;
+}
+
+Test(orphaned_wait, forked_child_waits_where_the_parents_pool_waits)
+{
+    struct hd_snapshot *snapshot = pool_copied_by_fork(HD_ORIGIN_FORKED);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 500), REPORT_WAKE_NEVER);
+    cr_assert(has_edge(analysis, 401, 400, REPORT_EDGE_FUTEX));
+    cr_assert_not(has_edge(analysis, 500, 401, REPORT_EDGE_FUTEX), "a private futex: another process's threads");
+
+    EXPECT_IDS(analysis, "orphaned-wait,waiting-on-workers");
+    const struct report_finding *orphaned = the_finding(analysis, "orphaned-wait");
+    cr_assert_eq(orphaned->pid, 500);
+    cr_assert_eq(orphaned->tid, 500);
+    cr_assert_eq(orphaned->confidence, REPORT_CERTAIN);
+    const char *parent_waiter = evidence_of(orphaned, "parent_waiter");
+    cr_assert_not_null(parent_waiter);
+    cr_assert(strstr(parent_waiter, "thread 401"), "%s", parent_waiter);
+    cr_assert(strstr(parent_waiter, "same address"), "%s", parent_waiter);
+    cr_assert_str_eq(evidence_of(orphaned, "address"), "0x7f3a2c000a40");
+
+    const struct report_finding *workers = the_finding(analysis, "waiting-on-workers");
+    cr_assert_eq(workers->tid, 400);
+    cr_assert_eq(workers->nmembers, 1u);
+    cr_assert_eq(member_tid(analysis, workers, 0), 500);
+
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(analysis->verdict.cause, "fork-inheritance");
+    cr_assert_str_eq(root_cause_id(analysis), "orphaned-wait");
+    cr_assert_eq(analysis->verdict.pid, 500);
+    assert_chain(analysis, (const pid_t[]){ 400, 500 }, 2);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(orphaned_wait, not_for_a_child_that_exec_d)
+{
+    struct hd_snapshot *snapshot = pool_copied_by_fork(HD_ORIGIN_EXEC);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "orphaned-wait"), 0);
+    EXPECT_IDS(analysis, "waiting-on-workers");
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(analysis->verdict.cause, "unknown");
+    cr_assert_eq(analysis->verdict.root_cause, -1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(orphaned_wait, every_child_thread_asleep_without_a_parent_waiter)
+{
+    struct hd_snapshot *snapshot = new_snapshot(400);
+    add_process(snapshot, 400, 1, HD_ORIGIN_EXEC, 400, 1);
+    add_process(snapshot, 500, 400, HD_ORIGIN_FORKED, 500, 2);
+    in_wait4(thread_of(snapshot, 400), 500);
+    asleep_in_futex(thread_of(snapshot, 500), POOL_ADDRESS);
+    asleep_in_futex(thread_of(snapshot, 501), POOL_ADDRESS + 0x40);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "orphaned-wait"), 2);
+    for (size_t f = 0; f < analysis->nfindings; f++)
+        if (strcmp(analysis->findings[f].id, "orphaned-wait") == 0)
+            cr_assert_null(evidence_of(&analysis->findings[f], "parent_waiter"));
+    cr_assert_str_eq(analysis->verdict.cause, "fork-inheritance");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* ---- idle ---------------------------------------------------------------------------------------------------- */
+
+Test(idle, worker_on_a_futex_another_thread_can_signal)
+{
+    struct hd_snapshot *snapshot = new_snapshot(600);
+    add_process(snapshot, 600, 1, HD_ORIGIN_EXEC, 600, 2);
+    in_nanosleep(thread_of(snapshot, 600));
+    asleep_in_futex(thread_of(snapshot, 601), 0x7f0000000040);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 600), REPORT_WAKE_TIMER);
+    cr_assert_eq(wake_of(analysis, 601), REPORT_WAKE_WAKER);
+    cr_assert(has_edge(analysis, 601, 600, REPORT_EDGE_FUTEX));
+    cr_assert(analysis->graph.nodes[report_graph_find(&analysis->graph, 601)].blocked_without_timeout);
+    cr_assert_not(analysis->graph.nodes[report_graph_find(&analysis->graph, 600)].blocked_without_timeout);
+
+    EXPECT_IDS(analysis, "idle");
+    const struct report_finding *idle = the_finding(analysis, "idle");
+    cr_assert_eq(idle->pid, 600);
+    cr_assert_eq(idle->tid, 601);
+    cr_assert_not(idle->hang);
+    cr_assert_eq(idle->confidence, REPORT_INFORMATIONAL);
+    cr_assert_eq(idle->nmembers, 1u);
+    cr_assert_eq(member_tid(analysis, idle, 0), 600);
+
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO, "no hang: hangdoc exits EXIT_NO_HANG");
+    cr_assert_str_eq(analysis->verdict.cause, "none");
+    cr_assert_eq(analysis->verdict.root_cause, -1);
+    cr_assert_eq(analysis->verdict.nchain, 0u);
+    cr_assert_not(analysis->asleep_forever_exists);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* ---- pipes ----------------------------------------------------------------------------------------------------- */
+
+/* Parent 700 reads fd 4, the read end of pipe 9999; child 800 (exec'd) holds the write end as fd 5. */
+static struct hd_snapshot *parent_reading_a_worker(void)
+{
+    struct hd_snapshot *snapshot = new_snapshot(700);
+    struct hd_process *parent = add_process(snapshot, 700, 1, HD_ORIGIN_EXEC, 700, 1);
+    struct hd_process *child = add_process(snapshot, 800, 700, HD_ORIGIN_EXEC, 800, 1);
+    add_fd(parent, 4, HD_FD_PIPE, 9999, 0);
+    add_fd(child, 5, HD_FD_PIPE, 9999, 1);
+    reading(thread_of(snapshot, 700), 4);
+    return snapshot;
+}
+
+Test(pipe, parent_reads_from_a_worker_asleep_forever)
+{
+    struct hd_snapshot *snapshot = parent_reading_a_worker();
+    asleep_in_futex(thread_of(snapshot, 800), 0x7f0000000040);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert(has_edge(analysis, 700, 800, REPORT_EDGE_PIPE));
+    cr_assert_eq(analysis->graph.nedges, 1u);
+    cr_assert_eq(wake_of(analysis, 800), REPORT_WAKE_NEVER);
+    cr_assert_eq(wake_of(analysis, 700), REPORT_WAKE_NEVER);
+
+    EXPECT_IDS(analysis, "waiting-on-workers");
+    const struct report_finding *workers = the_finding(analysis, "waiting-on-workers");
+    cr_assert_eq(workers->pid, 700);
+    cr_assert_eq(workers->tid, 700);
+    cr_assert_eq(workers->nmembers, 1u);
+    cr_assert_eq(member_tid(analysis, workers, 0), 800);
+    cr_assert(strstr(workers->summary, "a pipe"), "%s", workers->summary);
+    cr_assert_str_eq(evidence_of(workers, "timed_loop"), "no");
+
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(analysis->verdict.cause, "unknown");
+    cr_assert_eq(analysis->verdict.root_cause, -1);
+    cr_assert_eq(analysis->verdict.pid, 700);
+    cr_assert_eq(analysis->verdict.tid, 700);
+    assert_chain(analysis, (const pid_t[]){ 700 }, 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(pipe, parent_reads_from_a_worker_that_sleeps_with_a_timeout)
+{
+    struct hd_snapshot *snapshot = parent_reading_a_worker();
+    in_nanosleep(thread_of(snapshot, 800));
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 800), REPORT_WAKE_TIMER);
+    cr_assert_eq(wake_of(analysis, 700), REPORT_WAKE_WAKER);
+    EXPECT_IDS(analysis, "idle");
+    const struct report_finding *idle = the_finding(analysis, "idle");
+    cr_assert_eq(idle->tid, 700);
+    cr_assert_eq(member_tid(analysis, idle, 0), 800);
+    cr_assert(strstr(idle->summary, "a pipe"), "%s", idle->summary);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    cr_assert_str_eq(analysis->verdict.cause, "none");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(pipe, reader_of_a_pipe_only_other_readers_hold_waits_on_the_outside)
+{
+    struct hd_snapshot *snapshot = parent_reading_a_worker();
+    snapshot->processes[1].fds[0].access_mode = 0; /* the child holds a read end too: the writer is elsewhere */
+    asleep_in_futex(thread_of(snapshot, 800), 0x7f0000000040);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(analysis->graph.nedges, 0u);
+    cr_assert_eq(wake_of(analysis, 700), REPORT_WAKE_OUTSIDE);
+    cr_assert_eq(count_findings(analysis, "waiting-on-workers"), 0);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_UNKNOWN, "800 alone is asleep forever, with no finding");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(socket, reader_of_a_socketpair_whose_peer_is_asleep_forever)
+{
+    struct hd_snapshot *snapshot = new_snapshot(700);
+    struct hd_process *parent = add_process(snapshot, 700, 1, HD_ORIGIN_EXEC, 700, 1);
+    struct hd_process *child = add_process(snapshot, 800, 700, HD_ORIGIN_EXEC, 800, 1);
+    add_fd(parent, 3, HD_FD_SOCKET, 5001, 2);
+    add_fd(child, 3, HD_FD_SOCKET, 5002, 2);
+    snapshot->unix_peers = malloc(2 * sizeof *snapshot->unix_peers);
+    cr_assert_not_null(snapshot->unix_peers);
+    snapshot->unix_peers[0] = (struct hd_socket_peer){ .inode = 5001, .peer_inode = 5002 };
+    snapshot->unix_peers[1] = (struct hd_socket_peer){ .inode = 5002, .peer_inode = 5001 };
+    snapshot->nunix_peers = 2;
+    reading(thread_of(snapshot, 700), 3);
+    asleep_in_futex(thread_of(snapshot, 800), 0x7f0000000040);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert(has_edge(analysis, 700, 800, REPORT_EDGE_SOCKET));
+    const struct report_finding *workers = the_finding(analysis, "waiting-on-workers");
+    cr_assert_eq(workers->tid, 700);
+    cr_assert(strstr(workers->summary, "a socket"), "%s", workers->summary);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* ---- signals, running threads, lookups ----------------------------------------------------------------------- */
+
+Test(signal, pause_alone_is_no_hang)
+{
+    struct hd_snapshot *snapshot = new_snapshot(900);
+    add_process(snapshot, 900, 1, HD_ORIGIN_EXEC, 900, 1);
+    in_pause(thread_of(snapshot, 900));
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 900), REPORT_WAKE_NEVER);
+    cr_assert_eq(analysis->nfindings, 0u);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO, "waiting for a signal is by design");
+    cr_assert_str_eq(analysis->verdict.cause, "none");
+    cr_assert_eq(analysis->verdict.root_cause, -1);
+    cr_assert(analysis->asleep_forever_exists);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(signal, lone_futex_sleeper_is_an_unexplained_knot)
+{
+    struct hd_snapshot *snapshot = new_snapshot(910);
+    add_process(snapshot, 910, 1, HD_ORIGIN_EXEC, 910, 1);
+    asleep_in_futex(thread_of(snapshot, 910), 0x7f0000000040);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 910), REPORT_WAKE_NEVER);
+    cr_assert_eq(analysis->nfindings, 0u);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_UNKNOWN);
+    cr_assert_str_eq(analysis->verdict.cause, "unknown");
+    cr_assert_eq(analysis->verdict.root_cause, -1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(graph, running_thread)
+{
+    struct hd_snapshot *snapshot = new_snapshot(950);
+    add_process(snapshot, 950, 1, HD_ORIGIN_EXEC, 950, 1);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(analysis->graph.nnodes, 1u);
+    cr_assert_eq(wake_of(analysis, 950), REPORT_WAKE_RUNNING);
+    cr_assert_eq(analysis->graph.nodes[0].process, &snapshot->processes[0]);
+    cr_assert_eq(analysis->graph.nodes[0].thread, &snapshot->processes[0].threads[0]);
+    cr_assert_eq(analysis->nfindings, 0u);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    cr_assert_not(analysis->asleep_forever_exists);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(graph, progressing_and_kernel_and_zombie_threads)
+{
+    struct hd_snapshot *snapshot = new_snapshot(960);
+    add_process(snapshot, 960, 1, HD_ORIGIN_EXEC, 960, 4);
+    struct hd_thread *progressing = thread_of(snapshot, 960);
+    asleep_in_futex(progressing, 0x7f0000000040);
+    progressing->progressing = true;
+    struct hd_thread *disk = thread_of(snapshot, 961);
+    asleep_in(disk, "read", HD_WAIT_READ, "read");
+    disk->state = 'D';
+    struct hd_thread *zombie = thread_of(snapshot, 962);
+    zombie->state = 'Z';
+    struct hd_thread *faulting = thread_of(snapshot, 963);
+    faulting->state = 'S';
+    faulting->syscall = (struct hd_syscall){ .state = HD_SYSCALL_NONE };
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 960), REPORT_WAKE_RUNNING);
+    cr_assert_eq(wake_of(analysis, 961), REPORT_WAKE_KERNEL);
+    cr_assert_eq(wake_of(analysis, 962), REPORT_WAKE_EXITED);
+    cr_assert_eq(wake_of(analysis, 963), REPORT_WAKE_KERNEL);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(graph, find)
+{
+    struct hd_snapshot *snapshot = fork_with_held_lock(HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_graph graph;
+    cr_assert(report_build_graph(snapshot, &graph));
+    cr_assert_eq(graph.nnodes, 3u);
+    cr_assert_eq(report_graph_find(&graph, 100), 0u);
+    cr_assert_eq(report_graph_find(&graph, 101), 1u);
+    cr_assert_eq(report_graph_find(&graph, 200), 2u);
+    cr_assert_eq(report_graph_find(&graph, 999), NO_NODE);
+    cr_assert_eq(graph.nodes[2].process, &snapshot->processes[1]);
+    report_graph_release(&graph);
+    cr_assert_null(graph.nodes);
+    cr_assert_eq(graph.nnodes, 0u);
+    hd_snapshot_free(snapshot);
+}
+
+Test(graph, empty_snapshot)
+{
+    struct hd_snapshot *snapshot = new_snapshot(1);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(analysis->graph.nnodes, 0u);
+    cr_assert_eq(analysis->nfindings, 0u);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    cr_assert_eq(report_graph_find(&analysis->graph, 1), NO_NODE);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(graph, names)
+{
+    cr_assert_str_eq(report_wake_name(REPORT_WAKE_NEVER), "asleep forever");
+    cr_assert_str_eq(report_edge_kind_name(REPORT_EDGE_LOCK_OWNER), "lock-owner");
+    cr_assert_str_eq(report_confidence_name(REPORT_CERTAIN), "certain");
+}
+
+/* ---- more waits ---------------------------------------------------------------------------------------------- */
+
+Test(pipe, timed_poll_loop_on_a_worker_asleep_forever)
+{
+    struct hd_snapshot *snapshot = parent_reading_a_worker();
+    struct hd_wait *wait = asleep_in(thread_of(snapshot, 700), "poll", HD_WAIT_POLL, "poll");
+    wait->nfds = 1;
+    wait->fds[0] = 4;
+    wait->nfds_known = 1;
+    wait->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_FINITE, .remaining_ns = 1000000000 };
+    asleep_in_futex(thread_of(snapshot, 800), 0x7f0000000040);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 700), REPORT_WAKE_TIMER);
+    cr_assert(has_edge(analysis, 700, 800, REPORT_EDGE_PIPE), "edges are kept for timed waits");
+    const struct report_finding *workers = the_finding(analysis, "waiting-on-workers");
+    cr_assert_eq(workers->tid, 700);
+    cr_assert(strncmp(evidence_of(workers, "timed_loop"), "yes", 3) == 0);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(join, joiner_of_a_running_thread_can_be_woken)
+{
+    struct hd_snapshot *snapshot = new_snapshot(1100);
+    add_process(snapshot, 1100, 1, HD_ORIGIN_EXEC, 1100, 2);
+    struct hd_wait *wait = asleep_in_futex(thread_of(snapshot, 1100), 0x7f0000001000);
+    wait->futex_private = false;
+    wait->expected = 1101;
+    wait->lock = (struct hd_lock){ .kind = HD_LOCK_JOIN, .type = "join", .object_address = 0x7f0000001000,
+                                   .word_read = true, .word = 1101, .owner_tid = 1101,
+                                   .owner_whereabouts = HD_OWNER_SAME_PROCESS, .owner_pid = 1100 };
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert(has_edge(analysis, 1100, 1101, REPORT_EDGE_JOIN));
+    cr_assert_eq(analysis->graph.nedges, 1u);
+    cr_assert_eq(wake_of(analysis, 1100), REPORT_WAKE_WAKER);
+    EXPECT_IDS(analysis, "idle");
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(lock_cycle, thread_waiting_on_a_mutex_it_owns_itself)
+{
+    /* A thread that locks a normal mutex it already holds sleeps forever on a lock it owns itself: a one-thread
+     * lock-cycle, a certain deadlock. */
+    struct hd_snapshot *snapshot = new_snapshot(1200);
+    add_process(snapshot, 1200, 1, HD_ORIGIN_EXEC, 1200, 1);
+    waiting_on_mutex(thread_of(snapshot, 1200), 0x1000, 1200, 1200, HD_OWNER_SAME_PROCESS,
+                     HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 1200), REPORT_WAKE_NEVER);
+    cr_expect_eq(analysis->verdict.hung, REPORT_HUNG_YES, "hung %d", (int)analysis->verdict.hung);
+    cr_expect_str_eq(analysis->verdict.cause, "deadlock");
+    cr_expect_geq(analysis->verdict.root_cause, 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(graph, shared_mutex_owned_by_a_live_thread_outside_the_snapshot)
+{
+    /* A live thread of a process outside the snapshot owns a MAP_SHARED lock: it can release it, so the waiter
+     * waits on the outside, like a pipe whose other end is held outside the snapshot. */
+    struct hd_snapshot *snapshot = new_snapshot(1300);
+    add_process(snapshot, 1300, 1, HD_ORIGIN_EXEC, 1300, 1);
+    waiting_on_mutex(thread_of(snapshot, 1300), 0x7f0000002000, 4000, 4000, HD_OWNER_OUTSIDE, HD_MAPPING_SHARED);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "inherited-lock"), 0, "shared memory: the owner can reach it");
+    cr_assert_eq(count_findings(analysis, "abandoned-lock"), 0);
+    cr_expect_eq(wake_of(analysis, 1300), REPORT_WAKE_OUTSIDE, "wake: %s", report_wake_name(wake_of(analysis, 1300)));
+    cr_expect_eq(analysis->verdict.hung, REPORT_HUNG_NO, "hung %d", (int)analysis->verdict.hung);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}

@@ -1,0 +1,427 @@
+/* /proc/<pid>/maps lines, mapping lookup and classification (probe/maps.h, probe/snapshot.h), fd targets, fdinfo
+ * and unix socket peers (probe/fds.h): parsers over hand-written text, readers over this test's own process. */
+#include "../../probe/fds.h"
+#include "../../probe/maps.h"
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static bool parse(const char *line, struct hd_mapping *mapping)
+{
+    return probe_parse_maps_line(line, strlen(line), mapping);
+}
+
+/* ---- probe_parse_maps_line ------------------------------------------------------------------------------------ */
+
+Test(maps_line, anonymous)
+{
+    struct hd_mapping mapping;
+    cr_assert(parse("7f0000000000-7f0000021000 rw-p 00000000 00:00 0 ", &mapping));
+    cr_assert_eq(mapping.start, 0x7f0000000000ull);
+    cr_assert_eq(mapping.end, 0x7f0000021000ull);
+    cr_assert_str_eq(mapping.permissions, "rw-p");
+    cr_assert_eq(mapping.offset, 0u);
+    cr_assert_eq(mapping.device_major, 0u);
+    cr_assert_eq(mapping.device_minor, 0u);
+    cr_assert_eq(mapping.inode, 0u);
+    cr_assert_null(mapping.path);
+    cr_assert_eq(hd_mapping_classify(&mapping), HD_MAPPING_ANONYMOUS_PRIVATE);
+}
+
+Test(maps_line, anonymous_without_trailing_space_and_with_newline)
+{
+    struct hd_mapping mapping;
+    cr_assert(parse("7f0000000000-7f0000021000 rw-p 00000000 00:00 0\n", &mapping));
+    cr_assert_null(mapping.path);
+    cr_assert_eq(mapping.end, 0x7f0000021000ull);
+}
+
+Test(maps_line, heap)
+{
+    struct hd_mapping mapping;
+    cr_assert(parse("55d2a0c2d000-55d2a0c4e000 rw-p 00000000 00:00 0                          [heap]\n", &mapping));
+    cr_assert_eq(mapping.start, 0x55d2a0c2d000ull);
+    cr_assert_eq(mapping.end, 0x55d2a0c4e000ull);
+    cr_assert_str_eq(mapping.path, "[heap]");
+    cr_assert_eq(hd_mapping_classify(&mapping), HD_MAPPING_ANONYMOUS_PRIVATE, "[heap] is anonymous memory");
+    free(mapping.path);
+}
+
+Test(maps_line, file_path_with_spaces)
+{
+    struct hd_mapping mapping;
+    cr_assert(parse("7f1c2a400000-7f1c2a422000 r-xp 00001000 fd:01 1839237                    "
+                    "/opt/my lib/libx.so (deleted)\n",
+                    &mapping));
+    cr_assert_str_eq(mapping.permissions, "r-xp");
+    cr_assert_eq(mapping.offset, 0x1000u);
+    cr_assert_eq(mapping.device_major, 0xfdu);
+    cr_assert_eq(mapping.device_minor, 1u);
+    cr_assert_eq(mapping.inode, 1839237u);
+    cr_assert_str_eq(mapping.path, "/opt/my lib/libx.so (deleted)");
+    cr_assert_eq(hd_mapping_classify(&mapping), HD_MAPPING_FILE_PRIVATE);
+    free(mapping.path);
+}
+
+Test(maps_line, shared_mapping)
+{
+    struct hd_mapping mapping;
+    cr_assert(parse("7f1c2a600000-7f1c2a604000 rw-s 00002000 00:1a 4711                       /dev/shm/x\n",
+                    &mapping));
+    cr_assert_str_eq(mapping.permissions, "rw-s");
+    cr_assert_eq(mapping.offset, 0x2000u);
+    cr_assert_eq(mapping.device_major, 0u);
+    cr_assert_eq(mapping.device_minor, 0x1au);
+    cr_assert_eq(mapping.inode, 4711u);
+    cr_assert_str_eq(mapping.path, "/dev/shm/x");
+    cr_assert_eq(hd_mapping_classify(&mapping), HD_MAPPING_SHARED);
+    free(mapping.path);
+}
+
+Test(maps_line, shared_anonymous_is_shared)
+{
+    struct hd_mapping mapping;
+    cr_assert(parse("7f1c2a800000-7f1c2a801000 rw-s 00000000 00:01 2049                       /dev/zero (deleted)",
+                    &mapping));
+    cr_assert_eq(hd_mapping_classify(&mapping), HD_MAPPING_SHARED);
+    free(mapping.path);
+}
+
+Test(maps_line, vsyscall_sixteen_hex_digits)
+{
+    struct hd_mapping mapping;
+    cr_assert(parse("ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n", &mapping));
+    cr_assert_eq(mapping.start, 0xffffffffff600000ull);
+    cr_assert_eq(mapping.end, 0xffffffffff601000ull);
+    cr_assert_str_eq(mapping.path, "[vsyscall]");
+    free(mapping.path);
+}
+
+Test(maps_line, length_bounds_the_line)
+{
+    const char *text = "400000-401000 r--p 00000000 08:02 77 /usr/bin/cat\n400000-401000 r--p 0 0:0 0 /next";
+    const char *newline = strchr(text, '\n');
+    struct hd_mapping mapping;
+    cr_assert(probe_parse_maps_line(text, (size_t)(newline - text + 1), &mapping));
+    cr_assert_str_eq(mapping.path, "/usr/bin/cat");
+    cr_assert_eq(mapping.inode, 77u);
+    free(mapping.path);
+}
+
+Test(maps_line, malformed)
+{
+    static const char *const lines[] = {
+        "7f0000021000-7f0000000000 rw-p 00000000 00:00 0 ", /* end before start */
+        "7f0000000000-7f0000021000 rw-p",                   /* no offset, device, inode */
+        "7f0000000000-7f0000021000 rw-p 00000000 00:00",    /* no inode */
+        "7f0000000000-7f0000021000 rw-p 00000000 0000 0",   /* device without ':' */
+        "7f0000000000-7f0000021000 rw-p zz 00:00 0",        /* offset not hex */
+        "7f0000000000 rw-p 00000000 00:00 0",               /* no end */
+        "-7f0000021000 rw-p 00000000 00:00 0",              /* no start */
+        "7f0000000000-7f0000021000rw-p 00000000 00:00 0",   /* no space after the range */
+        "7f0000000000-7f0000021000 rw 00000000 00:00 0",    /* short permissions */
+        "10000000000000000-10000000000001000 rw-p 00000000 00:00 0", /* 17 hex digits: over 64 bits */
+        "hello, world",
+        "",
+        "\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        struct hd_mapping mapping;
+        cr_assert_not(parse(lines[i], &mapping), "accepted \"%s\"", lines[i]);
+    }
+}
+
+/* ---- classification and lookup ------------------------------------------------------------------------------- */
+
+Test(classify, kinds)
+{
+    cr_assert_eq(hd_mapping_classify(NULL), HD_MAPPING_UNKNOWN);
+    struct hd_mapping anonymous = { .permissions = "rw-p" };
+    cr_assert_eq(hd_mapping_classify(&anonymous), HD_MAPPING_ANONYMOUS_PRIVATE);
+    char stack[] = "[stack]";
+    struct hd_mapping named = { .permissions = "rw-p", .path = stack };
+    cr_assert_eq(hd_mapping_classify(&named), HD_MAPPING_ANONYMOUS_PRIVATE);
+    char library[] = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+    struct hd_mapping data = { .permissions = "rw-p", .path = library, .inode = 1234, .device_major = 8 };
+    cr_assert_eq(hd_mapping_classify(&data), HD_MAPPING_FILE_PRIVATE);
+    char shm[] = "/dev/shm/x";
+    struct hd_mapping shared = { .permissions = "rw-s", .path = shm, .inode = 4711 };
+    cr_assert_eq(hd_mapping_classify(&shared), HD_MAPPING_SHARED);
+    struct hd_mapping shared_anonymous = { .permissions = "rw-s" };
+    cr_assert_eq(hd_mapping_classify(&shared_anonymous), HD_MAPPING_SHARED);
+    cr_assert_str_eq(hd_mapping_kind_name(HD_MAPPING_SHARED), "shared");
+    cr_assert_str_eq(hd_mapping_kind_name(HD_MAPPING_ANONYMOUS_PRIVATE), "anonymous-private");
+    cr_assert_str_eq(hd_mapping_kind_name(HD_MAPPING_FILE_PRIVATE), "file-private");
+    cr_assert_str_eq(hd_mapping_kind_name(HD_MAPPING_UNKNOWN), "unknown");
+}
+
+Test(find_mapping, binary_search)
+{
+    struct hd_mapping mappings[] = {
+        { .start = 0x1000, .end = 0x2000, .permissions = "r--p" },
+        { .start = 0x3000, .end = 0x5000, .permissions = "rw-p" },
+        { .start = 0x5000, .end = 0x6000, .permissions = "rw-s" },
+        { .start = 0x8000, .end = 0x9000, .permissions = "rw-p" },
+        { .start = 0xa000, .end = 0xb000, .permissions = "rw-p" },
+    };
+    struct hd_process process = { .pid = 1, .mappings = mappings, .nmappings = 5 };
+    cr_assert_eq(hd_process_find_mapping(&process, 0x1800), &mappings[0], "inside");
+    cr_assert_eq(hd_process_find_mapping(&process, 0x1000), &mappings[0], "at start");
+    cr_assert_eq(hd_process_find_mapping(&process, 0x1fff), &mappings[0], "at end - 1");
+    cr_assert_null(hd_process_find_mapping(&process, 0x2000), "at end, before a gap");
+    cr_assert_null(hd_process_find_mapping(&process, 0x2800), "in a gap");
+    cr_assert_eq(hd_process_find_mapping(&process, 0x4fff), &mappings[1]);
+    cr_assert_eq(hd_process_find_mapping(&process, 0x5000), &mappings[2], "the end of one is the next's start");
+    cr_assert_null(hd_process_find_mapping(&process, 0x6000));
+    cr_assert_eq(hd_process_find_mapping(&process, 0x8000), &mappings[3]);
+    cr_assert_eq(hd_process_find_mapping(&process, 0xafff), &mappings[4]);
+    cr_assert_null(hd_process_find_mapping(&process, 0xb000), "past the last");
+    cr_assert_null(hd_process_find_mapping(&process, 0), "below the first");
+    cr_assert_null(hd_process_find_mapping(&process, UINT64_MAX));
+    for (size_t i = 0; i < 5; i++) {
+        cr_assert_eq(hd_process_find_mapping(&process, mappings[i].start), &mappings[i]);
+        cr_assert_eq(hd_process_find_mapping(&process, mappings[i].end - 1), &mappings[i]);
+    }
+    struct hd_process empty = { .pid = 2 };
+    cr_assert_null(hd_process_find_mapping(&empty, 0x1000));
+}
+
+Test(find_mapping, own_maps_hold_own_addresses)
+{
+    struct hd_mapping *mappings;
+    size_t count;
+    bool truncated;
+    cr_assert_eq(probe_read_maps(getpid(), 100000, &mappings, &count, &truncated), 0);
+    cr_assert_not(truncated);
+    cr_assert(count > 3);
+    for (size_t i = 1; i < count; i++)
+        cr_assert(mappings[i - 1].end <= mappings[i].start, "mapping %zu out of order", i);
+    struct hd_process process = { .pid = getpid(), .mappings = mappings, .nmappings = count };
+    static int in_data = 1;
+    int on_stack = 2;
+    void *on_heap = malloc(64);
+    const struct hd_mapping *data = hd_process_find_mapping(&process, (uint64_t)(uintptr_t)&in_data);
+    const struct hd_mapping *stack = hd_process_find_mapping(&process, (uint64_t)(uintptr_t)&on_stack);
+    const struct hd_mapping *heap = hd_process_find_mapping(&process, (uint64_t)(uintptr_t)on_heap);
+    cr_assert_not_null(data);
+    cr_assert_not_null(stack);
+    cr_assert_not_null(heap);
+    cr_assert_eq(hd_mapping_classify(data), HD_MAPPING_FILE_PRIVATE, "%s", data->path ? data->path : "(anonymous)");
+    cr_assert_eq(hd_mapping_classify(stack), HD_MAPPING_ANONYMOUS_PRIVATE);
+    cr_assert_eq(hd_mapping_classify(heap), HD_MAPPING_ANONYMOUS_PRIVATE);
+    free(on_heap);
+    for (size_t i = 0; i < count; i++)
+        free(mappings[i].path);
+    free(mappings);
+}
+
+/* ---- fd targets and fdinfo ----------------------------------------------------------------------------------- */
+
+Test(fd_target, kinds_and_inodes)
+{
+    static const struct {
+        const char *target;
+        enum hd_fd_kind kind;
+        uint64_t inode;
+    } cases[] = {
+        { "pipe:[123]", HD_FD_PIPE, 123 },
+        { "socket:[99]", HD_FD_SOCKET, 99 },
+        { "socket:[4026531992]", HD_FD_SOCKET, 4026531992ull },
+        { "anon_inode:[eventfd]", HD_FD_ANON, 0 },
+        { "anon_inode:inotify", HD_FD_ANON, 0 },
+        { "/dev/null", HD_FD_FILE, 0 },
+        { "/memfd:y (deleted)", HD_FD_FILE, 0 },
+        { "net:[4026531992]", HD_FD_OTHER, 0 },
+        { "pipe:[12", HD_FD_PIPE, 0 },
+        { "pipe:[]", HD_FD_PIPE, 0 },
+        { "", HD_FD_OTHER, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        enum hd_fd_kind kind;
+        uint64_t inode;
+        probe_classify_fd_target(cases[i].target, &kind, &inode);
+        cr_assert_eq(kind, cases[i].kind, "\"%s\"", cases[i].target);
+        cr_assert_eq(inode, cases[i].inode, "\"%s\"", cases[i].target);
+    }
+}
+
+static int access_mode(const char *text)
+{
+    return probe_parse_fdinfo_access_mode(text, strlen(text));
+}
+
+Test(fdinfo, access_mode)
+{
+    cr_assert_eq(access_mode("pos:\t0\nflags:\t02\nmnt_id:\t15\n"), O_RDWR);
+    cr_assert_eq(access_mode("pos:\t0\nflags:\t0100001\nmnt_id:\t15\nino:\t1057\n"), O_WRONLY);
+    cr_assert_eq(access_mode("flags:\t0100001"), O_WRONLY);
+    cr_assert_eq(access_mode("flags:\t0100000"), O_RDONLY);
+    cr_assert_eq(access_mode("pos:\t0\nflags:\t02004002\n"), O_RDWR);
+    cr_assert_eq(access_mode("pos:\t0\nmnt_id:\t15\n"), -1, "no flags line");
+    cr_assert_eq(access_mode("mnt_flags:\t01\n"), -1, "only a line that starts with flags: counts");
+    cr_assert_eq(access_mode("flags:\t\n"), -1, "no digits");
+    cr_assert_eq(access_mode(""), -1);
+}
+
+Test(fdinfo, length_bounds_the_text)
+{
+    const char *text = "pos:\t0\nflags:\t01\n";
+    cr_assert_eq(probe_parse_fdinfo_access_mode(text, 7), -1, "the flags line is past the length");
+}
+
+#define EPOLL_FDINFO                                                                                                 \
+    "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1057\n"                                                               \
+    "tfd:        5 events:       19 data:                5  pos:0 ino:1234 sdev:d\n"                                 \
+    "tfd:        9 events:       19 data:                9  pos:0 ino:1235 sdev:d\n"
+
+Test(epoll, targets)
+{
+    int fds[16];
+    bool truncated = true;
+    cr_assert_eq(probe_parse_epoll_targets(EPOLL_FDINFO, strlen(EPOLL_FDINFO), fds, 16, &truncated), 2u);
+    cr_assert_eq(fds[0], 5);
+    cr_assert_eq(fds[1], 9);
+    cr_assert_not(truncated);
+}
+
+Test(epoll, exactly_max_is_not_truncated)
+{
+    int fds[2];
+    bool truncated = true;
+    cr_assert_eq(probe_parse_epoll_targets(EPOLL_FDINFO, strlen(EPOLL_FDINFO), fds, 2, &truncated), 2u);
+    cr_assert_not(truncated);
+}
+
+Test(epoll, truncated)
+{
+    int fds[1];
+    bool truncated = false;
+    cr_assert_eq(probe_parse_epoll_targets(EPOLL_FDINFO, strlen(EPOLL_FDINFO), fds, 1, &truncated), 1u);
+    cr_assert_eq(fds[0], 5);
+    cr_assert(truncated);
+}
+
+Test(epoll, no_targets)
+{
+    const char *text = "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1057\n";
+    int fds[4];
+    bool truncated = true;
+    cr_assert_eq(probe_parse_epoll_targets(text, strlen(text), fds, 4, &truncated), 0u);
+    cr_assert_not(truncated);
+}
+
+/* ---- the real machine ---------------------------------------------------------------------------------------- */
+
+static uint64_t inode_of(int fd)
+{
+    struct stat st;
+    cr_assert_eq(fstat(fd, &st), 0);
+    return (uint64_t)st.st_ino;
+}
+
+static const struct hd_socket_peer *peer_entry(const struct hd_socket_peer *peers, size_t count, uint64_t inode)
+{
+    for (size_t i = 0; i < count; i++)
+        if (peers[i].inode == inode)
+            return &peers[i];
+    return NULL;
+}
+
+Test(unix_peers, socketpair_is_listed_with_its_peer)
+{
+    int pair[2];
+    cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+    uint64_t a = inode_of(pair[0]), b = inode_of(pair[1]);
+    struct hd_socket_peer *peers;
+    size_t count;
+    int result = probe_read_unix_peers(&peers, &count);
+    cr_assert_eq(result, 0, "probe_read_unix_peers: %s", strerror(-result));
+    cr_assert(count >= 2);
+    for (size_t i = 1; i < count; i++)
+        cr_assert(peers[i - 1].inode <= peers[i].inode, "entry %zu out of order", i);
+    const struct hd_socket_peer *first = peer_entry(peers, count, a), *second = peer_entry(peers, count, b);
+    cr_assert_not_null(first, "socket %llu not listed", (unsigned long long)a);
+    cr_assert_not_null(second, "socket %llu not listed", (unsigned long long)b);
+    cr_assert_eq(first->peer_inode, b);
+    cr_assert_eq(second->peer_inode, a);
+    free(peers);
+    close(pair[0]);
+    close(pair[1]);
+}
+
+Test(read_fds, socketpair_and_pipe)
+{
+    int pair[2], ends[2];
+    cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+    cr_assert_eq(pipe(ends), 0);
+    uint64_t a = inode_of(pair[0]), b = inode_of(pair[1]), pipe_inode = inode_of(ends[0]);
+    cr_assert_eq(inode_of(ends[1]), pipe_inode);
+    struct hd_fd *fds;
+    size_t count;
+    bool truncated;
+    int result = probe_read_fds(getpid(), 4096, &fds, &count, &truncated);
+    cr_assert_eq(result, 0, "probe_read_fds: %s", strerror(-result));
+    cr_assert_not(truncated);
+    for (size_t i = 1; i < count; i++)
+        cr_assert(fds[i - 1].fd < fds[i].fd, "fd entry %zu out of order", i);
+    struct hd_process process = { .pid = getpid(), .fds = fds, .nfds = count };
+    const struct hd_fd *s0 = hd_process_find_fd(&process, pair[0]), *s1 = hd_process_find_fd(&process, pair[1]);
+    const struct hd_fd *reader = hd_process_find_fd(&process, ends[0]), *writer = hd_process_find_fd(&process, ends[1]);
+    cr_assert_not_null(s0);
+    cr_assert_not_null(s1);
+    cr_assert_not_null(reader);
+    cr_assert_not_null(writer);
+    cr_assert_eq(s0->kind, HD_FD_SOCKET);
+    cr_assert_eq(s1->kind, HD_FD_SOCKET);
+    cr_assert_eq(s0->inode, a);
+    cr_assert_eq(s1->inode, b);
+    cr_assert_eq(s0->access_mode, O_RDWR);
+    cr_assert_eq(reader->kind, HD_FD_PIPE);
+    cr_assert_eq(writer->kind, HD_FD_PIPE);
+    cr_assert_eq(reader->inode, pipe_inode);
+    cr_assert_eq(writer->inode, pipe_inode);
+    cr_assert_eq(reader->access_mode, O_RDONLY);
+    cr_assert_eq(writer->access_mode, O_WRONLY);
+    cr_assert_not_null(reader->target);
+    cr_assert(strncmp(reader->target, "pipe:[", 6) == 0, "%s", reader->target);
+    cr_assert_null(hd_process_find_fd(&process, 100000));
+    for (size_t i = 0; i < count; i++)
+        free(fds[i].target);
+    free(fds);
+    close(pair[0]);
+    close(pair[1]);
+    close(ends[0]);
+    close(ends[1]);
+}
+
+Test(read_fds, max_fds_truncates)
+{
+    int ends[2];
+    cr_assert_eq(pipe(ends), 0);
+    struct hd_fd *fds;
+    size_t count;
+    bool truncated;
+    cr_assert_eq(probe_read_fds(getpid(), 1, &fds, &count, &truncated), 0);
+    cr_assert_eq(count, 1u);
+    cr_assert(truncated);
+    for (size_t i = 0; i < count; i++)
+        free(fds[i].target);
+    free(fds);
+    close(ends[0]);
+    close(ends[1]);
+}
+
+Test(read_fds, no_such_process)
+{
+    struct hd_fd *fds = (struct hd_fd *)1;
+    size_t count = 7;
+    bool truncated = true;
+    cr_assert(probe_read_fds(0x3fffffff, 16, &fds, &count, &truncated) < 0);
+    cr_assert_null(fds);
+    cr_assert_eq(count, 0u);
+}
