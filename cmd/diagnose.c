@@ -48,6 +48,25 @@ static int exit_for_verdict(const struct report_verdict *verdict)
 
 int hangdoc_diagnose(const struct hangdoc_options *options)
 {
+    struct hangdoc_outputs outputs = { .text = { options->json ? NULL : stdout }, .json = options->json ? stdout : NULL };
+    return hangdoc_diagnose_into(options, &outputs);
+}
+
+static bool render_all(const struct hd_snapshot *snapshot, const struct report_analysis *analysis,
+                       const struct hangdoc_options *options, const struct hangdoc_outputs *outputs)
+{
+    struct report_text_options text = { .verbose = options->verbose };
+    bool written = true;
+    for (size_t i = 0; i < sizeof outputs->text / sizeof outputs->text[0]; i++)
+        if (outputs->text[i])
+            written &= report_render_text(snapshot, analysis, &text, outputs->text[i]);
+    if (outputs->json)
+        written &= report_render_json(snapshot, analysis, outputs->json);
+    return written;
+}
+
+int hangdoc_diagnose_into(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs)
+{
     int refused = check_targets(options);
     if (refused)
         return refused;
@@ -82,9 +101,7 @@ int hangdoc_diagnose(const struct hangdoc_options *options)
         hd_snapshot_free(snapshot);
         return EXIT_INTERNAL;
     }
-    struct report_text_options text = { .verbose = options->verbose };
-    bool written = options->json ? report_render_json(snapshot, analysis, stdout)
-                                 : report_render_text(snapshot, analysis, &text, stdout);
+    bool written = render_all(snapshot, analysis, options, outputs);
     status = exit_for_verdict(&analysis->verdict);
     if (!written) {
         fprintf(stderr, "hangdoc: could not write the report: %s\n", strerror(errno));

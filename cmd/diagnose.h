@@ -3,5 +3,15 @@
 
 #include "options.h"
 
-/* Returns an exit status (exit_codes.h); messages for the user go to stderr. */
+#include <stdio.h>
+
+/* Returns an exit status (exit_codes.h); messages for the user go to stderr. The report goes to stdout, as text or
+ * JSON (options->json). */
 int hangdoc_diagnose(const struct hangdoc_options *options);
+
+/* Where the reports go: up to two text streams and one JSON stream, each NULL when not wanted. */
+struct hangdoc_outputs {
+    FILE *text[2];
+    FILE *json;
+};
+int hangdoc_diagnose_into(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs);

@@ -8,5 +8,6 @@ enum hangdoc_exit {
     EXIT_USAGE = 64,           /* EX_USAGE: bad arguments */
     EXIT_NO_TARGET = 69,       /* EX_UNAVAILABLE: the target process does not exist */
     EXIT_INTERNAL = 70,        /* EX_SOFTWARE: hangdoc failed (out of memory, /proc unreadable, deadline passed) */
+    EXIT_CANNOT_CREATE = 73,   /* EX_CANTCREAT: `hangdoc run` cannot write a report where it was asked to */
     EXIT_PERMISSION = 77,      /* EX_NOPERM: the target cannot be read */
 };

@@ -5,6 +5,7 @@
 #include "diagnose.h"
 #include "exit_codes.h"
 #include "options.h"
+#include "run.h"
 
 #include <getopt.h>
 #include <signal.h>
@@ -19,10 +20,24 @@
 static const char usage_text[] =
     "Usage: hangdoc [OPTION]... PID...\n"
     "       hangdoc demo [OPTION]...\n"
+    "       hangdoc run [RUN OPTION]... [--] CMD [ARG]...\n"
     "Diagnose hung processes: read every thread of PID and of all its descendants, and say what each one waits\n"
     "on, for how long, and whether it makes progress. Nothing is stopped or changed in the target.\n"
     "\n"
     "  demo                 start a real hung process tree, diagnose it, end it\n"
+    "  run                  run CMD; when it times out, stalls or is cancelled, diagnose its whole tree,\n"
+    "                       write the reports, end the tree (exit 124, as timeout(1))\n"
+    "\n"
+    "Run options:\n"
+    "  -t, --timeout DUR    diagnose and end the tree when CMD runs longer than DUR\n"
+    "      --stall DUR      ... when CMD prints nothing on stdout or stderr for DUR\n"
+    "      --report FILE    write the text report to FILE too (it always goes to stderr)\n"
+    "      --json FILE      write the JSON report to FILE\n"
+    "      --signal SIG     end the tree with SIG (default TERM), then KILL after --kill-after\n"
+    "      --kill-after DUR how long to wait after SIG (default 5s)\n"
+    "      --keep-running   report, but leave the tree running\n"
+    "  SIGUSR1 makes hangdoc run diagnose at once and go on; SIGTERM, SIGINT and SIGHUP make it diagnose\n"
+    "  (a few seconds at most), then pass the signal on to the tree.\n"
     "\n"
     "Options:\n"
     "  -j, --json           print one JSON document (schema hangdoc.report/1) instead of text\n"
@@ -42,7 +57,10 @@ static const char usage_text[] =
     "  64  usage error (bad option or pid, or hangdoc's own pid)\n"
     "  69  the target process does not exist\n"
     "  70  internal error (out of memory, /proc unreadable, --timeout passed)\n"
-    "  77  permission denied reading the target\n";
+    "  73  hangdoc run: a report file cannot be written\n"
+    "  77  permission denied reading the target\n"
+    "hangdoc run exits with the status of CMD (128 + N when signal N ended it), 124 when it ended CMD on\n"
+    "--timeout or --stall, 126 when CMD cannot be executed, 127 when it is not found.\n";
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *format, ...)
 {
@@ -150,6 +168,9 @@ int main(int argc, char **argv)
     };
     /* A closed pipe on stdout (hangdoc | head) must end us with an error, not a signal. */
     signal(SIGPIPE, SIG_IGN);
+    /* `run` comes first and has options of its own; the command after it has its own too */
+    if (argc > 1 && strcmp(argv[1], "run") == 0)
+        return hangdoc_run(&options, argc - 1, argv + 1);
     int status = parse_options(argc, argv, &options);
     if (status >= 0)
         return status;

@@ -307,3 +307,72 @@ bool json_has_note(json_object *document, const char *part)
     }
     return false;
 }
+
+const char *fixture_path(const char *name)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", environment_or_die("HANGDOC_FIXTURES"), name);
+    return path;
+}
+
+void hangdoc_spawn(struct spawned *spawned, const char *const *arguments)
+{
+    *spawned = (struct spawned){ .out_fd = -1, .err_fd = -1, .ready_fd = -1 };
+    size_t count = 0;
+    while (arguments[count])
+        count++;
+    const char **argv = calloc(count + 2, sizeof *argv);
+    cr_assert_not_null(argv);
+    argv[0] = environment_or_die("HANGDOC_BIN");
+    memcpy(argv + 1, arguments, count * sizeof *argv);
+    int out_pipe[2], err_pipe[2], ready_pipe[2];
+    cr_assert_eq(pipe2(out_pipe, O_CLOEXEC), 0);
+    cr_assert_eq(pipe2(err_pipe, O_CLOEXEC), 0);
+    cr_assert_eq(pipe2(ready_pipe, O_CLOEXEC), 0);
+    pid_t test_process = getpid();
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != test_process)
+            _exit(127);
+        dup2(out_pipe[1], 1);
+        dup2(err_pipe[1], 2);
+        dup2(ready_pipe[1], 3);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    setpgid(child, child);
+    free(argv);
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    close(ready_pipe[1]);
+    spawned->group.leader = child;
+    spawned->out_fd = out_pipe[0];
+    spawned->err_fd = err_pipe[0];
+    spawned->ready_fd = ready_pipe[0];
+    remember(&spawned->group);
+}
+
+bool spawned_ready(struct spawned *spawned)
+{
+    bool ready = read_ready_line(spawned->ready_fd, &spawned->group);
+    close(spawned->ready_fd);
+    spawned->ready_fd = -1;
+    return ready;
+}
+
+void spawned_finish(struct spawned *spawned, struct run_result *result)
+{
+    if (spawned->ready_fd >= 0)
+        close(spawned->ready_fd);
+    collect_output(spawned->out_fd, spawned->err_fd, result, spawned->group.leader);
+    int status;
+    while (waitpid(spawned->group.leader, &status, 0) < 0 && errno == EINTR)
+        ;
+    result->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    /* hangdoc is reaped: only its group and the reported pids can be left, and the caller checks those */
+    spawned->group.leader = 0;
+    forget(&spawned->group);
+}

@@ -50,3 +50,19 @@ long long json_int_at(json_object *object, const char *key, long long missing);
 bool json_bool_at(json_object *object, const char *key);
 /* True when a note's text contains `part`. */
 bool json_has_note(json_object *document, const char *part);
+
+/* hangdoc started in the background (its own process group, killed by fixture_stop_all too), with a ready pipe
+ * on fd 3 that the command it runs inherits. */
+struct spawned {
+    struct fixture group; /* leader = hangdoc; pids = what the command's fixture reported */
+    int out_fd;
+    int err_fd;
+    int ready_fd;
+};
+void hangdoc_spawn(struct spawned *spawned, const char *const *arguments);
+/* Reads the fixture's ready line into spawned->group.pids; false when it does not come. */
+bool spawned_ready(struct spawned *spawned);
+/* Collects hangdoc's output and waits for it to exit. */
+void spawned_finish(struct spawned *spawned, struct run_result *result);
+/* The path of a fixture program. */
+const char *fixture_path(const char *name);

@@ -1,0 +1,553 @@
+/* The CI wrapper (run.h).
+ *
+ * hangdoc becomes a child subreaper, so workers whose parent died stay its children and in the tree it diagnoses
+ * and ends. The diagnosis itself runs in a forked child of hangdoc with a deadline: whatever /proc does, the
+ * wrapper still ends the tree and exits. Signals reach the loop through a self-pipe, so nothing but write() runs
+ * in a handler.
+ */
+#include "run.h"
+
+#include "../probe/procfs.h"
+#include "diagnose.h"
+#include "exit_codes.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_TIMED_OUT 124 /* as timeout(1) */
+#define DEFAULT_KILL_AFTER_MS 5000
+#define DIAGNOSIS_DEADLINE_MS 30000
+#define CANCEL_DIAGNOSIS_DEADLINE_MS 5000 /* CI gives a cancelled job a few seconds before it kills */
+
+struct run_options {
+    unsigned timeout_ms;
+    unsigned stall_ms;
+    unsigned kill_after_ms;
+    int end_signal;
+    bool keep_running;
+    const char *json_path;
+    const char *report_path;
+    char **command;
+};
+
+enum trigger { TRIGGER_NONE, TRIGGER_TIMEOUT, TRIGGER_STALL, TRIGGER_USR1, TRIGGER_CANCEL };
+
+static int signal_pipe[2] = { -1, -1 };
+
+static void on_signal(int number)
+{
+    int saved = errno;
+    unsigned char byte = (unsigned char)number;
+    ssize_t ignored = write(signal_pipe[1], &byte, 1);
+    (void)ignored;
+    errno = saved;
+}
+
+__attribute__((format(printf, 1, 2))) static int run_usage_error(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fprintf(stderr, "hangdoc run: ");
+    vfprintf(stderr, format, args);
+    fprintf(stderr, "\nTry 'hangdoc --help' for more information.\n");
+    va_end(args);
+    return EXIT_USAGE;
+}
+
+static long long now_ms(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* ---- options ------------------------------------------------------------------------------------------------- */
+
+static bool parse_signal(const char *text, int *number)
+{
+    static const struct {
+        const char *name;
+        int number;
+    } names[] = {
+        { "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "KILL", SIGKILL }, { "USR1", SIGUSR1 },
+        { "USR2", SIGUSR2 }, { "TERM", SIGTERM }, { "ABRT", SIGABRT },
+    };
+    if (strncmp(text, "SIG", 3) == 0)
+        text += 3;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(text, names[i].name) == 0) {
+            *number = names[i].number;
+            return true;
+        }
+    pid_t value;
+    if (hangdoc_parse_pid(text, &value) && value < 65) {
+        *number = (int)value;
+        return true;
+    }
+    return false;
+}
+
+/* Can the report be written there? Checked before the command starts, without creating the file. */
+static bool writable(const char *path, int *error)
+{
+    if (access(path, F_OK) == 0) {
+        *error = access(path, W_OK) == 0 ? 0 : errno;
+        return *error == 0;
+    }
+    char *copy = strdup(path);
+    if (!copy) {
+        *error = ENOMEM;
+        return false;
+    }
+    *error = access(dirname(copy), W_OK | X_OK) == 0 ? 0 : errno;
+    free(copy);
+    return *error == 0;
+}
+
+static int parse_run_options(int argc, char **argv, struct run_options *run)
+{
+    static const struct option long_options[] = {
+        { "timeout", required_argument, NULL, 't' }, { "stall", required_argument, NULL, 's' },
+        { "json", required_argument, NULL, 'j' },    { "report", required_argument, NULL, 'r' },
+        { "signal", required_argument, NULL, 'S' },  { "kill-after", required_argument, NULL, 'k' },
+        { "keep-running", no_argument, NULL, 'K' },  { NULL, 0, NULL, 0 },
+    };
+    *run = (struct run_options){ .kill_after_ms = DEFAULT_KILL_AFTER_MS, .end_signal = SIGTERM };
+    optind = 1;
+    opterr = 0;
+    int option;
+    /* '+': the first word that is not an option starts the command */
+    while ((option = getopt_long(argc, argv, "+:t:", long_options, NULL)) != -1) {
+        unsigned *duration = NULL;
+        switch (option) {
+        case 't':
+            duration = &run->timeout_ms;
+            break;
+        case 's':
+            duration = &run->stall_ms;
+            break;
+        case 'k':
+            duration = &run->kill_after_ms;
+            break;
+        case 'j':
+            run->json_path = optarg;
+            break;
+        case 'r':
+            run->report_path = optarg;
+            break;
+        case 'S':
+            if (!parse_signal(optarg, &run->end_signal))
+                return run_usage_error("--signal takes a signal name or number, not '%s'", optarg);
+            break;
+        case 'K':
+            run->keep_running = true;
+            break;
+        case ':':
+            return run_usage_error("option '%s' needs a value", argv[optind - 1]);
+        default:
+            return run_usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+        if (duration && (!hangdoc_parse_duration_ms(optarg, duration) || *duration == 0))
+            return run_usage_error("'%s' is not a duration such as 90s, 30m or 1h", optarg);
+    }
+    if (optind >= argc)
+        return run_usage_error("%s", "no command given (hangdoc run [OPTION]... -- CMD [ARG]...)");
+    run->command = argv + optind;
+    const char *paths[] = { run->json_path, run->report_path };
+    for (size_t i = 0; i < 2; i++) {
+        int error;
+        if (paths[i] && !writable(paths[i], &error)) {
+            fprintf(stderr, "hangdoc run: cannot write a report to '%s': %s\n", paths[i], strerror(error));
+            return EXIT_CANNOT_CREATE;
+        }
+    }
+    return -1;
+}
+
+/* ---- the command --------------------------------------------------------------------------------------------- */
+
+struct command {
+    pid_t pid;
+    int out_pipe; /* with --stall: its stdout and stderr, relayed by us; else -1 */
+    int err_pipe;
+    bool ended;
+    int wait_status;
+};
+
+/* Starts the command; returns 0, or the exit status when it could not be executed (126, 127). */
+static int start_command(const struct run_options *run, struct command *command)
+{
+    int out[2] = { -1, -1 }, err[2] = { -1, -1 }, exec_error[2];
+    if (pipe2(exec_error, O_CLOEXEC) != 0 || (run->stall_ms && (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0))) {
+        perror("hangdoc run: pipe");
+        return EXIT_INTERNAL;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("hangdoc run: fork");
+        return EXIT_INTERNAL;
+    }
+    if (pid == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (run->stall_ms) {
+            dup2(out[1], STDOUT_FILENO);
+            dup2(err[1], STDERR_FILENO);
+        }
+        execvp(run->command[0], run->command);
+        int error = errno;
+        ssize_t ignored = write(exec_error[1], &error, sizeof error);
+        (void)ignored;
+        _exit(127);
+    }
+    close(exec_error[1]);
+    if (run->stall_ms) {
+        close(out[1]);
+        close(err[1]);
+    }
+    *command = (struct command){ .pid = pid, .out_pipe = out[0], .err_pipe = err[0] };
+    int error = 0;
+    ssize_t got;
+    while ((got = read(exec_error[0], &error, sizeof error)) < 0 && errno == EINTR)
+        ;
+    close(exec_error[0]);
+    if (got == (ssize_t)sizeof error) {
+        /* as the shell: 127 when there is no such command, 126 when it is there but cannot be executed */
+        fprintf(stderr, "hangdoc run: cannot execute '%s': %s\n", run->command[0], strerror(error));
+        waitpid(pid, NULL, 0);
+        return error == ENOENT ? 127 : 126;
+    }
+    return 0;
+}
+
+static int status_of(int wait_status)
+{
+    if (WIFEXITED(wait_status))
+        return WEXITSTATUS(wait_status);
+    if (WIFSIGNALED(wait_status))
+        return 128 + WTERMSIG(wait_status);
+    return EXIT_INTERNAL;
+}
+
+/* Reaps every child that ended (orphans handed to us as subreaper too); notes the command's status. */
+static void reap(struct command *command)
+{
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+        if (pid == command->pid) {
+            command->ended = true;
+            command->wait_status = status;
+        }
+}
+
+/* Copies what the command wrote to our stdout/stderr as it comes; false at end of file. */
+static bool relay(int *from, int to)
+{
+    char chunk[65536];
+    ssize_t got = read(*from, chunk, sizeof chunk);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN))
+        return true;
+    if (got <= 0) {
+        close(*from);
+        *from = -1;
+        return false;
+    }
+    for (ssize_t done = 0; done < got;) {
+        ssize_t wrote = write(to, chunk + done, (size_t)(got - done));
+        if (wrote < 0 && errno == EINTR)
+            continue;
+        if (wrote <= 0)
+            break; /* our own output is gone; keep the command running regardless */
+        done += wrote;
+    }
+    return true;
+}
+
+/* ---- the tree ------------------------------------------------------------------------------------------------ */
+
+/* Every descendant of `ancestor` right now (read from /proc/<pid>/stat), at most `max`. */
+static size_t list_descendants(pid_t ancestor, pid_t exclude, pid_t *pids, size_t max)
+{
+    struct link {
+        pid_t pid, ppid;
+    } *links = NULL;
+    size_t nlinks = 0, cap = 0;
+    DIR *proc = opendir("/proc");
+    struct dirent *entry;
+    while (proc && (entry = readdir(proc))) {
+        pid_t pid;
+        if (!hangdoc_parse_pid(entry->d_name, &pid))
+            continue;
+        char path[64], text[1024];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        ssize_t length = probe_read_file(path, text, sizeof text);
+        struct probe_stat stat;
+        if (length <= 0 || !probe_parse_stat(text, (size_t)length, &stat))
+            continue;
+        if (nlinks == cap) {
+            cap = cap ? cap * 2 : 512;
+            struct link *grown = reallocarray(links, cap, sizeof *grown);
+            if (!grown)
+                break;
+            links = grown;
+        }
+        links[nlinks++] = (struct link){ .pid = pid, .ppid = stat.ppid };
+    }
+    if (proc)
+        closedir(proc);
+    size_t count = 0;
+    /* breadth first: a parent before its children */
+    for (size_t i = 0; i < nlinks && count < max; i++)
+        if (links[i].ppid == ancestor && links[i].pid != exclude)
+            pids[count++] = links[i].pid;
+    for (size_t next = 0; next < count && count < max; next++)
+        for (size_t i = 0; i < nlinks && count < max; i++)
+            if (links[i].ppid == pids[next] && links[i].pid != exclude)
+                pids[count++] = links[i].pid;
+    free(links);
+    return count;
+}
+
+#define TREE_MAX 4096
+
+static size_t signal_tree(int number)
+{
+    pid_t pids[TREE_MAX];
+    size_t count = list_descendants(getpid(), 0, pids, TREE_MAX);
+    for (size_t i = 0; i < count; i++)
+        kill(pids[i], number);
+    return count;
+}
+
+/* Sends `first` to the tree, SIGKILL to what is left after kill_after_ms, and reaps everything. */
+static void end_tree(struct command *command, int first, unsigned kill_after_ms)
+{
+    signal_tree(first);
+    long long give_up = now_ms() + kill_after_ms;
+    for (;;) {
+        reap(command);
+        pid_t pids[TREE_MAX];
+        size_t left = list_descendants(getpid(), 0, pids, TREE_MAX);
+        size_t alive = 0;
+        for (size_t i = 0; i < left; i++) {
+            char path[64], text[1024];
+            snprintf(path, sizeof path, "/proc/%d/stat", (int)pids[i]);
+            ssize_t length = probe_read_file(path, text, sizeof text);
+            struct probe_stat stat;
+            alive += length > 0 && probe_parse_stat(text, (size_t)length, &stat) && stat.state != 'Z';
+        }
+        if (left == 0)
+            return;
+        if (alive > 0 && now_ms() >= give_up) {
+            signal_tree(SIGKILL);
+            give_up = now_ms() + 60000; /* SIGKILL cannot be refused; only a D-state process makes us wait */
+        }
+        usleep(20000);
+    }
+}
+
+/* ---- the diagnosis ------------------------------------------------------------------------------------------- */
+
+static FILE *open_report(const char *path)
+{
+    if (!path)
+        return NULL;
+    FILE *file = fopen(path, "we");
+    if (!file)
+        fprintf(stderr, "hangdoc run: cannot write '%s': %s\n", path, strerror(errno));
+    return file;
+}
+
+static _Noreturn void diagnose_children_of(pid_t wrapper, const struct hangdoc_options *base,
+                                           const struct run_options *run, bool quick)
+{
+    pid_t pids[TREE_MAX];
+    size_t count = 0, all = list_descendants(wrapper, getpid(), pids, TREE_MAX);
+    /* the roots: the wrapper's own children (the command, and orphans handed to us) */
+    for (size_t i = 0; i < all; i++) {
+        char path[64], text[1024];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pids[i]);
+        ssize_t length = probe_read_file(path, text, sizeof text);
+        struct probe_stat stat;
+        if (length > 0 && probe_parse_stat(text, (size_t)length, &stat) && stat.ppid == wrapper)
+            pids[count++] = pids[i];
+    }
+    if (count == 0)
+        _exit(EXIT_NO_TARGET);
+    struct hangdoc_options options = *base;
+    options.pids = pids;
+    options.npids = count;
+    if (quick) {
+        options.samples = 3;
+        options.interval_ms = 100;
+    }
+    FILE *report = open_report(run->report_path), *json = open_report(run->json_path);
+    struct hangdoc_outputs outputs = { .text = { stderr, report }, .json = json };
+    fprintf(stderr, "\nhangdoc run: diagnosing the tree of '%s'\n", run->command[0]);
+    int status = hangdoc_diagnose_into(&options, &outputs);
+    if (report)
+        fclose(report);
+    if (json)
+        fclose(json);
+    _exit(status);
+}
+
+/* Diagnoses in a child of ours with a deadline: a hung /proc read must not hang the wrapper. */
+static void diagnose(const struct hangdoc_options *base, const struct run_options *run, struct command *command,
+                     bool quick)
+{
+    pid_t wrapper = getpid();
+    pid_t doctor = fork();
+    if (doctor < 0) {
+        perror("hangdoc run: fork");
+        return;
+    }
+    if (doctor == 0) {
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        diagnose_children_of(wrapper, base, run, quick);
+    }
+    long long give_up = now_ms() + (quick ? CANCEL_DIAGNOSIS_DEADLINE_MS : DIAGNOSIS_DEADLINE_MS);
+    for (;;) {
+        int status;
+        pid_t done = waitpid(doctor, &status, WNOHANG);
+        if (done == doctor)
+            break;
+        if (now_ms() >= give_up) {
+            kill(doctor, SIGKILL);
+            waitpid(doctor, NULL, 0);
+            fprintf(stderr, "hangdoc run: the diagnosis did not finish in time; going on without it\n");
+            break;
+        }
+        usleep(10000);
+    }
+    reap(command);
+}
+
+/* ---- the loop ------------------------------------------------------------------------------------------------ */
+
+static void install_handlers(void)
+{
+    static const int signals[] = { SIGCHLD, SIGUSR1, SIGTERM, SIGINT, SIGHUP };
+    struct sigaction action = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
+        sigaction(signals[i], &action, NULL);
+}
+
+/* Waits for the next thing to happen: returns the trigger, or TRIGGER_NONE when the command ended. */
+static enum trigger wait_for_trigger(const struct run_options *run, struct command *command, long long deadline,
+                                     int *cancel_signal)
+{
+    long long last_output = now_ms();
+    for (;;) {
+        reap(command);
+        if (command->ended && command->out_pipe < 0 && command->err_pipe < 0)
+            return TRIGGER_NONE;
+        long long now = now_ms(), wake = deadline ? deadline : now + 60000;
+        if (run->stall_ms && !command->ended && last_output + run->stall_ms < wake)
+            wake = last_output + run->stall_ms;
+        if (deadline && now >= deadline)
+            return TRIGGER_TIMEOUT;
+        if (run->stall_ms && !command->ended && now >= last_output + run->stall_ms)
+            return TRIGGER_STALL;
+        struct pollfd fds[3] = {
+            { .fd = signal_pipe[0], .events = POLLIN },
+            { .fd = command->out_pipe, .events = POLLIN },
+            { .fd = command->err_pipe, .events = POLLIN },
+        };
+        int timeout = wake - now > 60000 ? 60000 : (int)(wake - now);
+        if (command->ended)
+            timeout = 100; /* draining what is left in the pipes */
+        if (poll(fds, 3, timeout) < 0 && errno != EINTR)
+            return TRIGGER_NONE;
+        if (fds[0].revents & POLLIN) {
+            unsigned char number;
+            while (read(signal_pipe[0], &number, 1) == 1) {
+                if (number == SIGUSR1)
+                    return TRIGGER_USR1;
+                if (number == SIGTERM || number == SIGINT || number == SIGHUP) {
+                    *cancel_signal = number;
+                    return TRIGGER_CANCEL;
+                }
+            }
+        }
+        if (fds[1].revents & (POLLIN | POLLHUP | POLLERR))
+            last_output = relay(&command->out_pipe, STDOUT_FILENO) ? now_ms() : last_output;
+        if (fds[2].revents & (POLLIN | POLLHUP | POLLERR))
+            last_output = relay(&command->err_pipe, STDERR_FILENO) ? now_ms() : last_output;
+        if (command->ended && fds[1].revents == 0 && fds[2].revents == 0) {
+            /* the command is gone and its pipes are quiet: what is still holding them is a leftover child */
+            if (command->out_pipe >= 0)
+                close(command->out_pipe);
+            if (command->err_pipe >= 0)
+                close(command->err_pipe);
+            command->out_pipe = command->err_pipe = -1;
+        }
+    }
+}
+
+int hangdoc_run(const struct hangdoc_options *diagnosis, int argc, char **argv)
+{
+    struct run_options run;
+    int status = parse_run_options(argc, argv, &run);
+    if (status >= 0)
+        return status;
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+        fprintf(stderr, "hangdoc run: cannot become a subreaper (%s): orphaned workers leave the tree\n",
+                strerror(errno));
+    if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        perror("hangdoc run: pipe");
+        return EXIT_INTERNAL;
+    }
+    install_handlers();
+    struct command command;
+    status = start_command(&run, &command);
+    if (status)
+        return status;
+    long long deadline = run.timeout_ms ? now_ms() + run.timeout_ms : 0;
+    for (;;) {
+        int cancel_signal = 0;
+        enum trigger trigger = wait_for_trigger(&run, &command, deadline, &cancel_signal);
+        switch (trigger) {
+        case TRIGGER_NONE:
+            return status_of(command.wait_status);
+        case TRIGGER_USR1:
+            diagnose(diagnosis, &run, &command, false);
+            continue;
+        case TRIGGER_CANCEL:
+            diagnose(diagnosis, &run, &command, true);
+            end_tree(&command, cancel_signal, run.kill_after_ms);
+            return command.ended ? status_of(command.wait_status) : 128 + cancel_signal;
+        case TRIGGER_TIMEOUT:
+        case TRIGGER_STALL:
+            fprintf(stderr, "\nhangdoc run: %s\n",
+                    trigger == TRIGGER_TIMEOUT ? "the command ran past --timeout" : "no output for --stall");
+            diagnose(diagnosis, &run, &command, false);
+            if (run.keep_running) {
+                deadline = 0;
+                run.stall_ms = 0;
+                continue;
+            }
+            end_tree(&command, run.end_signal, run.kill_after_ms);
+            return EXIT_TIMED_OUT;
+        }
+    }
+}
