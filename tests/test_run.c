@@ -247,3 +247,13 @@ Test(run, bad_input, .init = make_directory, .fini = remove_directory)
                    73, "cannot write a report to '/nonexistent/dir/r.json'");
     cr_assert_not(exists(marker), "the command did not run");
 }
+
+Test(run, keep_running_reports_and_lets_the_command_finish)
+{
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "run", "--timeout", "500ms", "--keep-running", "--", "/bin/sh", "-c",
+                                           "sleep 2.5; exit 5", NULL });
+    cr_assert_eq(result.exit_status, 5, "the command's own status, not 124: %s", result.err);
+    cr_assert(strstr(result.err, "diagnosing the tree"), "a report at the timeout: %s", result.err);
+    run_result_free(&result);
+}
