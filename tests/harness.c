@@ -243,7 +243,25 @@ json_object *hangdoc_json(pid_t pid, int *exit_status)
     run_result_free(&result);
     cr_assert_not_null(document, "hangdoc --json printed a document");
     cr_assert_str_eq(json_string_at(document, "schema"), "hangdoc.report/1");
+    json_validate(json_object_to_json_string(document));
     return document;
+}
+
+void json_validate(const char *text)
+{
+    char path[] = "/tmp/hangdoc-report-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    size_t length = strlen(text);
+    cr_assert_eq(write(fd, text, length), (ssize_t)length);
+    close(fd);
+    struct run_result result;
+    program_run_as(&result, -1, (const char *[]){ "/usr/bin/python3", environment_or_die("HANGDOC_VALIDATOR"),
+                                                  environment_or_die("HANGDOC_SCHEMA"), path, NULL });
+    unlink(path);
+    cr_assert_eq(result.exit_status, 0, "the report validates against the JSON Schema:\n%s%s", result.out,
+                 result.err);
+    run_result_free(&result);
 }
 
 static json_object *find_by_id(json_object *array, const char *key, pid_t id)
