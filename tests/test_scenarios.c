@@ -220,9 +220,19 @@ Test(scenarios, vfork_parent_is_in_uninterruptible_sleep)
     struct fixture fixture;
     fixture_start(&fixture, "vfork_parent");
     pid_t parent = fixture.pids[0], child = fixture.pids[1];
-    json_object *document = diagnose(parent, NOT_HUNG);
+    json_object *document = diagnose(parent, HUNG);
     json_object *process = json_process(document, parent);
     cr_assert_str_eq(json_string_at(process, "state"), "D");
+    json_object *finding = expect_findings(document, "uninterruptible", 1);
+    cr_assert_eq(json_int_at(finding, "tid", -1), parent);
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
+    cr_assert(strstr(json_string_at(finding, "summary"), "vfork()"), "the kernel wait is named: %s",
+              json_string_at(finding, "summary"));
+    char child_text[16];
+    snprintf(child_text, sizeof child_text, "%d", child);
+    cr_assert_str_eq(json_string_at(finding, "evidence.vfork_child"), child_text);
+    expect_only_findings(document, (const char *const[]){ "uninterruptible", NULL });
+    expect_verdict(document, true, "kernel", "uninterruptible", parent);
     json_object *thread = json_thread(process, parent);
     cr_assert_str_eq(json_string_at(thread, "state"), "D");
     cr_assert_eq(json_int_at(thread, "samples.in_state_d", -1), 3, "D in every sample");
@@ -243,7 +253,14 @@ Test(scenarios, sigstopped_process_is_in_state_t)
     struct fixture fixture;
     fixture_start(&fixture, "sigstopped");
     pid_t stopped = fixture.pids[0];
-    json_object *document = diagnose(fixture.leader, NOT_HUNG);
+    json_object *document = diagnose(fixture.leader, HUNG);
+    json_object *finding = expect_findings(document, "stopped", 1);
+    cr_assert_eq(json_int_at(finding, "pid", -1), stopped);
+    cr_assert_str_eq(json_string_at(finding, "evidence.state"), "T");
+    char command[64];
+    snprintf(command, sizeof command, "kill -CONT %d", stopped);
+    cr_assert_str_eq(json_object_get_string(json_object_array_get_idx(json_at(finding, "remedies"), 0)), command);
+    expect_verdict(document, true, "stopped", "stopped", stopped);
     json_object *process = json_process(document, stopped);
     cr_assert_not_null(process);
     cr_assert_str_eq(json_string_at(process, "state"), "T");
