@@ -7,11 +7,10 @@
  */
 #include "run.h"
 
-#include "../probe/procfs.h"
+#include "../probe/proctree.h"
 #include "diagnose.h"
 #include "exit_codes.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -281,58 +280,20 @@ static bool relay(int *from, int to)
 
 /* ---- the tree ------------------------------------------------------------------------------------------------ */
 
-/* Every descendant of `ancestor` right now (read from /proc/<pid>/stat), at most `max`. */
-static size_t list_descendants(pid_t ancestor, pid_t exclude, pid_t *pids, size_t max)
-{
-    struct link {
-        pid_t pid, ppid;
-    } *links = NULL;
-    size_t nlinks = 0, cap = 0;
-    DIR *proc = opendir("/proc");
-    struct dirent *entry;
-    while (proc && (entry = readdir(proc))) {
-        pid_t pid;
-        if (!hangdoc_parse_pid(entry->d_name, &pid))
-            continue;
-        char path[64], text[1024];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-        ssize_t length = probe_read_file(path, text, sizeof text);
-        struct probe_stat stat;
-        if (length <= 0 || !probe_parse_stat(text, (size_t)length, &stat))
-            continue;
-        if (nlinks == cap) {
-            cap = cap ? cap * 2 : 512;
-            struct link *grown = reallocarray(links, cap, sizeof *grown);
-            if (!grown)
-                break;
-            links = grown;
-        }
-        links[nlinks++] = (struct link){ .pid = pid, .ppid = stat.ppid };
-    }
-    if (proc)
-        closedir(proc);
-    size_t count = 0;
-    /* breadth first: a parent before its children */
-    for (size_t i = 0; i < nlinks && count < max; i++)
-        if (links[i].ppid == ancestor && links[i].pid != exclude)
-            pids[count++] = links[i].pid;
-    for (size_t next = 0; next < count && count < max; next++)
-        for (size_t i = 0; i < nlinks && count < max; i++)
-            if (links[i].ppid == pids[next] && links[i].pid != exclude)
-                pids[count++] = links[i].pid;
-    free(links);
-    return count;
-}
-
 #define TREE_MAX 4096
 
-static size_t signal_tree(int number)
+/* Our descendants now: the command's tree and the orphans handed to us. */
+static ssize_t tree_now(pid_t exclude, struct probe_relative *tree)
 {
-    pid_t pids[TREE_MAX];
-    size_t count = list_descendants(getpid(), 0, pids, TREE_MAX);
-    for (size_t i = 0; i < count; i++)
-        kill(pids[i], number);
-    return count;
+    return probe_list_descendants(getpid(), exclude, tree, TREE_MAX);
+}
+
+static void signal_tree(int number)
+{
+    struct probe_relative tree[TREE_MAX];
+    ssize_t count = tree_now(0, tree);
+    for (ssize_t i = 0; i < count; i++)
+        kill(tree[i].pid, number);
 }
 
 /* Sends `first` to the tree, SIGKILL to what is left after kill_after_ms, and reaps everything. */
@@ -342,18 +303,13 @@ static void end_tree(struct command *command, int first, unsigned kill_after_ms)
     long long give_up = now_ms() + kill_after_ms;
     for (;;) {
         reap(command);
-        pid_t pids[TREE_MAX];
-        size_t left = list_descendants(getpid(), 0, pids, TREE_MAX);
+        struct probe_relative tree[TREE_MAX];
+        ssize_t left = tree_now(0, tree);
+        if (left <= 0)
+            return; /* nothing left, or /proc unreadable: nothing more we can do */
         size_t alive = 0;
-        for (size_t i = 0; i < left; i++) {
-            char path[64], text[1024];
-            snprintf(path, sizeof path, "/proc/%d/stat", (int)pids[i]);
-            ssize_t length = probe_read_file(path, text, sizeof text);
-            struct probe_stat stat;
-            alive += length > 0 && probe_parse_stat(text, (size_t)length, &stat) && stat.state != 'Z';
-        }
-        if (left == 0)
-            return;
+        for (ssize_t i = 0; i < left; i++)
+            alive += tree[i].state != 'Z';
         if (alive > 0 && now_ms() >= give_up) {
             signal_tree(SIGKILL);
             give_up = now_ms() + 60000; /* SIGKILL cannot be refused; only a D-state process makes us wait */
@@ -377,17 +333,14 @@ static FILE *open_report(const char *path)
 static _Noreturn void diagnose_children_of(pid_t wrapper, const struct hangdoc_options *base,
                                            const struct run_options *run, bool quick)
 {
-    pid_t pids[TREE_MAX];
-    size_t count = 0, all = list_descendants(wrapper, getpid(), pids, TREE_MAX);
+    static struct probe_relative tree[TREE_MAX];
+    static pid_t pids[TREE_MAX];
+    size_t count = 0;
+    ssize_t all = probe_list_descendants(wrapper, getpid(), tree, TREE_MAX);
     /* the roots: the wrapper's own children (the command, and orphans handed to us) */
-    for (size_t i = 0; i < all; i++) {
-        char path[64], text[1024];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int)pids[i]);
-        ssize_t length = probe_read_file(path, text, sizeof text);
-        struct probe_stat stat;
-        if (length > 0 && probe_parse_stat(text, (size_t)length, &stat) && stat.ppid == wrapper)
-            pids[count++] = pids[i];
-    }
+    for (ssize_t i = 0; i < all; i++)
+        if (tree[i].ppid == wrapper)
+            pids[count++] = tree[i].pid;
     if (count == 0)
         _exit(EXIT_NO_TARGET);
     struct hangdoc_options options = *base;

@@ -33,8 +33,8 @@
 #define FDS_MAX 4096
 
 /* Items of the listing pass, mirrored by an index enum (the procps-ng idiom). */
-static enum pids_item listing_items[] = { PIDS_ID_TGID, PIDS_ID_PPID };
-enum listing_index { LISTING_TGID, LISTING_PPID };
+static enum pids_item listing_items[] = { PIDS_ID_TGID, PIDS_ID_PPID, PIDS_STATE };
+enum listing_index { LISTING_TGID, LISTING_PPID, LISTING_STATE };
 
 static enum pids_item thread_items[] = {
     PIDS_ID_TGID, PIDS_ID_TID, PIDS_ID_PPID,     PIDS_ID_EUID,  PIDS_STATE,   PIDS_WCHAN_NAME,
@@ -92,6 +92,7 @@ void probe_tree_free(struct probe_tree *tree)
 struct parent_link {
     pid_t pid;
     pid_t ppid;
+    char state;
 };
 
 static int compare_by_ppid_then_pid(const void *a, const void *b)
@@ -155,27 +156,63 @@ static bool add_subtree(struct member_list *members, const struct parent_link *l
     return true;
 }
 
-static bool list_members(struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
-                         struct member_list *members)
+/* Every process of the system with its parent, sorted by (ppid, pid); NULL when libproc2 failed. */
+static struct parent_link *read_links(struct pids_info *listing, size_t *nlinks)
 {
-    struct pids_fetch *all = procps_pids_reap(tree->listing, PIDS_FETCH_TASKS_ONLY);
+    struct pids_fetch *all = procps_pids_reap(listing, PIDS_FETCH_TASKS_ONLY);
     if (!all)
-        return false;
-    size_t nlinks = (size_t)all->counts->total;
-    struct parent_link *links = calloc(nlinks ? nlinks : 1, sizeof *links);
+        return NULL;
+    *nlinks = (size_t)all->counts->total;
+    struct parent_link *links = calloc(*nlinks ? *nlinks : 1, sizeof *links);
     if (!links)
-        return false;
-    for (size_t i = 0; i < nlinks; i++) {
+        return NULL;
+    for (size_t i = 0; i < *nlinks; i++) {
         struct pids_stack *stack = all->stacks[i];
         links[i].pid = VALUE(LISTING_TGID, s_int, stack);
         links[i].ppid = VALUE(LISTING_PPID, s_int, stack);
+        links[i].state = (char)VALUE(LISTING_STATE, s_ch, stack);
     }
-    qsort(links, nlinks, sizeof *links, compare_by_ppid_then_pid);
+    qsort(links, *nlinks, sizeof *links, compare_by_ppid_then_pid);
+    return links;
+}
+
+static bool list_members(struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
+                         struct member_list *members)
+{
+    size_t nlinks;
+    struct parent_link *links = read_links(tree->listing, &nlinks);
+    if (!links)
+        return false;
     bool ok = true;
     for (size_t r = 0; r < nroots && ok; r++)
         ok = add_subtree(members, links, nlinks, roots[r], exclude, 0);
     free(links);
     return ok;
+}
+
+ssize_t probe_list_descendants(pid_t ancestor, pid_t exclude, struct probe_relative *out, size_t max)
+{
+    struct pids_info *listing = NULL;
+    int failed = procps_pids_new(&listing, listing_items, (int)COUNT(listing_items));
+    if (failed < 0)
+        return failed;
+    size_t nlinks;
+    struct parent_link *links = read_links(listing, &nlinks);
+    struct member_list members = { 0 };
+    bool ok = links && add_subtree(&members, links, nlinks, ancestor, exclude, 0);
+    ssize_t count = ok ? 0 : -ENOMEM;
+    /* members[0] is the ancestor itself */
+    for (size_t m = 1; ok && m < members.count && (size_t)count < max; m++)
+        for (size_t i = 0; i < nlinks; i++)
+            if (links[i].pid == members.pids[m]) {
+                out[count++] = (struct probe_relative){ .pid = links[i].pid, .ppid = links[i].ppid,
+                                                        .state = links[i].state };
+                break;
+            }
+    free(members.pids);
+    free(links);
+    procps_pids_unref(&listing);
+    return count;
 }
 
 /* ---- one process --------------------------------------------------------------------------------------------- */

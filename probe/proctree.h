@@ -28,3 +28,14 @@ enum probe_detail {
  * read). False only when libproc2 failed or memory ran out. */
 bool probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
                      enum probe_detail detail, struct hd_snapshot *into);
+
+/* A process of a tree as the listing saw it. */
+struct probe_relative {
+    pid_t pid;
+    pid_t ppid;
+    char state;
+};
+
+/* The descendants of `ancestor` right now, each parent before its children, without `exclude` and what descends
+ * from it; at most `max`. Returns how many, or -errno. */
+ssize_t probe_list_descendants(pid_t ancestor, pid_t exclude, struct probe_relative *out, size_t max);

@@ -84,13 +84,10 @@ static bool read_ready_line(int fd, struct fixture *fixture)
     return fixture->npids > 0;
 }
 
-void fixture_start(struct fixture *fixture, const char *name)
+/* Forks and execs `path` in a process group of its own that dies with us; the fds given (-1: keep ours) become
+ * its stdout, stderr and fd 3. */
+static pid_t spawn_in_own_group(const char *path, const char *const *argv, int out_fd, int err_fd, int ready_fd)
 {
-    *fixture = (struct fixture){ 0 };
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", environment_or_die("HANGDOC_FIXTURES"), name);
-    int pipe_fds[2];
-    cr_assert_eq(pipe2(pipe_fds, O_CLOEXEC), 0);
     pid_t test_process = getpid();
     pid_t child = fork();
     cr_assert_geq(child, 0);
@@ -99,11 +96,28 @@ void fixture_start(struct fixture *fixture, const char *name)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != test_process)
             _exit(127);
-        dup2(pipe_fds[1], 3); /* dup2 clears O_CLOEXEC on the copy */
-        execl(path, name, (char *)NULL);
+        /* dup2 clears O_CLOEXEC on the copies */
+        if (out_fd >= 0)
+            dup2(out_fd, 1);
+        if (err_fd >= 0)
+            dup2(err_fd, 2);
+        if (ready_fd >= 0)
+            dup2(ready_fd, 3);
+        execv(path, (char *const *)argv);
         _exit(127);
     }
     setpgid(child, child); /* also here: the group exists before we might have to kill it */
+    return child;
+}
+
+void fixture_start(struct fixture *fixture, const char *name)
+{
+    *fixture = (struct fixture){ 0 };
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", environment_or_die("HANGDOC_FIXTURES"), name);
+    int pipe_fds[2];
+    cr_assert_eq(pipe2(pipe_fds, O_CLOEXEC), 0);
+    pid_t child = spawn_in_own_group(path, (const char *[]){ name, NULL }, -1, -1, pipe_fds[1]);
     close(pipe_fds[1]);
     fixture->leader = child;
     remember(fixture);
@@ -347,21 +361,7 @@ void hangdoc_spawn(struct spawned *spawned, const char *const *arguments)
     cr_assert_eq(pipe2(out_pipe, O_CLOEXEC), 0);
     cr_assert_eq(pipe2(err_pipe, O_CLOEXEC), 0);
     cr_assert_eq(pipe2(ready_pipe, O_CLOEXEC), 0);
-    pid_t test_process = getpid();
-    pid_t child = fork();
-    cr_assert_geq(child, 0);
-    if (child == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != test_process)
-            _exit(127);
-        dup2(out_pipe[1], 1);
-        dup2(err_pipe[1], 2);
-        dup2(ready_pipe[1], 3);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    setpgid(child, child);
+    pid_t child = spawn_in_own_group(argv[0], argv, out_pipe[1], err_pipe[1], ready_pipe[1]);
     free(argv);
     close(out_pipe[1]);
     close(err_pipe[1]);
