@@ -284,7 +284,7 @@ Test(scenarios, busy_loop_is_running_and_progressing)
     cr_assert_str_eq(json_string_at(thread, "name"), "spinner");
     cr_assert(json_bool_at(thread, "progressing"), "CPU time grows between samples");
     json_object *cpu_delta = json_at(thread, "samples.cpu_delta_s");
-    cr_assert(cpu_delta && json_object_get_double(cpu_delta) > 0.05, "it used CPU while sampled");
+    cr_assert(cpu_delta && json_object_get_double(cpu_delta) > 0.01, "it used CPU while sampled");
     cr_assert_geq(json_int_at(thread, "samples.in_state_r", 0), 1);
     json_object_put(document);
     fixture_stop(&fixture);
