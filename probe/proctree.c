@@ -417,7 +417,8 @@ static void read_thread_syscall(struct read_context *c, const struct hd_process 
         probe_read_wait_fds(pid, &thread->syscall, &thread->wait);
 }
 
-static void read_thread_kernel_stack(struct read_context *c, pid_t pid, struct hd_thread *thread)
+/* Unreadable without root: note_kernel_gaps() says so once per snapshot, not once per thread. */
+static void read_thread_kernel_stack(pid_t pid, struct hd_thread *thread)
 {
     char path[96];
     thread_path(path, sizeof path, pid, thread->tid, "stack");
@@ -427,7 +428,6 @@ static void read_thread_kernel_stack(struct read_context *c, pid_t pid, struct h
     ssize_t length = probe_read_file(path, text, KERNEL_STACK_MAX_BYTES);
     if (length <= 0) {
         free(text);
-        (void)c; /* unreadable without root: noted once per snapshot by the caller */
         return;
     }
     thread->kernel_stack = text;
@@ -446,7 +446,7 @@ static void read_thread_files(struct read_context *c, const struct hd_process *p
         read_thread_switches_from_status(process->pid, thread);
     read_thread_syscall(c, process, thread);
     if (full(c))
-        read_thread_kernel_stack(c, process->pid, thread);
+        read_thread_kernel_stack(process->pid, thread);
 }
 
 /* ---- assembling processes from libproc2's thread stacks ----------------------------------------------------- */

@@ -7,6 +7,17 @@
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
+bool report_next_line(const char **text, const char **line, size_t *length)
+{
+    if (!*text || !**text)
+        return false;
+    const char *newline = strchr(*text, '\n');
+    *line = *text;
+    *length = newline ? (size_t)(newline - *text) : strlen(*text);
+    *text += *length + (newline ? 1 : 0);
+    return true;
+}
+
 void report_format_duration(double seconds, char *out, size_t size)
 {
     if (seconds < 0)

@@ -17,5 +17,9 @@ const char *report_wait_label(const struct hd_thread *thread);
  * "wait4 pid 4242, no timeout". */
 void report_describe_wait(struct report_buffer *out, const struct hd_thread *thread);
 
+/* Takes the next line of *text (without its newline) into line/length and moves *text past it; false at the end.
+ * For multi-line target text such as kernel stacks. */
+bool report_next_line(const char **text, const char **line, size_t *length);
+
 /* Full name of a thread state letter: "sleeping", "disk sleep (uninterruptible)", ... (static) */
 const char *report_state_name(char state);

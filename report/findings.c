@@ -5,6 +5,8 @@
  */
 #include "analysis.h"
 
+#include "describe.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -472,12 +474,10 @@ static const struct kernel_wait *kernel_wait_of(const struct hd_thread *thread)
 /* The first lines of a kernel stack, one evidence line each. */
 static void kernel_stack_evidence(struct context *c, struct report_finding *finding, const char *stack)
 {
-    for (int lines = 0; stack && *stack && lines < 4; lines++) {
-        const char *newline = strchr(stack, '\n');
-        int length = newline ? (int)(newline - stack) : (int)strlen(stack);
-        evidence(c, finding, "kernel_stack", "%.*s", length, stack);
-        stack += length + (newline ? 1 : 0);
-    }
+    const char *line;
+    size_t length;
+    for (int lines = 0; lines < 4 && report_next_line(&stack, &line, &length); lines++)
+        evidence(c, finding, "kernel_stack", "%.*s", (int)length, line);
 }
 
 /* In D in every sample: only the kernel can release it. Named after what the kernel stack or wchan shows. */

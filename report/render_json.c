@@ -185,14 +185,13 @@ static json_object *kernel_stack_array(const char *stack)
     if (!stack)
         return NULL;
     json_object *lines = json_object_new_array();
-    for (const char *line = stack; *line;) {
-        const char *newline = strchr(line, '\n');
-        size_t length = newline ? (size_t)(newline - line) : strlen(line);
+    const char *line;
+    size_t length;
+    while (report_next_line(&stack, &line, &length)) {
         struct report_buffer escaped = { 0 };
         report_buffer_escaped(&escaped, line, length);
         json_object_array_add(lines, json_object_new_string(escaped.data ? escaped.data : ""));
         report_buffer_release(&escaped);
-        line += length + (newline ? 1 : 0);
     }
     return lines;
 }

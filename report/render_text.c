@@ -195,19 +195,19 @@ static void render_cmdline(struct report_buffer *out, const struct hd_process *p
 
 static void render_kernel_stack(struct report_buffer *out, const char *stack, unsigned depth)
 {
-    for (const char *line = stack; *line;) {
-        const char *newline = strchr(line, '\n');
-        size_t length = newline ? (size_t)(newline - line) : strlen(line);
+    const char *line;
+    size_t length;
+    while (report_next_line(&stack, &line, &length)) {
         indent(out, depth);
         report_buffer_puts(out, "        kernel: ");
         report_buffer_escaped(out, line, length);
         report_buffer_puts(out, "\n");
-        line += length + (newline ? 1 : 0);
     }
 }
 
+/* `node` is the thread's node in the graph, which lists threads in snapshot order. */
 static void render_thread(struct report_buffer *out, const struct hd_thread *thread, unsigned depth,
-                          const struct report_text_options *options, const struct report_analysis *analysis)
+                          const struct report_text_options *options, const struct report_node *node)
 {
     indent(out, depth);
     report_buffer_printf(out, "    thread %d '", (int)thread->tid);
@@ -234,8 +234,7 @@ static void render_thread(struct report_buffer *out, const struct hd_thread *thr
         else
             report_buffer_puts(out, " · no progress");
     }
-    size_t node = report_graph_find(&analysis->graph, thread->tid);
-    if (node != (size_t)-1 && analysis->graph.nodes[node].wake == REPORT_WAKE_NEVER)
+    if (node->wake == REPORT_WAKE_NEVER)
         report_buffer_puts(out, " · asleep forever");
     report_buffer_puts(out, "\n");
     if (thread->kernel_stack && (options->verbose || thread->state == 'D'))
@@ -244,7 +243,7 @@ static void render_thread(struct report_buffer *out, const struct hd_thread *thr
 
 static void render_process(struct report_buffer *out, const struct hd_snapshot *snapshot,
                            const struct hd_process *process, const struct report_text_options *options,
-                           const struct report_analysis *analysis)
+                           const struct report_node *nodes)
 {
     unsigned depth = depth_of(snapshot, process);
     if (depth == 0 && process != snapshot->processes)
@@ -275,7 +274,7 @@ static void render_process(struct report_buffer *out, const struct hd_snapshot *
         report_buffer_puts(out, "\n");
     }
     for (size_t t = 0; t < process->nthreads; t++)
-        render_thread(out, &process->threads[t], depth, options, analysis);
+        render_thread(out, &process->threads[t], depth, options, &nodes[t]);
 }
 
 static void render_notes(struct report_buffer *out, const struct hd_snapshot *snapshot)
@@ -305,8 +304,11 @@ bool report_render_text(const struct hd_snapshot *snapshot, const struct report_
     render_header(&text, snapshot);
     render_verdict(&text, snapshot, analysis);
     render_findings(&text, snapshot, analysis, options);
-    for (size_t p = 0; p < snapshot->nprocesses; p++)
-        render_process(&text, snapshot, &snapshot->processes[p], options, analysis);
+    const struct report_node *nodes = analysis->graph.nodes;
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        render_process(&text, snapshot, &snapshot->processes[p], options, nodes);
+        nodes += snapshot->processes[p].nthreads;
+    }
     render_notes(&text, snapshot);
     bool ok = !text.failed && fwrite(text.data, 1, text.length, out) == text.length && fflush(out) == 0;
     report_buffer_release(&text);

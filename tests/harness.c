@@ -217,7 +217,8 @@ void program_run_as(struct run_result *result, int as_uid, const char *const *ar
     result->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-void hangdoc_run_as(struct run_result *result, int as_uid, const char *const *arguments)
+/* HANGDOC_BIN followed by `arguments`, NULL-terminated; free() it. */
+static const char **hangdoc_argv(const char *const *arguments)
 {
     size_t count = 0;
     while (arguments[count])
@@ -226,6 +227,12 @@ void hangdoc_run_as(struct run_result *result, int as_uid, const char *const *ar
     cr_assert_not_null(argv);
     argv[0] = environment_or_die("HANGDOC_BIN");
     memcpy(argv + 1, arguments, count * sizeof *argv);
+    return argv;
+}
+
+void hangdoc_run_as(struct run_result *result, int as_uid, const char *const *arguments)
+{
+    const char **argv = hangdoc_argv(arguments);
     program_run_as(result, as_uid, argv);
     free(argv);
 }
@@ -350,13 +357,7 @@ const char *fixture_path(const char *name)
 void hangdoc_spawn(struct spawned *spawned, const char *const *arguments)
 {
     *spawned = (struct spawned){ .out_fd = -1, .err_fd = -1, .ready_fd = -1 };
-    size_t count = 0;
-    while (arguments[count])
-        count++;
-    const char **argv = calloc(count + 2, sizeof *argv);
-    cr_assert_not_null(argv);
-    argv[0] = environment_or_die("HANGDOC_BIN");
-    memcpy(argv + 1, arguments, count * sizeof *argv);
+    const char **argv = hangdoc_argv(arguments);
     int out_pipe[2], err_pipe[2], ready_pipe[2];
     cr_assert_eq(pipe2(out_pipe, O_CLOEXEC), 0);
     cr_assert_eq(pipe2(err_pipe, O_CLOEXEC), 0);
