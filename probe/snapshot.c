@@ -5,6 +5,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+void hd_stack_release(struct hd_stack *stack)
+{
+    for (size_t i = 0; i < stack->nframes; i++) {
+        free(stack->frames[i].module);
+        free(stack->frames[i].symbol);
+    }
+    free(stack->frames);
+    free(stack->why_not);
+    *stack = (struct hd_stack){ 0 };
+}
+
 static void process_free(struct hd_process *process)
 {
     for (size_t i = 0; i < process->argc; i++)
@@ -14,6 +25,8 @@ static void process_free(struct hd_process *process)
     for (size_t i = 0; i < process->nthreads; i++) {
         free(process->threads[i].kernel_stack);
         free(process->threads[i].wait.mapping.path);
+        hd_stack_release(&process->threads[i].stack);
+        free(process->threads[i].leaf_function);
     }
     free(process->threads);
     for (size_t i = 0; i < process->nmappings; i++)

@@ -156,6 +156,30 @@ struct hd_wait {
     bool fds_truncated;
 };
 
+/* One frame of a native stack, innermost first. Module and symbol come from the target's files: hostile. */
+struct hd_frame {
+    uint64_t pc;             /* the return address minus one for every frame but the innermost */
+    char *module;            /* path of the mapped file that holds pc; NULL when no file does (JIT, anonymous) */
+    uint64_t module_offset;  /* pc minus the module's load bias: what addr2line takes */
+    char *symbol;            /* demangled name of the function whose [start, start + size) holds pc; NULL when
+                              * no symbol covers it (then print module+0xoffset, never the nearest other name) */
+    uint64_t symbol_offset;  /* pc minus the symbol's start */
+};
+
+enum hd_stack_state {
+    HD_STACK_NOT_TAKEN, /* --no-ptrace, or stacks not attempted for this thread: `why_not` may say why */
+    HD_STACK_TAKEN,     /* frames[] holds what was unwound (possibly truncated) */
+    HD_STACK_FAILED,    /* the thread could not be stopped or unwound: `why_not` says why */
+};
+
+struct hd_stack {
+    enum hd_stack_state state;
+    struct hd_frame *frames;
+    size_t nframes;
+    bool truncated;      /* depth cap hit, or a loop detected */
+    char *why_not;       /* owned; NULL when taken whole */
+};
+
 /* One thread as the last sample saw it, plus what changed across all samples. */
 struct hd_thread {
     pid_t tid;
@@ -184,6 +208,15 @@ struct hd_thread {
     uint64_t switches_delta;
     bool syscall_changed;
     bool progressing;
+
+    /* Native stack, taken once with all threads of the process stopped together (probe/stacks). */
+    struct hd_stack stack;
+    /* For threads running in user space: the function the innermost frame was in, at each sample that stopped
+     * the thread (symbol, or module+0xoffset). `leaf_samples` counts those samples; `leaf_same` is true when every
+     * one of them named the same function, `leaf_function` (owned) names it. */
+    unsigned leaf_samples;
+    bool leaf_same;
+    char *leaf_function;
 };
 
 enum hd_fd_kind {
@@ -242,6 +275,8 @@ struct hd_process {
     size_t nmappings;
     struct hd_fd *fds;
     size_t nfds;
+    /* ptrace: how long the process was stopped to take its stacks, in total over the run (0 when never) */
+    double stopped_for_s;
 };
 
 /* Something that could not be read, and why. pid/tid are 0 when the note is about the whole run. */
@@ -273,6 +308,8 @@ struct hd_snapshot {
 };
 
 void hd_snapshot_free(struct hd_snapshot *snapshot);
+/* Frees what a stack owns and empties it. */
+void hd_stack_release(struct hd_stack *stack);
 
 /* Adds a note; the text is formatted like printf. Returns false only when memory ran out. */
 bool hd_snapshot_note(struct hd_snapshot *snapshot, pid_t pid, pid_t tid, const char *format, ...)
