@@ -5,9 +5,12 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+enum hangdoc_colour { HANGDOC_COLOUR_AUTO, HANGDOC_COLOUR_ALWAYS, HANGDOC_COLOUR_NEVER };
+
 struct hangdoc_options {
     bool json;
     bool verbose;
+    enum hangdoc_colour colour; /* auto: on a terminal, unless NO_COLOR is set and not empty */
     unsigned samples;
     unsigned interval_ms;
     unsigned timeout_ms; /* bound on the whole run; 0: none */

@@ -74,10 +74,13 @@ Test(render, text_tree_waits_and_escaping)
     struct hd_snapshot *snapshot = two_process_snapshot();
     char *text = render(snapshot, false);
     cr_assert(strstr(text, "hangdoc: 2 processes, 2 threads, 3 samples over 0.2 s on host\\e[1m"), "%s", text);
-    cr_assert(strstr(text, "\nverdict: HUNG (unknown): thread 4000 'trainer' of process 4000 waits through wait4 on "
-                           "processes that are themselves asleep forever [waiting-on-workers, certain]\n"
-                           "chain: 4000 'trainer'\n"),
-              "%s", text);
+    cr_assert(strncmp(text, "verdict: HUNG (deadlock): thread 4012 'w\\nrk)er' of process 4012 is asleep forever "
+                            "(futex wait 0x55d2a0c4e040 private, expected 2, no timeout) and nothing that could wake "
+                            "it can run; no rule of the catalogue names why\n"
+                            "chain: 4000 'trainer' → 4012 'w\\nrk)er'\n"
+                            "hangdoc: 2 processes", 200) == 0,
+              "the verdict comes first, then the chain: %s", text);
+    cr_assert(strstr(text, "\nwaiting-on-workers (certain) · process 4000, thread 4000\n"), "%s", text);
     cr_assert(strstr(text, "process 4000 'trainer' S sleeping, uid 0, 1 thread\n"), "%s", text);
     cr_assert(strstr(text, "    cmdline: python3 train\\e[31m.py\n"), "%s", text);
     cr_assert(strstr(text, "    thread 4000 'trainer' S [wait4, 41 s] wait4 pid 4012, no timeout · no progress · asleep forever\n"),
@@ -105,8 +108,13 @@ Test(render, json_contract_keys)
     cr_assert(json_object_object_get_ex(document, "verdict", &verdict));
     cr_assert(json_object_object_get_ex(verdict, "hung", &value) && json_object_get_boolean(value));
     cr_assert(json_object_object_get_ex(verdict, "cause", &value));
-    cr_assert_str_eq(json_object_get_string(value), "unknown", "only waiting-on-workers: the cause is not named");
+    cr_assert_str_eq(json_object_get_string(value), "deadlock", "the worker's knot, which no rule names");
     cr_assert(json_object_object_get_ex(verdict, "root_cause", &value) && value == NULL);
+    cr_assert(json_object_object_get_ex(verdict, "hangs", &value));
+    cr_assert_eq(json_object_array_length(value), 1);
+    json_object *hang = json_object_array_get_idx(value, 0), *field;
+    cr_assert(json_object_object_get_ex(hang, "tid", &field) && json_object_get_int(field) == 4012);
+    cr_assert(json_object_object_get_ex(hang, "finding", &field) && field == NULL);
     for (const char *key = "root_cause\0pid\0tid\0chain\0"; *key; key += strlen(key) + 1)
         cr_assert(json_object_object_get_ex(verdict, key, NULL), "verdict.%s", key);
     for (const char *key = "findings\0processes\0graph\0notes\0snapshot\0"; *key; key += strlen(key) + 1)
