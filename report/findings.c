@@ -6,6 +6,7 @@
 #include "analysis.h"
 
 #include "describe.h"
+#include "remedies.h"
 
 #include <inttypes.h>
 #include <signal.h>
@@ -214,10 +215,9 @@ static void rule_unreleasable_locks(struct context *c)
                                       thread_name(c->snapshot, lock->owner_tid),
                                       node->process->ppid == lock->owner_pid ? "parent" : "ancestor",
                                       (int)lock->owner_pid);
-                remedy(c, finding, "Do not fork() while other threads may hold locks: create the workers with "
-                                   "spawn or forkserver instead of fork (Python: "
-                                   "multiprocessing.set_start_method('spawn', force=True) inside "
-                                   "if __name__ == '__main__':), or fork before any thread starts.");
+                remedy(c, finding, "Do not fork() while other threads may hold locks: fork before any thread "
+                                   "starts, exec at once in the child (posix_spawn), or create the workers with "
+                                   "spawn or forkserver instead of fork.");
             } else {
                 finding = add_finding(c, "abandoned-lock", REPORT_LIKELY, node,
                                       "thread %d '%s' waits for %s 0x%" PRIx64 " whose recorded owner, tid %d, is now "
@@ -346,10 +346,8 @@ static void rule_orphaned_waits(struct context *c)
                          "thread %d '%s' of parent %d waits on futex 0x%" PRIx64 " in the same mapping",
                          (int)parent->threads[t].tid, parent->threads[t].name, (int)parent->pid, theirs->address);
         }
-        remedy(c, finding, "The child inherited a runtime's state but not its threads: start workers with spawn or "
-                           "forkserver, or keep the parent from starting that runtime's threads before fork() "
-                           "(GNU OpenMP: no parallel region before forking, or build with LLVM libomp / Intel "
-                           "libiomp5, which are fork-aware).");
+        remedy(c, finding, "The child inherited state whose threads stayed in the parent: start workers with spawn "
+                           "or forkserver, or fork before the parent starts those threads (or takes that lock).");
     }
 }
 
@@ -942,6 +940,8 @@ struct report_analysis *report_analyze(const struct hd_snapshot *snapshot)
     struct context c = { .snapshot = snapshot, .analysis = analysis };
     for (size_t r = 0; r < COUNT(rules) && !c.failed; r++)
         rules[r].apply(&c);
+    if (!c.failed)
+        c.failed = !report_add_specific_remedies(snapshot, analysis);
     if (!c.failed)
         decide(&c);
     if (c.failed) {

@@ -675,3 +675,58 @@ Test(scenarios, worker_crashed_while_its_parent_reads_the_result_pipe)
 {
     expect_worker_died("worker_crashed", "killed by SIGSEGV (11)", "read");
 }
+
+/* ---- remedies specific to what was found ---------------------------------------------------------------------- */
+
+/* How many of the finding's remedies contain `part`. */
+static size_t remedies_with(json_object *finding, const char *part)
+{
+    json_object *remedies = json_at(finding, "remedies");
+    size_t count = 0;
+    for (size_t i = 0; remedies && i < json_object_array_length(remedies); i++)
+        count += strstr(json_object_get_string(json_object_array_get_idx(remedies, i)), part) != NULL;
+    return count;
+}
+
+Test(scenarios, python_child_forked_while_a_thread_holds_a_lock)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "python_fork_lock");
+    pid_t parent = fixture.pids[0], child = fixture.pids[1];
+    json_object *document = diagnose(parent, HUNG_BY_FORK);
+    json_object *orphaned = expect_findings(document, "orphaned-wait", 1);
+    cr_assert_eq(json_int_at(orphaned, "tid", -1), child);
+    expect_verdict(document, true, "fork-inheritance", "orphaned-wait", child);
+    /* a Python process: the start-method remedies, with the exact code, and their caveats */
+    cr_assert_eq(remedies_with(orphaned, "if __name__ == '__main__': "
+                                         "torch.multiprocessing.set_start_method('spawn', force=True)"), 1);
+    cr_assert_eq(remedies_with(orphaned, "context has already been set"), 1);
+    cr_assert_eq(remedies_with(orphaned, "no lambdas"), 1);
+    cr_assert_eq(remedies_with(orphaned, "imports the main module again"), 1);
+    cr_assert_eq(remedies_with(orphaned, "atexit"), 0, "the lock is Python's, not libc's");
+    cr_assert_eq(remedies_with(orphaned, "OpenMP"), 0);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(scenarios, remedies_name_atexit_for_libcs_lock_and_openmp_for_libgomp)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "atexit_fork");
+    json_object *document = hangdoc_json(fixture.pids[0], NULL);
+    json_object *orphaned = expect_findings(document, "orphaned-wait", 1);
+    cr_assert_eq(remedies_with(orphaned, "do not register atexit handlers"), 1, "the lock lies in libc's data");
+    cr_assert_eq(remedies_with(orphaned, "set_start_method"), 0, "not a Python process");
+    cr_assert_eq(remedies_with(orphaned, "OpenMP"), 0);
+    json_object_put(document);
+    fixture_stop(&fixture);
+
+    fixture_start(&fixture, "openmp_fork");
+    document = hangdoc_json(fixture.pids[0], NULL);
+    orphaned = expect_findings(document, "orphaned-wait", 1);
+    cr_assert_eq(remedies_with(orphaned, "GNU OpenMP (libgomp) is not fork-safe"), 1);
+    cr_assert_eq(remedies_with(orphaned, "atexit"), 0);
+    cr_assert_eq(remedies_with(orphaned, "set_start_method"), 0);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}

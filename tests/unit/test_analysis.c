@@ -1215,3 +1215,115 @@ Test(verdict, waits_that_could_not_be_read_give_could_not_tell)
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
+
+/* ---- specific remedies --------------------------------------------------------------------------------------- */
+
+static void add_mapping(struct hd_process *process, uint64_t start, uint64_t end, const char *permissions,
+                        const char *path)
+{
+    struct hd_mapping *grown = reallocarray(process->mappings, process->nmappings + 1, sizeof *grown);
+    cr_assert_not_null(grown);
+    process->mappings = grown;
+    struct hd_mapping *mapping = &process->mappings[process->nmappings++];
+    *mapping = (struct hd_mapping){ .start = start, .end = end, .path = path ? strdup(path) : NULL };
+    memcpy(mapping->permissions, permissions, 5);
+}
+
+static size_t remedies_containing(const struct report_finding *finding, const char *part)
+{
+    size_t count = 0;
+    for (size_t r = 0; r < finding->nremedies; r++)
+        count += strstr(finding->remedies[r], part) != NULL;
+    return count;
+}
+
+Test(remedies, python_start_method_only_for_a_python_child)
+{
+    struct hd_snapshot *snapshot = fork_with_held_lock(HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *inherited = the_finding(analysis, "inherited-lock");
+    cr_assert_eq(remedies_containing(inherited, "set_start_method"), 0, "not Python: no Python remedy");
+    cr_assert_eq(inherited->nremedies, 1u);
+    report_analysis_free(analysis);
+
+    struct hd_process *child = &snapshot->processes[1];
+    child->exe = strdup("/usr/bin/python3.11");
+    analysis = analyze(snapshot);
+    inherited = the_finding(analysis, "inherited-lock");
+    cr_assert_eq(remedies_containing(inherited, "if __name__ == '__main__': "
+                                                "torch.multiprocessing.set_start_method('spawn', force=True)"), 1);
+    cr_assert_eq(remedies_containing(inherited, "context has already been set"), 1, "why not in Jupyter");
+    cr_assert_eq(remedies_containing(inherited, "no lambdas"), 1, "what must pickle");
+    cr_assert_eq(remedies_containing(inherited, "imports the main module again"), 1, "the re-import pitfall");
+    cr_assert_eq(remedies_containing(inherited, "atexit"), 0);
+    report_analysis_free(analysis);
+
+    free(child->exe);
+    child->exe = strdup("/opt/app/bin/server"); /* an embedding program: libpython mapped */
+    add_mapping(child, 0x7f0000000000, 0x7f0000100000, "r-xp", "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0");
+    analysis = analyze(snapshot);
+    cr_assert_eq(remedies_containing(the_finding(analysis, "inherited-lock"), "torch.multiprocessing"), 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* Forked child 1600 of 1500, its one thread asleep forever on a private futex at `address`. */
+static struct hd_snapshot *child_asleep_at(uint64_t address)
+{
+    struct hd_snapshot *snapshot = new_snapshot(1500);
+    add_process(snapshot, 1500, 1, HD_ORIGIN_EXEC, 1500, 1);
+    add_process(snapshot, 1600, 1500, HD_ORIGIN_FORKED, 1600, 1);
+    in_wait4(thread_of(snapshot, 1500), 1600);
+    asleep_in_futex(thread_of(snapshot, 1600), address);
+    return snapshot;
+}
+
+Test(remedies, atexit_when_the_lock_lies_in_libc_data)
+{
+    struct hd_snapshot *snapshot = child_asleep_at(0x7fc15fe9d2c8);
+    struct hd_process *child = &snapshot->processes[1];
+    add_mapping(child, 0x7fc15fe9b000, 0x7fc15fe9d000, "rw-p", "/usr/lib/x86_64-linux-gnu/libc.so.6");
+    add_mapping(child, 0x7fc15fe9d000, 0x7fc15feaa000, "rw-p", NULL); /* libc's .bss */
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *orphaned = the_finding(analysis, "orphaned-wait");
+    cr_assert_eq(remedies_containing(orphaned, "do not register atexit handlers"), 1);
+    cr_assert_eq(remedies_containing(orphaned, "OpenMP"), 0, "libgomp is not mapped");
+    cr_assert_eq(remedies_containing(orphaned, "set_start_method"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+
+    snapshot = child_asleep_at(0x55d2a0c4e040); /* the heap, after the program's own data */
+    child = &snapshot->processes[1];
+    add_mapping(child, 0x55d2a0c00000, 0x55d2a0c4e000, "rw-p", "/usr/bin/app");
+    add_mapping(child, 0x55d2a0c4e000, 0x55d2a0c6f000, "rw-p", "[heap]");
+    analysis = analyze(snapshot);
+    cr_assert_eq(remedies_containing(the_finding(analysis, "orphaned-wait"), "atexit"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(remedies, openmp_choices_when_the_child_maps_libgomp)
+{
+    struct hd_snapshot *snapshot = child_asleep_at(0x55d2a0c4e040);
+    add_mapping(&snapshot->processes[1], 0x7f1000000000, 0x7f1000040000, "r-xp",
+                "/usr/lib/x86_64-linux-gnu/libgomp.so.1.0.0");
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *orphaned = the_finding(analysis, "orphaned-wait");
+    cr_assert_eq(remedies_containing(orphaned, "GNU OpenMP (libgomp) is not fork-safe"), 1);
+    cr_assert_eq(remedies_containing(orphaned, "LLVM libomp, Intel libiomp5"), 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(remedies, python_pool_advice_when_the_parent_of_a_dead_worker_is_python)
+{
+    struct hd_snapshot *snapshot = parent_polling_a_dead_worker(SIGKILL);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(remedies_containing(the_finding(analysis, "worker-died"), "ProcessPoolExecutor"), 0);
+    report_analysis_free(analysis);
+    strcpy(snapshot->processes[0].comm, "python3");
+    analysis = analyze(snapshot);
+    cr_assert_eq(remedies_containing(the_finding(analysis, "worker-died"), "BrokenProcessPool"), 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
