@@ -59,7 +59,7 @@ int hangdoc_diagnose(const struct hangdoc_options *options)
  * one line per fact. */
 static struct report_text_options text_options_for(FILE *out, const struct hangdoc_options *options)
 {
-    struct report_text_options text = { .verbose = options->verbose };
+    struct report_text_options text = { .verbose = options->verbose, .recap = options->recap };
     int fd = fileno(out);
     bool terminal = fd >= 0 && isatty(fd);
     const char *no_colour = getenv("NO_COLOR");

@@ -424,6 +424,29 @@ static void render_notes(struct report_buffer *out, const struct hd_snapshot *sn
     }
 }
 
+/* The verdict once more, with the fix of each hang's root cause: the last thing on the screen. */
+static void render_recap(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                         const struct report_analysis *analysis, const struct report_text_options *options)
+{
+    report_buffer_puts(out, "\nIn short:\n");
+    render_verdict(out, snapshot, analysis, options);
+    const struct report_verdict *verdict = &analysis->verdict;
+    for (size_t h = 0; h < verdict->nhangs; h++) {
+        const struct report_hang *hang = &verdict->hangs[h];
+        if (!hang->root_cause || hang->finding < 0)
+            continue;
+        const struct report_finding *finding = &analysis->findings[hang->finding];
+        for (size_t r = 0; r < finding->nremedies; r++) {
+            paint(out, options, PAINT_FIX);
+            report_buffer_puts(out, "fix:");
+            unpaint(out, options);
+            report_buffer_puts(out, " ");
+            put_escaped(out, finding->remedies[r]);
+            report_buffer_puts(out, "\n");
+        }
+    }
+}
+
 bool report_render_text(const struct hd_snapshot *snapshot, const struct report_analysis *analysis,
                         const struct report_text_options *options, FILE *out)
 {
@@ -440,6 +463,8 @@ bool report_render_text(const struct hd_snapshot *snapshot, const struct report_
         nodes += snapshot->processes[p].nthreads;
     }
     render_notes(&text, snapshot);
+    if (options->recap)
+        render_recap(&text, snapshot, analysis, options);
     struct report_buffer wrapped = { 0 };
     report_wrap(&wrapped, text.data ? text.data : "", text.length, options->width);
     bool ok = !text.failed && !wrapped.failed &&

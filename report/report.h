@@ -18,6 +18,7 @@ struct report_text_options {
                      * threads in D show their kernel stack */
     bool colour;    /* ANSI colours (the caller decides: a terminal, NO_COLOR, --color) */
     unsigned width; /* wrap lines at this many columns; 0: never */
+    bool recap;     /* end with the verdict again and the root cause's fix (the demo, whose report scrolls) */
 };
 
 /* False when memory ran out or writing failed. */
