@@ -2,8 +2,14 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <pty.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 TestSuite(scenarios, .fini = fixture_stop_all, .timeout = 120);
@@ -728,5 +734,130 @@ Test(scenarios, remedies_name_atexit_for_libcs_lock_and_openmp_for_libgomp)
     cr_assert_eq(remedies_with(orphaned, "atexit"), 0);
     cr_assert_eq(remedies_with(orphaned, "set_start_method"), 0);
     json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* ---- several hangs; the text report on a terminal --------------------------------------------------------------- */
+
+Test(scenarios, two_independent_hangs_are_reported_each_with_its_root_cause)
+{
+    struct fixture inherited, died;
+    fixture_start(&inherited, "inherited_mutex");
+    fixture_start(&died, "worker_died");
+    char first[16], second[16];
+    snprintf(first, sizeof first, "%d", inherited.pids[0]);
+    snprintf(second, sizeof second, "%d", died.pids[0]);
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--json", "-n", "3", "-i", "100ms", first, second, NULL });
+    cr_assert_eq(result.exit_status, HUNG_BY_FORK, "the first hang decides the status; stderr: %s", result.err);
+    json_validate(result.out);
+    json_object *document = json_tokener_parse(result.out);
+    expect_verdict(document, true, "fork-inheritance", "inherited-lock", inherited.pids[2]);
+    json_object *hangs = json_at(document, "verdict.hangs");
+    cr_assert_eq(json_object_array_length(hangs), 2, "%s", json_object_to_json_string(hangs));
+    json_object *other = json_object_array_get_idx(hangs, 1);
+    cr_assert_str_eq(json_string_at(other, "cause"), "worker-died");
+    cr_assert_str_eq(json_string_at(other, "root_cause"), "worker-died");
+    cr_assert_eq(json_int_at(other, "pid", -1), died.pids[1]);
+    json_object *chain = json_at(other, "chain");
+    cr_assert_eq(json_object_array_length(chain), 2);
+    cr_assert_eq(json_object_get_int(json_object_array_get_idx(chain, 0)), died.pids[0]);
+    json_object *finding = json_object_array_get_idx(json_at(document, "findings"),
+                                                     (size_t)json_int_at(other, "finding", -1));
+    cr_assert_str_eq(json_string_at(finding, "id"), "worker-died");
+    json_object_put(document);
+    run_result_free(&result);
+
+    hangdoc_run(&result, (const char *[]){ "-n", "2", "-i", "50ms", first, second, NULL });
+    cr_assert(strstr(result.out, "\n2 independent hangs, each with its own root cause:\n  2. HUNG (worker-died): worker "),
+              "%s", result.out);
+    run_result_free(&result);
+    fixture_stop(&died);
+    fixture_stop(&inherited);
+}
+
+/* Runs hangdoc with its standard output on a pseudo-terminal `columns` wide; NO_COLOR as given (NULL: unset). */
+static char *hangdoc_on_terminal(const char *const *arguments, const char *no_colour, unsigned short columns)
+{
+    struct winsize size = { .ws_row = 50, .ws_col = columns };
+    int terminal;
+    pid_t child = forkpty(&terminal, NULL, NULL, &size);
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (no_colour)
+            setenv("NO_COLOR", no_colour, 1);
+        else
+            unsetenv("NO_COLOR");
+        unsetenv("COLUMNS");
+        const char *argv[16] = { getenv("HANGDOC_BIN") };
+        for (size_t i = 0; arguments[i] && i < 14; i++)
+            argv[i + 1] = arguments[i];
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    char *text = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&text, &length);
+    char chunk[4096];
+    ssize_t got;
+    while ((got = read(terminal, chunk, sizeof chunk)) > 0) /* EIO once hangdoc has exited */
+        fwrite(chunk, 1, (size_t)got, out);
+    fclose(out);
+    close(terminal);
+    int status;
+    waitpid(child, &status, 0);
+    return text;
+}
+
+/* The longest line, in columns (code points; colour sequences and the terminal's \r take none), leaving out lines
+ * that hold a path of the build directory: a word longer than the line is never broken, and its length depends on
+ * where the tests run. */
+static size_t widest_line(const char *text)
+{
+    size_t widest = 0, columns = 0;
+    const char *fixtures = getenv("HANGDOC_FIXTURES"), *line = text;
+    for (const char *p = text; *p; p++) {
+        if (*p == '\n') {
+            bool path = fixtures && memmem(line, (size_t)(p - line), fixtures, strlen(fixtures));
+            widest = columns > widest && !path ? columns : widest;
+            columns = 0;
+            line = p + 1;
+        } else if (*p == '\x1b') {
+            while (*p && *p != 'm')
+                p++;
+        } else if (*p != '\r' && ((unsigned char)*p & 0xc0) != 0x80) {
+            columns++;
+        }
+    }
+    return widest;
+}
+
+Test(scenarios, on_a_terminal_colour_unless_no_color_and_wrapped_to_its_width)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "inherited_mutex");
+    char pid[16];
+    snprintf(pid, sizeof pid, "%d", fixture.pids[0]);
+    const char *arguments[] = { "-n", "2", "-i", "50ms", pid, NULL };
+    char *text = hangdoc_on_terminal(arguments, NULL, 72);
+    cr_assert(strstr(text, "verdict: \x1b[1;31mHUNG (fork-inheritance)\x1b[0m: "), "colour on a terminal: %s", text);
+    cr_assert_leq(widest_line(text), 72, "wrapped to the terminal's 72 columns (long paths aside): %s", text);
+    cr_assert_gt(widest_line(text), 50);
+    free(text);
+    text = hangdoc_on_terminal(arguments, "1", 200);
+    cr_assert_null(strchr(text, '\x1b'), "NO_COLOR: no colour: %s", text);
+    free(text);
+    text = hangdoc_on_terminal(arguments, "", 200);
+    cr_assert_not_null(strchr(text, '\x1b'), "an empty NO_COLOR does not count");
+    free(text);
+    const char *always[] = { "--color=always", "-n", "2", "-i", "50ms", pid, NULL };
+    text = hangdoc_on_terminal(always, "1", 200);
+    cr_assert_not_null(strchr(text, '\x1b'), "--color=always wins over NO_COLOR");
+    free(text);
+    struct run_result result;
+    hangdoc_run(&result, arguments);
+    cr_assert_null(strchr(result.out, '\x1b'), "no colour into a pipe");
+    run_result_free(&result);
     fixture_stop(&fixture);
 }
