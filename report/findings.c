@@ -564,7 +564,8 @@ static void rule_stopped(struct context *c)
 /* ---- dead workers ---------------------------------------------------------------------------------------- */
 
 /* A thread of `process` that waits for what a worker would deliver (a pipe, a socket, poll, a futex a result
- * thread signals, a child), for ever or in a timed loop that gets nothing across samples. */
+ * thread signals), for ever or in a timed loop that gets nothing across samples. Not wait4: it would have reaped
+ * a zombie, so one in wait4 waits for another child. */
 static const struct report_node *stuck_waiter(const struct report_graph *graph, const struct hd_process *process)
 {
     for (size_t i = 0; i < graph->nnodes; i++) {
@@ -573,7 +574,7 @@ static const struct report_node *stuck_waiter(const struct report_graph *graph, 
             continue;
         enum hd_wait_kind kind = node->thread->wait.kind;
         bool waits_for_worker = kind == HD_WAIT_READ || kind == HD_WAIT_WRITE || kind == HD_WAIT_POLL ||
-                                kind == HD_WAIT_FUTEX || kind == HD_WAIT_CHILD;
+                                kind == HD_WAIT_FUTEX;
         bool stuck = node->wake == REPORT_WAKE_NEVER ||
                      (node->wake == REPORT_WAKE_TIMER && !node->thread->progressing);
         if (waits_for_worker && stuck)
@@ -658,8 +659,8 @@ static void rule_worker_died(struct context *c)
         const struct hd_departed *gone = &c->snapshot->departed[d];
         const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, gone->ppid);
         const struct report_node *waiter = parent ? stuck_waiter(graph, parent) : NULL;
-        if (!waiter || waiter->thread->wait.kind == HD_WAIT_CHILD)
-            continue; /* a parent in wait4 gets the exit status; it is not left waiting */
+        if (!waiter)
+            continue;
         struct report_finding *finding = add_finding_for(
             c, "worker-died", REPORT_LIKELY, gone->pid, gone->pid,
             "worker %d '%s' vanished during sampling, while thread %d '%s' of its parent %d kept waiting (%s) "
@@ -859,6 +860,27 @@ static bool knotted(const struct report_node *node)
     return node->wake == REPORT_WAKE_NEVER && node->thread->wait.kind != HD_WAIT_SIGNAL;
 }
 
+static bool is_root_cause_id(const char *id)
+{
+    for (size_t r = 0; r < COUNT(root_causes); r++)
+        if (strcmp(root_causes[r].id, id) == 0)
+            return true;
+    return false;
+}
+
+/* Does a root-cause finding name a thread of `process` as a member (the parent left waiting for a dead worker)?
+ * waiting-on-workers does not count: its members are the workers it points at, which may hang unexplained. */
+static bool names_member_of(const struct report_analysis *a, const struct report_finding *finding,
+                            const struct hd_process *process)
+{
+    if (!is_root_cause_id(finding->id))
+        return false;
+    for (size_t m = 0; m < finding->nmembers; m++)
+        if (a->graph.nodes[finding->members[m]].process == process)
+            return true;
+    return false;
+}
+
 /* Threads asleep forever in a process that no finding is about: nobody who could wake them can run, but no rule
  * of the catalogue says why (a lone thread on a semaphore, a condition variable nobody will signal). That is a
  * deadlock in the wait-for graph's sense (DESIGN.md): hung, cause "deadlock", no root-cause finding. */
@@ -872,7 +894,8 @@ static void collect_unexplained_knots(struct context *c)
             continue;
         bool explained = false;
         for (size_t f = 0; f < a->nfindings; f++)
-            explained |= a->findings[f].hang && a->findings[f].pid == node->process->pid;
+            explained |= a->findings[f].hang && (a->findings[f].pid == node->process->pid ||
+                                                 names_member_of(a, &a->findings[f], node->process));
         if (explained)
             continue;
         last = node->process;

@@ -114,6 +114,11 @@ static char *normalised_report(const struct fixture *fixture, const char *const 
 
 static void expect_golden(const char *fixture_name, const char *const *roles)
 {
+#if !defined(__x86_64__)
+    /* the expected files were recorded on x86-64: other architectures name some system calls differently (ppoll
+     * for poll, clone for vfork) */
+    cr_skip_test("golden files are recorded on x86-64");
+#endif
     struct fixture fixture;
     fixture_start(&fixture, fixture_name);
     usleep(300 * 1000); /* let every thread of the fixture settle where it sleeps */

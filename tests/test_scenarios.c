@@ -665,6 +665,9 @@ static void expect_worker_died(const char *fixture_name, const char *exit_text, 
     cr_assert(member_tid(died, parent), "the waiting parent is named");
     expect_only_findings(document, (const char *const[]){ "worker-died", NULL });
     expect_verdict(document, true, "worker-died", "worker-died", worker);
+    cr_assert_eq(json_object_array_length(json_at(document, "verdict.hangs")), 1,
+                 "the parent left waiting is part of the same hang: %s",
+                 json_object_to_json_string(json_at(document, "verdict.hangs")));
     json_object *chain = json_at(document, "verdict.chain");
     cr_assert_eq(json_object_array_length(chain), 2);
     cr_assert_eq(json_object_get_int(json_object_array_get_idx(chain, 1)), worker);

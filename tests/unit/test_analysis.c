@@ -1003,6 +1003,19 @@ Test(worker_died, zombie_killed_by_sigkill_while_the_parent_polls)
     cr_assert_str_eq(analysis->verdict.cause, "worker-died");
     cr_assert_str_eq(root_cause_id(analysis), "worker-died");
     assert_chain(analysis, (const pid_t[]){ 1000, 1100 }, 2);
+    cr_assert_eq(analysis->verdict.nhangs, 1u);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(worker_died, a_parent_reading_forever_is_part_of_the_same_hang)
+{
+    struct hd_snapshot *snapshot = parent_polling_a_dead_worker(SIGKILL);
+    reading(thread_of(snapshot, 1000), 3); /* no timeout: asleep forever, as the pipe's writer is itself */
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 1000), REPORT_WAKE_NEVER);
+    EXPECT_IDS(analysis, "worker-died");
+    cr_assert_eq(analysis->verdict.nhangs, 1u, "not a second, unexplained deadlock in the parent");
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
@@ -1062,13 +1075,21 @@ Test(worker_died, worker_that_vanished_during_sampling)
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 
-    /* a parent in wait4 gets the status: a child that vanished was reaped by it */
+    /* a parent in wait4 gets the status: a child that vanished was reaped by it; and a parent in wait4 with a
+     * zombie child waits for another one */
     snapshot = parent_polling_a_dead_worker(SIGKILL);
     snapshot->nprocesses = 1;
     free(snapshot->processes[1].threads);
     snapshot->processes[1] = (struct hd_process){ 0 };
     cr_assert(hd_snapshot_add_departed(snapshot, &gone));
     in_wait4(thread_of(snapshot, 1000), 1100);
+    analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "worker-died"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+
+    snapshot = parent_polling_a_dead_worker(SIGKILL);
+    in_wait4(thread_of(snapshot, 1000), 1200);
     analysis = analyze(snapshot);
     cr_assert_eq(count_findings(analysis, "worker-died"), 0);
     report_analysis_free(analysis);
