@@ -43,12 +43,10 @@ static size_t hanging_indent(const char *line, const char *end)
         p += escape_length(p, end) ? escape_length(p, end) : 1;
     for (size_t i = 0; i < COUNT(prefixes); i++) {
         size_t length = strlen(prefixes[i]);
-        if ((size_t)(end - p) >= length && memcmp(p, prefixes[i], length) == 0) {
-            p += length;
-            break;
-        }
+        if ((size_t)(end - p) >= length && memcmp(p, prefixes[i], length) == 0)
+            return columns(line, p + length); /* under the text that follows the prefix */
     }
-    return columns(line, p) + 2;
+    return columns(line, p) + 2; /* two columns in, so that it reads as a continuation */
 }
 
 static void wrap_line(struct report_buffer *out, const char *line, const char *end, unsigned width)

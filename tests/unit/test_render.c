@@ -166,12 +166,15 @@ Test(wrap, breaks_at_spaces_with_a_hanging_indent)
 {
     char *text = wrapped("  fix: one two three four five six seven\nshort\n", 20);
     cr_assert_str_eq(text, "  fix: one two three\n"
-                           "         four five\n"
-                           "         six seven\n"
+                           "       four five six\n"
+                           "       seven\n"
                            "short\n");
     free(text);
     text = wrapped("  · name: alpha beta gamma\n", 16);
-    cr_assert_str_eq(text, "  · name: alpha\n      beta gamma\n", "the middle dot is one column");
+    cr_assert_str_eq(text, "  · name: alpha\n    beta gamma\n", "the middle dot is one column");
+    free(text);
+    text = wrapped("    thread 1 'x' S [wait4, 1 s] wait4 pid 2\n", 24);
+    cr_assert_str_eq(text, "    thread 1 'x' S\n      [wait4, 1 s] wait4\n      pid 2\n", "no prefix: two deeper");
     free(text);
 }
 
