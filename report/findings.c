@@ -637,7 +637,8 @@ static void rule_worker_died(struct context *c)
     const struct report_graph *graph = &c->analysis->graph;
     for (size_t p = 0; p < c->snapshot->nprocesses; p++) {
         const struct hd_process *child = &c->snapshot->processes[p];
-        const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, child->ppid);
+        /* init reaps the orphans the kernel hands it, whenever it gets to them: they were never its workers */
+        const struct hd_process *parent = child->ppid > 1 ? hd_snapshot_find_process(c->snapshot, child->ppid) : NULL;
         const struct report_node *waiter = parent && child->zombie ? stuck_waiter(graph, parent) : NULL;
         if (!waiter)
             continue;
@@ -657,7 +658,7 @@ static void rule_worker_died(struct context *c)
     }
     for (size_t d = 0; d < c->snapshot->ndeparted; d++) {
         const struct hd_departed *gone = &c->snapshot->departed[d];
-        const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, gone->ppid);
+        const struct hd_process *parent = gone->ppid > 1 ? hd_snapshot_find_process(c->snapshot, gone->ppid) : NULL;
         const struct report_node *waiter = parent ? stuck_waiter(graph, parent) : NULL;
         if (!waiter)
             continue;

@@ -1057,6 +1057,23 @@ Test(worker_died, not_while_the_parent_makes_progress_or_waits_for_a_signal)
     hd_snapshot_free(snapshot);
 }
 
+Test(worker_died, not_for_orphans_that_init_has_yet_to_reap)
+{
+    struct hd_snapshot *snapshot = new_snapshot(1);
+    add_process(snapshot, 1, 0, HD_ORIGIN_EXEC, 1, 1);
+    struct hd_process *orphan = add_process(snapshot, 1100, 1, HD_ORIGIN_FORKED, 1100, 1);
+    struct hd_wait *wait = asleep_in(thread_of(snapshot, 1), "epoll_wait", HD_WAIT_POLL, "epoll_wait");
+    wait->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_FINITE, .remaining_ns = 4000000000 };
+    orphan->state = 'Z';
+    orphan->zombie = true;
+    orphan->exit_status = SIGKILL;
+    thread_of(snapshot, 1100)->state = 'Z';
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "worker-died"), 0, "reparented to init: not init's worker");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
 Test(worker_died, worker_that_vanished_during_sampling)
 {
     struct hd_snapshot *snapshot = parent_polling_a_dead_worker(SIGKILL);
