@@ -736,6 +736,8 @@ static const struct root_cause {
 } root_causes[] = {
     { "inherited-lock", "fork-inheritance" },
     { "orphaned-wait", "fork-inheritance" },
+    { "cuda-inherited", "fork-inheritance" },      /* the runtime catalogue's findings, where they are built */
+    { "fork-unsafe-runtime", "fork-inheritance" },
     { "lock-cycle", "deadlock" },
     { "abandoned-lock", "deadlock" },
     { "worker-died", "worker-died" },
