@@ -232,6 +232,8 @@ static const char **hangdoc_argv(const char *const *arguments)
 
 void hangdoc_run_as(struct run_result *result, int as_uid, const char *const *arguments)
 {
+    /* the tests read the report one fact per line: no wrapping to a width the environment happens to set */
+    unsetenv("COLUMNS");
     const char **argv = hangdoc_argv(arguments);
     program_run_as(result, as_uid, argv);
     free(argv);
@@ -357,6 +359,7 @@ const char *fixture_path(const char *name)
 void hangdoc_spawn(struct spawned *spawned, const char *const *arguments)
 {
     *spawned = (struct spawned){ .out_fd = -1, .err_fd = -1, .ready_fd = -1 };
+    unsetenv("COLUMNS");
     const char **argv = hangdoc_argv(arguments);
     int out_pipe[2], err_pipe[2], ready_pipe[2];
     cr_assert_eq(pipe2(out_pipe, O_CLOEXEC), 0);
