@@ -8,6 +8,7 @@
 struct hangdoc_options {
     bool json;
     bool verbose;
+    bool no_ptrace; /* never stop a process: no native stacks */
     unsigned samples;
     unsigned interval_ms;
     unsigned timeout_ms; /* bound on the whole run; 0: none */

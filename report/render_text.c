@@ -3,6 +3,7 @@
 
 #include "buffer.h"
 #include "describe.h"
+#include "render_stacks.h"
 
 #include <inttypes.h>
 
@@ -309,6 +310,7 @@ bool report_render_text(const struct hd_snapshot *snapshot, const struct report_
         render_process(&text, snapshot, &snapshot->processes[p], options, nodes);
         nodes += snapshot->processes[p].nthreads;
     }
+    report_render_stacks(&text, snapshot);
     render_notes(&text, snapshot);
     bool ok = !text.failed && fwrite(text.data, 1, text.length, out) == text.length && fflush(out) == 0;
     report_buffer_release(&text);
