@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TIDS_SHOWN_MAX 24 /* threads named under a group; the count says how many there are */
+#define TIDS_SHOWN_MAX 16 /* threads listed under a group; the count says how many there are */
+#define NAMES_SHOWN_MAX 4
 
 struct member {
     const struct hd_process *process;
@@ -142,25 +143,45 @@ static size_t distinct_processes(const struct stack_group *group)
     return count;
 }
 
+static void render_names(struct report_buffer *out, const struct stack_group *group)
+{
+    size_t shown = 0;
+    for (size_t m = 0; m < group->nmembers && shown <= NAMES_SHOWN_MAX; m++) {
+        const char *name = group->members[m].thread->name;
+        bool seen = false;
+        for (size_t n = 0; n < m && !seen; n++)
+            seen = strcmp(group->members[n].thread->name, name) == 0;
+        if (seen)
+            continue;
+        if (shown == NAMES_SHOWN_MAX) {
+            report_buffer_puts(out, ", …");
+            break;
+        }
+        report_buffer_puts(out, shown++ ? ", '" : " named '");
+        report_buffer_escaped(out, name, strlen(name));
+        report_buffer_puts(out, "'");
+    }
+}
+
+/* "×16 threads in 8 processes named 'worker': 100/101 100/102 …": pid/tid, or tids alone in one process. */
 static void render_members(struct report_buffer *out, const struct stack_group *group)
 {
     size_t processes = distinct_processes(group);
     report_buffer_printf(out, "×%zu thread%s", group->nmembers, group->nmembers == 1 ? "" : "s");
     if (processes > 1)
         report_buffer_printf(out, " in %zu processes", processes);
-    report_buffer_puts(out, ": ");
-    const struct hd_process *current = NULL;
+    render_names(out, group);
+    if (processes == 1)
+        report_buffer_printf(out, ": process %d, thread%s", (int)group->members[0].process->pid,
+                             group->nmembers == 1 ? "" : "s");
+    else
+        report_buffer_puts(out, ": pid/tid");
     for (size_t m = 0; m < group->nmembers && m < TIDS_SHOWN_MAX; m++) {
         const struct member *member = &group->members[m];
-        if (member->process != current) {
-            report_buffer_printf(out, "%sprocess %d thread ", current ? "; " : "", (int)member->process->pid);
-            current = member->process;
-        } else {
-            report_buffer_puts(out, ", ");
-        }
-        report_buffer_printf(out, "%d '", (int)member->thread->tid);
-        report_buffer_escaped(out, member->thread->name, strlen(member->thread->name));
-        report_buffer_puts(out, "'");
+        if (processes == 1)
+            report_buffer_printf(out, " %d", (int)member->thread->tid);
+        else
+            report_buffer_printf(out, " %d/%d", (int)member->process->pid, (int)member->thread->tid);
     }
     if (group->nmembers > TIDS_SHOWN_MAX)
         report_buffer_printf(out, " and %zu more", group->nmembers - TIDS_SHOWN_MAX);
