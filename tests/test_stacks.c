@@ -382,3 +382,26 @@ Test(stacks, threads_and_children_churning)
     }
     fixture_stop(&fixture);
 }
+
+/* ---- the leaf function of running threads ---------------------------------------------------------------------- */
+
+/* A thread spinning in main: every sample that stopped it found it there (the input of the spinning rule). */
+Test(stacks, a_spinning_thread_has_the_same_leaf_in_every_sample)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "busy_loop");
+    pid_t pid = fixture.pids[0];
+    int status;
+    json_object *document = hangdoc_json(pid, &status);
+    json_object *thread = json_thread(json_process(document, pid), pid);
+    cr_assert(json_at(thread, "leaf"), "a leaf for a thread in R: %s", json_object_to_json_string(thread));
+    long long samples = json_int_at(thread, "leaf.samples", 0);
+    long long in_r = json_int_at(thread, "samples.in_state_r", 0);
+    /* each sample that saw it in R stopped it (one may miss the 100 ms wait on a very busy machine) */
+    cr_assert(samples <= in_r && samples + 1 >= in_r, "%s", json_object_to_json_string(thread));
+    cr_assert_geq(samples, 2, "%s", json_object_to_json_string(thread));
+    cr_assert(json_bool_at(thread, "leaf.same"));
+    cr_assert_str_eq(json_string_at(thread, "leaf.function"), "main");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
