@@ -405,3 +405,31 @@ Test(stacks, a_spinning_thread_has_the_same_leaf_in_every_sample)
     json_object_put(document);
     fixture_stop(&fixture);
 }
+
+/* As nobody, root's process cannot be stopped: the stack and a note say exactly why, the rest is reported. */
+Test(stacks, another_users_process_is_explained)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "backtrace_child");
+    pid_t pid = fixture.pids[0];
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    struct run_result result;
+    hangdoc_run_as(&result, 65534, (const char *[]){ "--json", "--samples", "1", pid_text, NULL });
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert(document, "JSON: %s %s", result.out, result.err);
+    json_validate(result.out);
+    cr_assert_not(json_bool_at(document, "snapshot.ptrace.used"));
+    cr_assert(strstr(json_string_at(document, "snapshot.ptrace.why_not"), "refused"), "%s",
+              json_string_at(document, "snapshot.ptrace.why_not"));
+    json_object *thread = json_thread(json_process(document, pid), fixture.pids[1]);
+    cr_assert_str_eq(json_string_at(thread, "stack.state"), "failed");
+    const char *expected = "owned by uid 0, and hangdoc runs as uid 65534 without CAP_SYS_PTRACE";
+    cr_assert(strstr(json_string_at(thread, "stack.why_not"), expected), "%s", json_string_at(thread, "stack.why_not"));
+    cr_assert(json_has_note(document, expected), "%s", result.out);
+    cr_assert_eq(json_object_get_double(json_at(json_process(document, pid), "stopped_for_s")), 0);
+    json_object_put(document);
+    run_result_free(&result);
+    expect_free(pid, "after a refused run");
+    fixture_stop(&fixture);
+}
