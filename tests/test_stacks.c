@@ -433,3 +433,22 @@ Test(stacks, another_users_process_is_explained)
     expect_free(pid, "after a refused run");
     fixture_stop(&fixture);
 }
+
+/* The test process is hangdoc's parent: it is reported, never stopped. */
+Test(stacks, hangdoc_never_stops_its_own_ancestor)
+{
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)getpid());
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--json", "--samples", "1", pid_text, NULL });
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert(document, "JSON: %s %s", result.out, result.err);
+    json_object *process = json_process(document, getpid());
+    cr_assert(process);
+    json_object *thread = json_thread(process, getpid());
+    cr_assert_str_eq(json_string_at(thread, "stack.state"), "not-taken");
+    cr_assert(strstr(json_string_at(thread, "stack.why_not"), "ancestor"), "%s", json_string_at(thread, "stack.why_not"));
+    cr_assert_eq(json_object_get_double(json_at(process, "stopped_for_s")), 0);
+    json_object_put(document);
+    run_result_free(&result);
+}
