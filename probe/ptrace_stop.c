@@ -261,6 +261,21 @@ static char task_state(pid_t pid, pid_t tid)
     return close && close[1] == ' ' ? close[2] : '?';
 }
 
+static char hinted_state(const struct probe_stop_hint *hint, pid_t pid, pid_t tid)
+{
+    size_t low = 0, high = hint ? hint->count : 0;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (hint->tids[middle] == tid)
+            return hint->states[middle];
+        if (hint->tids[middle] < tid)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return task_state(pid, tid);
+}
+
 static struct probe_stopped_thread *find_entry(struct probe_stopped_process *stopped, pid_t tid)
 {
     for (size_t i = 0; i < stopped->nthreads; i++)
@@ -328,7 +343,7 @@ static bool waiting_for(const struct probe_stopped_thread *entry)
  * waitpid(-1) could reap a child of hangdoc that is no tracee (hangdoc demo's fixture). */
 static void wait_for_stops(struct probe_stopped_process *stopped, double deadline)
 {
-    long pause_ns = 20000;
+    long pause_ns = 10000;
     for (;;) {
         size_t waiting = 0;
         for (size_t i = 0; i < stopped->nthreads; i++) {
@@ -349,7 +364,7 @@ static void wait_for_stops(struct probe_stopped_process *stopped, double deadlin
             return;
         struct timespec pause = { 0, pause_ns };
         nanosleep(&pause, NULL);
-        if (pause_ns < 2000000)
+        if (pause_ns < 500000) /* a thread that takes longer is rare: poll finely, the wait is short */
             pause_ns *= 2;
     }
 }
@@ -375,8 +390,8 @@ static ssize_t list_tasks(pid_t pid, pid_t *tids, size_t max)
 
 /* Seizes the threads of `tids` not seen yet; returns how many were newly seized, or -errno of the first refusal
  * when none was. */
-static int seize_new(struct probe_stopped_process *stopped, const pid_t *tids, size_t ntids, size_t *capacity,
-                     int *first_error)
+static int seize_new(struct probe_stopped_process *stopped, const struct probe_stop_hint *hint, const pid_t *tids,
+                     size_t ntids, size_t *capacity, int *first_error)
 {
     int seized = 0;
     for (size_t i = 0; i < ntids; i++) {
@@ -385,7 +400,7 @@ static int seize_new(struct probe_stopped_process *stopped, const pid_t *tids, s
         struct probe_stopped_thread *entry = add_entry(stopped, tids[i], capacity);
         if (!entry)
             return -ENOMEM;
-        char state = task_state(stopped->pid, tids[i]);
+        char state = hinted_state(hint, stopped->pid, tids[i]);
         if (state == 'D') {
             snprintf(entry->why_not, sizeof entry->why_not,
                      "in uninterruptible sleep (D): not stopped, its kernel stack shows where it is");
@@ -445,8 +460,8 @@ static enum probe_stop_result conclude(struct probe_stopped_process *stopped, in
     return PROBE_STOP_REFUSED;
 }
 
-enum probe_stop_result probe_stop_process(pid_t pid, unsigned wait_ms, struct probe_stopped_process *out,
-                                          char *why, size_t why_size)
+enum probe_stop_result probe_stop_process(pid_t pid, unsigned wait_ms, const struct probe_stop_hint *hint,
+                                          struct probe_stopped_process *out, char *why, size_t why_size)
 {
     *out = (struct probe_stopped_process){ .pid = pid, .stopped_at = monotonic_now() };
     size_t capacity = 0, max_tids = 4096;
@@ -463,7 +478,7 @@ enum probe_stop_result probe_stop_process(pid_t pid, unsigned wait_ms, struct pr
             first_error = first_error ? first_error : ESRCH;
             break;
         }
-        int seized = seize_new(out, tids, (size_t)ntids, &capacity, &first_error);
+        int seized = seize_new(out, hint, tids, (size_t)ntids, &capacity, &first_error);
         if (seized < 0) {
             free(tids);
             probe_stop_release(out);
@@ -484,7 +499,7 @@ enum probe_stop_result probe_stop_thread(pid_t pid, pid_t tid, unsigned wait_ms,
     *out = (struct probe_stopped_process){ .pid = pid, .stopped_at = monotonic_now() };
     size_t capacity = 0;
     int first_error = 0;
-    if (seize_new(out, &tid, 1, &capacity, &first_error) < 0)
+    if (seize_new(out, NULL, &tid, 1, &capacity, &first_error) < 0)
         return PROBE_STOP_NO_MEMORY;
     wait_for_stops(out, out->stopped_at + wait_ms / 1000.0);
     note_unstopped(out, wait_ms);

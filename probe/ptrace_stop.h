@@ -46,10 +46,18 @@ void probe_stop_uninstall(void);
 /* Why ptrace cannot be used at all (Yama ptrace_scope 3), or NULL (static). */
 const char *probe_stop_globally_refused(void);
 
+/* The state letters of threads the caller has just read (`states[i]` of `tids[i]`, tids sorted), which spares
+ * reading /proc/<pid>/task/<tid>/stat again for each; NULL when none. */
+struct probe_stop_hint {
+    const pid_t *tids;
+    const char *states;
+    size_t count;
+};
+
 /* Seizes and stops every thread of `pid` (re-listing /proc/<pid>/task until no new thread appears), waiting at
  * most `wait_ms` for them to stop. When only some threads stopped, the others say why in their why_not. */
-enum probe_stop_result probe_stop_process(pid_t pid, unsigned wait_ms, struct probe_stopped_process *out,
-                                          char *why, size_t why_size);
+enum probe_stop_result probe_stop_process(pid_t pid, unsigned wait_ms, const struct probe_stop_hint *hint,
+                                          struct probe_stopped_process *out, char *why, size_t why_size);
 /* Stops only the thread `tid` of `pid` (to read its pc). */
 enum probe_stop_result probe_stop_thread(pid_t pid, pid_t tid, unsigned wait_ms, struct probe_stopped_process *out,
                                          char *why, size_t why_size);

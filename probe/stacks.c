@@ -107,10 +107,11 @@ struct unwound {
 };
 
 /* While the process is stopped: only registers and memory, nothing slower. */
-static void unwind_stopped(const struct hd_process *process, const struct probe_stopped_process *stopped,
-                           struct unwound *out)
+static void unwind_stopped(struct probe_stacks *stacks, const struct hd_process *process,
+                           const struct probe_stopped_process *stopped, struct unwound *out)
 {
-    struct probe_unwinder *unwinder = probe_unwind_begin(process->pid, process->mappings, process->nmappings);
+    struct probe_unwinder *unwinder =
+        probe_unwind_begin(process->pid, process->mappings, process->nmappings, stacks->symbols);
     for (size_t i = 0; i < stopped->nthreads; i++) {
         const struct probe_stopped_thread *entry = &stopped->threads[i];
         struct unwound *result = &out[i];
@@ -166,14 +167,24 @@ static void take_process(struct probe_stacks *stacks, struct hd_snapshot *snapsh
             fail_stack(&process->threads[t], HD_STACK_NOT_TAKEN, skip);
         return;
     }
+    /* the states just read (threads are sorted by tid): no second look at /proc for each thread */
+    pid_t *tids = calloc(process->nthreads ? process->nthreads : 1, sizeof *tids);
+    char *states = calloc(process->nthreads ? process->nthreads : 1, 1);
+    for (size_t t = 0; tids && states && t < process->nthreads; t++) {
+        tids[t] = process->threads[t].tid;
+        states[t] = process->threads[t].state;
+    }
+    struct probe_stop_hint hint = { tids, states, tids && states ? process->nthreads : 0 };
     struct probe_stopped_process stopped;
     char why[PROBE_STOP_WHY_MAX * 2];
-    enum probe_stop_result result = probe_stop_process(process->pid, STOP_WAIT_MS, &stopped, why, sizeof why);
+    enum probe_stop_result result = probe_stop_process(process->pid, STOP_WAIT_MS, &hint, &stopped, why, sizeof why);
+    free(tids);
+    free(states);
     struct unwound *unwound = NULL;
     if (result == PROBE_STOP_OK) {
         unwound = calloc(stopped.nthreads, sizeof *unwound);
         if (unwound)
-            unwind_stopped(process, &stopped, unwound);
+            unwind_stopped(stacks, process, &stopped, unwound);
         else
             snprintf(why, sizeof why, "out of memory");
     }

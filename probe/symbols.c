@@ -33,13 +33,16 @@ struct load_segment {
 struct elf_file {
     char *path;
     uint64_t inode;
-    bool loaded;     /* opened and parsed (maybe with no symbols) */
+    bool loaded;         /* opened, program headers read */
+    bool symbols_loaded; /* symbol tables read (maybe none) */
     int fd;
     Elf *elf;
     int debug_fd;
     Elf *debug_elf;
     struct load_segment loads[LOADS_MAX];
     size_t nloads;
+    bool has_eh_frame_hdr;
+    uint64_t eh_frame_hdr_vaddr;
     struct symbol *symbols; /* sorted by start */
     size_t nsymbols;
 };
@@ -135,7 +138,13 @@ static void read_loads(struct elf_file *file)
         return;
     for (size_t i = 0; i < count && file->nloads < LOADS_MAX; i++) {
         GElf_Phdr header;
-        if (!gelf_getphdr(file->elf, (int)i, &header) || header.p_type != PT_LOAD)
+        if (!gelf_getphdr(file->elf, (int)i, &header))
+            continue;
+        if (header.p_type == PT_GNU_EH_FRAME) {
+            file->has_eh_frame_hdr = true;
+            file->eh_frame_hdr_vaddr = header.p_vaddr;
+        }
+        if (header.p_type != PT_LOAD)
             continue;
         file->loads[file->nloads++] = (struct load_segment){
             .offset = header.p_offset, .vaddr = header.p_vaddr, .filesz = header.p_filesz };
@@ -260,13 +269,21 @@ static int compare_symbols(const void *a, const void *b)
     return (int)x->global - (int)y->global; /* the global name last: the lookup scans backwards */
 }
 
-static void load_elf_file(struct elf_file *file, pid_t pid, const struct hd_mapping *mapping)
+/* The program headers only: what the unwinder needs while the target is stopped. */
+static void open_elf_file(struct elf_file *file, pid_t pid, const struct hd_mapping *mapping)
 {
     file->loaded = true;
     file->elf = open_mapped_file(pid, mapping, &file->fd);
-    if (!file->elf)
+    if (file->elf)
+        read_loads(file);
+}
+
+/* The symbol tables, the first time a pc of the file is named (after the target was let go). */
+static void load_symbols(struct elf_file *file)
+{
+    if (file->symbols_loaded || !file->elf)
         return;
-    read_loads(file);
+    file->symbols_loaded = true;
     size_t capacity = 0;
     Elf_Scn *symtab = find_section(file->elf, SHT_SYMTAB, NULL);
     if (symtab) {
@@ -304,7 +321,7 @@ static struct elf_file *file_for(struct probe_symbols *symbols, pid_t pid, const
     }
     file->fd = file->debug_fd = -1;
     file->inode = mapping->inode;
-    load_elf_file(file, pid, mapping);
+    open_elf_file(file, pid, mapping);
     symbols->files[symbols->nfiles++] = file;
     return file;
 }
@@ -396,12 +413,28 @@ bool probe_symbols_resolve(struct probe_symbols *symbols, pid_t pid, const struc
     if (!file->elf || !file_offset_to_vaddr(file, file_offset, &vaddr))
         return true;
     frame->module_offset = vaddr;
+    load_symbols(file);
     const struct symbol *symbol = symbol_covering(file, vaddr);
     if (!symbol)
         return true;
     frame->symbol = demangled(symbols, symbol->name);
     frame->symbol_offset = vaddr - symbol->start;
     return frame->symbol != NULL;
+}
+
+bool probe_symbols_unwind_table(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mapping,
+                                uint64_t address, uint64_t *eh_frame_hdr)
+{
+    if (!mapping->path || mapping->path[0] != '/')
+        return false;
+    struct elf_file *file = file_for(symbols, pid, mapping);
+    if (!file || !file->elf || !file->has_eh_frame_hdr)
+        return false;
+    uint64_t vaddr, file_offset = address - mapping->start + mapping->offset;
+    if (!file_offset_to_vaddr(file, file_offset, &vaddr))
+        return false;
+    *eh_frame_hdr = file->eh_frame_hdr_vaddr + (address - vaddr); /* plus the load bias */
+    return true;
 }
 
 char *probe_symbols_frame_name(const struct hd_frame *frame)

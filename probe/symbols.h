@@ -28,5 +28,11 @@ void probe_symbols_free(struct probe_symbols *symbols);
 bool probe_symbols_resolve(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mappings,
                            size_t nmappings, struct hd_frame *frame);
 
+/* Where the file mapped by `mapping` (of process `pid`, holding `address`) keeps its .eh_frame_hdr
+ * (PT_GNU_EH_FRAME), as an address of that process. False when it has none or cannot be read: the unwinder then
+ * finds the tables its slower way. */
+bool probe_symbols_unwind_table(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mapping,
+                                uint64_t address, uint64_t *eh_frame_hdr);
+
 /* "symbol", or "module-basename+0xoffset", or "0xpc" for the frame: malloc'd, NULL when memory ran out. */
 char *probe_symbols_frame_name(const struct hd_frame *frame);

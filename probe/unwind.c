@@ -3,6 +3,7 @@
 
 #include "memory.h"
 #include "ptrace_stop.h"
+#include "symbols.h"
 
 #include <libunwind-ptrace.h>
 #include <stddef.h>
@@ -21,9 +22,23 @@ struct page_slot {
     unsigned char bytes[PAGE_SIZE_ASSUMED];
 };
 
-/* One libunwind-ptrace context per module: its cache holds one module's unwind table. */
+/* libunwind searches a module's .eh_frame_hdr table through our memory reader when told where it is. Exported by
+ * libunwind (perf declares it the same way) but not in its headers. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t address_space, unw_word_t ip, unw_dyn_info_t *info,
+                                              unw_proc_info_t *procedure, int need_unwind_info, void *argument);
+
+#define DW_EH_PE_udata4 0x03
+#define DW_EH_PE_sdata4 0x0b
+#define DW_EH_PE_pcrel 0x10
+#define DW_EH_PE_datarel 0x30
+
+/* A module of the process: its .eh_frame_hdr table when it has one; else a libunwind-ptrace context, whose cache
+ * holds one module (it reads /proc/<pid>/maps and maps the file each time that changes). */
 struct module_context {
     const struct hd_mapping *first_mapping;
+    bool table_looked_up;
+    bool has_table;
+    unw_dyn_info_t table;
     void *upt;
 };
 
@@ -34,6 +49,7 @@ struct probe_unwinder {
     size_t nmappings;
     struct module_context modules[MODULES_MAX];
     size_t nmodules;
+    struct probe_symbols *symbols;
     struct user_regs_struct registers; /* of the thread being unwound */
     struct page_slot pages[PAGE_SLOTS];
 };
@@ -157,7 +173,7 @@ static const struct hd_mapping *first_mapping_of(const struct probe_unwinder *un
     return first;
 }
 
-static void *module_context(struct probe_unwinder *unwinder, uint64_t address)
+static struct module_context *module_of(struct probe_unwinder *unwinder, uint64_t address)
 {
     const struct hd_mapping *mapping = mapping_holding(unwinder, address);
     if (!mapping || !mapping->path || mapping->path[0] != '/')
@@ -165,22 +181,65 @@ static void *module_context(struct probe_unwinder *unwinder, uint64_t address)
     const struct hd_mapping *first = first_mapping_of(unwinder, mapping);
     for (size_t i = 0; i < unwinder->nmodules; i++)
         if (unwinder->modules[i].first_mapping == first)
-            return unwinder->modules[i].upt;
+            return &unwinder->modules[i];
     if (unwinder->nmodules == MODULES_MAX)
         return NULL;
-    void *upt = _UPT_create(unwinder->pid);
-    if (upt)
-        unwinder->modules[unwinder->nmodules++] = (struct module_context){ .first_mapping = first, .upt = upt };
-    return upt;
+    struct module_context *module = &unwinder->modules[unwinder->nmodules++];
+    *module = (struct module_context){ .first_mapping = first };
+    return module;
+}
+
+/* The end of the module's last mapping. */
+static uint64_t module_end(const struct probe_unwinder *unwinder, const struct hd_mapping *first)
+{
+    const struct hd_mapping *last = first, *beyond = unwinder->mappings + unwinder->nmappings;
+    while (last + 1 < beyond && last[1].path && last[1].inode == first->inode && strcmp(last[1].path, first->path) == 0)
+        last++;
+    return last->end;
+}
+
+/* .eh_frame_hdr: version 1, the encodings of eh_frame_ptr, fde_count and the table, then the sorted table of
+ * (initial location, FDE address) pairs, both datarel sdata4 (what every linker writes; anything else goes the
+ * slow way). */
+static bool read_table(struct probe_unwinder *unwinder, const struct hd_mapping *mapping, uint64_t address,
+                       unw_dyn_info_t *table)
+{
+    uint64_t header;
+    unsigned char bytes[12];
+    if (!unwinder->symbols || !probe_symbols_unwind_table(unwinder->symbols, unwinder->pid, mapping, address, &header))
+        return false;
+    if (!read_bytes(unwinder, header, bytes, sizeof bytes) || bytes[0] != 1 ||
+        bytes[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || bytes[1] != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) ||
+        (bytes[2] != DW_EH_PE_udata4 && bytes[2] != DW_EH_PE_sdata4))
+        return false;
+    uint32_t fde_count;
+    memcpy(&fde_count, bytes + 8, sizeof fde_count);
+    *table = (unw_dyn_info_t){ .format = UNW_INFO_FORMAT_REMOTE_TABLE, .gp = 0 };
+    table->start_ip = mapping->start;
+    table->end_ip = module_end(unwinder, mapping);
+    table->u.rti.segbase = header;
+    table->u.rti.table_data = header + sizeof bytes;
+    table->u.rti.table_len = (unw_word_t)fde_count * 8 / sizeof(unw_word_t);
+    return fde_count > 0;
 }
 
 static int find_procedure_info(unw_addr_space_t address_space, unw_word_t ip, unw_proc_info_t *info,
                                int need_unwind_info, void *argument)
 {
-    void *upt = module_context(argument, ip);
-    if (!upt)
+    struct probe_unwinder *unwinder = argument;
+    struct module_context *module = module_of(unwinder, ip);
+    if (!module)
         return -UNW_ENOINFO;
-    return _UPT_find_proc_info(address_space, ip, info, need_unwind_info, upt);
+    if (!module->table_looked_up) {
+        module->table_looked_up = true;
+        module->has_table = read_table(unwinder, module->first_mapping, ip, &module->table);
+    }
+    if (module->has_table)
+        return UNW_OBJ(dwarf_search_unwind_table)(address_space, ip, &module->table, info, need_unwind_info,
+                                                  unwinder);
+    if (!module->upt && !(module->upt = _UPT_create(unwinder->pid)))
+        return -UNW_ENOINFO;
+    return _UPT_find_proc_info(address_space, ip, info, need_unwind_info, module->upt);
 }
 
 static void put_unwind_info(unw_addr_space_t address_space, unw_proc_info_t *info, void *argument)
@@ -222,7 +281,8 @@ static unw_accessors_t accessors = {
 
 /* ---- the unwinder ------------------------------------------------------------------------------------------ */
 
-struct probe_unwinder *probe_unwind_begin(pid_t pid, const struct hd_mapping *mappings, size_t nmappings)
+struct probe_unwinder *probe_unwind_begin(pid_t pid, const struct hd_mapping *mappings, size_t nmappings,
+                                          struct probe_symbols *symbols)
 {
     struct probe_unwinder *unwinder = calloc(1, sizeof *unwinder);
     if (!unwinder)
@@ -230,6 +290,7 @@ struct probe_unwinder *probe_unwind_begin(pid_t pid, const struct hd_mapping *ma
     unwinder->pid = pid;
     unwinder->mappings = mappings;
     unwinder->nmappings = nmappings;
+    unwinder->symbols = symbols;
     unwinder->address_space = unw_create_addr_space(&accessors, 0);
     if (!unwinder->address_space) {
         free(unwinder);
@@ -246,7 +307,8 @@ void probe_unwind_end(struct probe_unwinder *unwinder)
         return;
     unw_destroy_addr_space(unwinder->address_space);
     for (size_t i = 0; i < unwinder->nmodules; i++)
-        _UPT_destroy(unwinder->modules[i].upt);
+        if (unwinder->modules[i].upt)
+            _UPT_destroy(unwinder->modules[i].upt);
     if (active == unwinder)
         active = NULL;
     free(unwinder);
