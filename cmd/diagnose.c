@@ -102,6 +102,7 @@ int hangdoc_diagnose_into(const struct hangdoc_options *options, const struct ha
         .npids = options->npids,
         .samples = options->samples,
         .interval_ms = options->interval_ms,
+        .no_ptrace = options->no_ptrace,
     };
     struct hd_snapshot *snapshot = NULL;
     enum probe_result result = probe_snapshot(&probe, &snapshot);

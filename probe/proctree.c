@@ -447,6 +447,7 @@ static void read_thread_files(struct read_context *c, const struct hd_process *p
     read_thread_syscall(c, process, thread);
     if (full(c))
         read_thread_kernel_stack(process->pid, thread);
+    probe_refine_restarted_wait(thread->wchan, thread->kernel_stack, &thread->wait);
 }
 
 /* ---- assembling processes from libproc2's thread stacks ----------------------------------------------------- */

@@ -376,3 +376,31 @@ void probe_decode_wait(const struct hd_syscall *syscall, probe_memory_reader rea
             return;
         }
 }
+
+/* restart_syscall(2) resumes a wait that a signal or a ptrace stop interrupted (a debugger, hangdoc's own native
+ * stacks): the kernel keeps the original call in the task's restart block, which /proc does not show. Only waits
+ * with a timeout restart this way (ERESTART_RESTARTBLOCK: nanosleep, clock_nanosleep, poll and ppoll, futex waits
+ * with a timeout), so the wait is a timed one; its wait channel tells which kind. */
+static const struct restarted_wait {
+    const char *wchan_part;
+    enum hd_wait_kind kind;
+} restarted_waits[] = {
+    { "poll", HD_WAIT_POLL },
+    { "futex", HD_WAIT_FUTEX },
+    { "nanosleep", HD_WAIT_SLEEP },
+};
+
+void probe_refine_restarted_wait(const char *wchan, const char *kernel_stack, struct hd_wait *wait)
+{
+    if (!wait->operation || strcmp(wait->operation, "restart_syscall") != 0)
+        return;
+    wait->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_UNREADABLE };
+    /* a restarted nanosleep's wait channel is only do_syscall_64; its kernel stack (root) names the restart */
+    const char *where[] = { wchan, kernel_stack };
+    for (size_t w = 0; w < COUNT(where); w++)
+        for (size_t i = 0; where[w] && i < COUNT(restarted_waits); i++)
+            if (strstr(where[w], restarted_waits[i].wchan_part)) {
+                wait->kind = restarted_waits[i].kind;
+                return;
+            }
+}

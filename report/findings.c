@@ -677,32 +677,39 @@ static void rule_worker_died(struct context *c)
 
 /* ---- busy loops ---------------------------------------------------------------------------------------------- */
 
-/* A spinning thread gets most of a CPU; on a loaded machine it may get half, so the bar is not 100 %. */
-#define SPINNING_CPU_SHARE_MIN 0.5
+/* A spinning thread takes all the CPU it is given, but on a loaded machine that may be a small share of one: it is
+ * R in every sample, so it always wants the CPU. The bar only keeps out a thread that hardly ran at all. */
+#define SPINNING_CPU_SHARE_MIN 0.1
 
 /* Running in every sample, using about a CPU, stopped in the same function each time: a busy wait or livelock,
  * or a long computation that stays in one function. Sampling cannot tell those apart: likely, never certain. */
 static void rule_spinning(struct context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
-    double sampling_ns = c->snapshot->sampling_s * 1e9;
-    for (size_t i = 0; i < graph->nnodes && sampling_ns > 0; i++) {
+    for (size_t i = 0; i < graph->nnodes; i++) {
         const struct report_node *node = &graph->nodes[i];
         const struct hd_thread *thread = node->thread;
         if (thread->samples_seen < 2 || thread->samples_in_state_r != thread->samples_seen ||
             thread->leaf_samples < 2 || !thread->leaf_same || !thread->leaf_function)
             continue;
-        double share = (double)thread->cpu_delta_ns / sampling_ns;
+        /* while hangdoc held the process stopped to take its stacks, it could not run */
+        double running_s = c->snapshot->sampling_s - node->process->stopped_for_s;
+        if (running_s < c->snapshot->sampling_s / 2)
+            running_s = c->snapshot->sampling_s / 2;
+        if (running_s <= 0)
+            continue;
+        double share = (double)thread->cpu_delta_ns / (running_s * 1e9);
         if (share < SPINNING_CPU_SHARE_MIN)
             continue;
         struct report_finding *finding = add_finding(
             c, "spinning", REPORT_LIKELY, node,
-            "thread %d '%s' of process %d ran in every sample, using %.0f%% of a CPU, and was in %s each time it "
+            "thread %d '%s' of process %d was running in every sample (%.0f%% of a CPU) and in %s each time it "
             "was stopped: a busy wait or livelock, or one long computation",
             (int)thread->tid, thread->name, (int)node->process->pid, share * 100, thread->leaf_function);
         evidence(c, finding, "function", "%s", thread->leaf_function);
         evidence(c, finding, "cpu_share", "%.0f%%", share * 100);
-        evidence(c, finding, "cpu_s", "%.3f of %.3f s", (double)thread->cpu_delta_ns / 1e9, c->snapshot->sampling_s);
+        evidence(c, finding, "cpu_s", "%.3f of %.3f s it was not held stopped", (double)thread->cpu_delta_ns / 1e9,
+                 running_s);
         evidence(c, finding, "samples", "R in %u of %u; the same function in %u", thread->samples_in_state_r,
                  thread->samples_seen, thread->leaf_samples);
         remedy(c, finding, "Sample longer (hangdoc --samples 10 --interval 1s PID): a computation moves on to "

@@ -7,6 +7,7 @@
 
 #include "buffer.h"
 #include "describe.h"
+#include "render_stacks.h"
 
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -223,7 +224,9 @@ static json_object *thread_object(const struct hd_thread *thread)
     json_object_object_add(samples, "syscall_changed", json_object_new_boolean(thread->syscall_changed));
     json_object_object_add(object, "samples", samples);
     json_object_object_add(object, "kernel_stack", kernel_stack_array(thread->kernel_stack));
-    json_object_object_add(object, "frames", json_object_new_array());
+    json_object_object_add(object, "frames", report_frames_json(thread));
+    json_object_object_add(object, "stack", report_stack_json(thread));
+    json_object_object_add(object, "leaf", report_leaf_json(thread));
     json_object_object_add(object, "python_frames", json_object_new_array());
     return object;
 }
@@ -276,6 +279,7 @@ static json_object *process_object(const struct hd_process *process)
     json_object_object_add(object, "exit_status", process->zombie ? json_object_new_int(process->exit_status) : NULL);
     json_object_object_add(object, "libraries", json_object_new_array());
     json_object_object_add(object, "fds", fds_array(process));
+    json_object_object_add(object, "stopped_for_s", json_object_new_double(process->stopped_for_s));
     json_object *threads = json_object_new_array();
     for (size_t t = 0; t < process->nthreads; t++)
         json_object_array_add(threads, thread_object(&process->threads[t]));

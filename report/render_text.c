@@ -4,6 +4,7 @@
 
 #include "buffer.h"
 #include "describe.h"
+#include "render_stacks.h"
 #include "wrap.h"
 
 #include <inttypes.h>
@@ -461,6 +462,7 @@ bool report_render_text(const struct hd_snapshot *snapshot, const struct report_
         render_process(&text, snapshot, analysis, &snapshot->processes[p], options, nodes);
         nodes += snapshot->processes[p].nthreads;
     }
+    report_render_stacks(&text, snapshot);
     render_notes(&text, snapshot);
     if (options->recap)
         render_recap(&text, snapshot, analysis, options);

@@ -279,12 +279,18 @@ Test(scenarios, sigstopped_process_is_in_state_t)
     fixture_stop(&fixture);
 }
 
-Test(scenarios, busy_loop_is_running_and_progressing)
+Test(scenarios, busy_loop_is_spinning)
 {
     struct fixture fixture;
     fixture_start(&fixture, "busy_loop");
     pid_t pid = fixture.pids[0];
-    json_object *document = diagnose(pid, NOT_HUNG);
+    json_object *document = diagnose(pid, HUNG);
+    json_object *spinning = expect_findings(document, "spinning", 1);
+    cr_assert_eq(json_int_at(spinning, "tid", -1), pid);
+    cr_assert_str_eq(json_string_at(spinning, "confidence"), "likely", "a computation looks the same: never certain");
+    cr_assert_str_eq(json_string_at(spinning, "evidence.function"), "main");
+    expect_only_findings(document, (const char *const[]){ "spinning", NULL });
+    expect_verdict(document, true, "busy-loop", "spinning", pid);
     json_object *thread = json_thread(json_process(document, pid), pid);
     cr_assert_not_null(thread);
     cr_assert_str_eq(json_string_at(thread, "name"), "spinner");
