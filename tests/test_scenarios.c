@@ -867,6 +867,12 @@ Test(scenarios, on_a_terminal_colour_unless_no_color_and_wrapped_to_its_width)
     struct run_result result;
     hangdoc_run(&result, arguments);
     cr_assert_null(strchr(result.out, '\x1b'), "no colour into a pipe");
+    cr_assert_gt(widest_line(result.out), 100, "and no wrapping without COLUMNS");
+    run_result_free(&result);
+    setenv("COLUMNS", "60", 1);
+    program_run_as(&result, -1, (const char *[]){ getenv("HANGDOC_BIN"), "-n", "2", "-i", "50ms", pid, NULL });
+    unsetenv("COLUMNS");
+    cr_assert_leq(widest_line(result.out), 60, "COLUMNS wraps a pipe: %s", result.out);
     run_result_free(&result);
     fixture_stop(&fixture);
 }
