@@ -136,6 +136,9 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         case 'v':
             options->verbose = true;
             break;
+        case 'P':
+            options->no_ptrace = true;
+            break;
         case 'C':
             if (!optarg || strcmp(optarg, "always") == 0)
                 options->colour = HANGDOC_COLOUR_ALWAYS;
@@ -145,9 +148,6 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
                 options->colour = HANGDOC_COLOUR_AUTO;
             else
                 return usage_error("--color takes auto, always or never, not '%s'", optarg);
-            break;
-        case 'P':
-            options->no_ptrace = true;
             break;
         case 'h':
             fputs(usage_text, stdout);

@@ -28,7 +28,6 @@ struct probe_clocks {
 void probe_decode_wait(const struct hd_syscall *syscall, probe_memory_reader read_memory, void *context,
                        const struct probe_clocks *clocks, struct hd_wait *out);
 
-/* A thread in restart_syscall resumes a timed wait that a signal or ptrace stop interrupted: makes `wait` a timed
- * wait (timeout unreadable) of the kind its wait channel or kernel stack (either may be NULL) names (poll, futex,
- * nanosleep), or of kind HD_WAIT_OTHER when neither does; leaves any other wait unchanged. */
-void probe_refine_restarted_wait(const char *wchan, const char *kernel_stack, struct hd_wait *wait);
+/* A thread in restart_syscall resumes a timed sleep that a stop interrupted; `wchan` tells which kind (poll, futex,
+ * nanosleep). Refines `wait` (decoded as a sleep with an unreadable timeout) accordingly; other calls untouched. */
+void probe_refine_restarted_wait(const struct hd_syscall *syscall, const char *wchan, struct hd_wait *wait);

@@ -213,10 +213,8 @@ static enum report_wake initial_wake(const struct hd_thread *thread)
         return REPORT_WAKE_KERNEL;
     const struct hd_wait *wait = &thread->wait;
     switch (wait->kind) {
-    case HD_WAIT_OTHER:
-        /* restart_syscall of a wait not named: only timed waits restart (probe/syscalls.h) */
-        return wait->timeout.kind == HD_TIMEOUT_UNREADABLE ? REPORT_WAKE_TIMER : REPORT_WAKE_OUTSIDE;
     case HD_WAIT_NONE:
+    case HD_WAIT_OTHER:
     case HD_WAIT_LOCK:
     case HD_WAIT_ACCEPT:
     case HD_WAIT_CONNECT:

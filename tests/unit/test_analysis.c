@@ -1378,16 +1378,3 @@ Test(remedies, python_pool_advice_when_the_parent_of_a_dead_worker_is_python)
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
-
-Test(graph, a_restarted_wait_of_unknown_kind_is_a_timed_one)
-{
-    struct hd_snapshot *snapshot = new_snapshot(1700);
-    add_process(snapshot, 1700, 1, HD_ORIGIN_EXEC, 1700, 1);
-    struct hd_wait *wait = asleep_in(thread_of(snapshot, 1700), "restart_syscall", HD_WAIT_OTHER, "restart_syscall");
-    wait->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_UNREADABLE };
-    struct report_analysis *analysis = analyze(snapshot);
-    cr_assert_eq(wake_of(analysis, 1700), REPORT_WAKE_TIMER, "only waits with a timeout are restarted");
-    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
-    report_analysis_free(analysis);
-    hd_snapshot_free(snapshot);
-}
