@@ -2,6 +2,8 @@
 #include "probe.h"
 
 #include "fds.h"
+#include "inherit.h"
+#include "libraries.h"
 #include "locks.h"
 #include "procfs.h"
 #include "proctree.h"
@@ -279,6 +281,11 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
     if (result == PROBE_OK) {
         probe_resolve_owners(final);
         mark_origins(final);
+        probe_refine_origins(final);
+        probe_classify_fds(final);
+        probe_prove_inherited_fds(final);
+        if (!probe_read_libraries(final))
+            result = PROBE_NO_MEMORY;
         int error = probe_read_unix_peers(&final->unix_peers, &final->nunix_peers);
         if (error)
             hd_snapshot_note(final, 0, 0, "unix socket peers: sock_diag refused: %s", strerror(-error));

@@ -5,7 +5,9 @@
  */
 #include "analysis.h"
 
+#include "catalogue.h"
 #include "describe.h"
+#include "inheritance.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -362,6 +364,10 @@ static void rule_waiting_on_workers(struct context *c)
             if (edge->from != i)
                 continue;
             any_edge = true;
+            /* a thread of its own process that only waits to be woken (by this very thread, as like as not: the
+             * queue feeder of a Python parent) runs nothing by itself */
+            if (graph->nodes[edge->to].process == node->process && graph->nodes[edge->to].wake == REPORT_WAKE_WAKER)
+                continue;
             all_hung &= !can_run(graph->nodes[edge->to].wake);
             if (graph->nodes[edge->to].process != node->process &&
                 (edge->kind == REPORT_EDGE_PIPE || edge->kind == REPORT_EDGE_SOCKET || edge->kind == REPORT_EDGE_CHILD)) {
@@ -560,6 +566,8 @@ static const struct root_cause {
 } root_causes[] = {
     { "inherited-lock", "fork-inheritance" },
     { "orphaned-wait", "fork-inheritance" },
+    { "fork-unsafe-runtime", "fork-inheritance" },
+    { "cuda-inherited", "fork-inheritance" },
     { "lock-cycle", "deadlock" },
     { "abandoned-lock", "deadlock" },
     { "uninterruptible", "kernel" },
@@ -634,9 +642,17 @@ static void decide(struct context *c)
 
 struct report_analysis *report_analyze(const struct hd_snapshot *snapshot)
 {
+    const struct report_catalogue *catalogue = report_catalogue_builtin();
+    return catalogue ? report_analyze_with(snapshot, catalogue) : NULL;
+}
+
+struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot,
+                                            const struct report_catalogue *catalogue)
+{
     struct report_analysis *analysis = calloc(1, sizeof *analysis);
     if (!analysis)
         return NULL;
+    analysis->catalogue = catalogue;
     if (!report_build_graph(snapshot, &analysis->graph)) {
         free(analysis);
         return NULL;
@@ -644,6 +660,7 @@ struct report_analysis *report_analyze(const struct hd_snapshot *snapshot)
     struct context c = { .snapshot = snapshot, .analysis = analysis };
     for (size_t r = 0; r < COUNT(rules) && !c.failed; r++)
         rules[r].apply(&c);
+    c.failed = c.failed || !report_analyze_inheritance(snapshot, catalogue, analysis);
     if (!c.failed)
         decide(&c);
     if (c.failed) {

@@ -3,6 +3,7 @@
 
 #include "buffer.h"
 #include "describe.h"
+#include "render_inheritance.h"
 
 #include <inttypes.h>
 
@@ -243,7 +244,7 @@ static void render_thread(struct report_buffer *out, const struct hd_thread *thr
 
 static void render_process(struct report_buffer *out, const struct hd_snapshot *snapshot,
                            const struct hd_process *process, const struct report_text_options *options,
-                           const struct report_node *nodes)
+                           const struct report_node *nodes, const struct report_catalogue *analysis_catalogue)
 {
     unsigned depth = depth_of(snapshot, process);
     if (depth == 0 && process != snapshot->processes)
@@ -273,6 +274,10 @@ static void render_process(struct report_buffer *out, const struct hd_snapshot *
         put_escaped(out, process->exe);
         report_buffer_puts(out, "\n");
     }
+    char prefix[4 * 64 + 1] = "";
+    for (unsigned level = 0; level < depth && level < 64; level++)
+        strcat(prefix, "    ");
+    report_text_process_inheritance(out, snapshot, process, analysis_catalogue, prefix);
     for (size_t t = 0; t < process->nthreads; t++)
         render_thread(out, &process->threads[t], depth, options, &nodes[t]);
 }
@@ -306,7 +311,7 @@ bool report_render_text(const struct hd_snapshot *snapshot, const struct report_
     render_findings(&text, snapshot, analysis, options);
     const struct report_node *nodes = analysis->graph.nodes;
     for (size_t p = 0; p < snapshot->nprocesses; p++) {
-        render_process(&text, snapshot, &snapshot->processes[p], options, nodes);
+        render_process(&text, snapshot, &snapshot->processes[p], options, nodes, analysis->catalogue);
         nodes += snapshot->processes[p].nthreads;
     }
     render_notes(&text, snapshot);
