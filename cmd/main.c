@@ -36,6 +36,7 @@ static const char usage_text[] =
     "      --signal SIG     end the tree with SIG (default TERM), then KILL after --kill-after\n"
     "      --kill-after DUR how long to wait after SIG (default 5s)\n"
     "      --keep-running   report, but leave the tree running\n"
+    "      --catalogue FILE as below\n"
     "  SIGUSR1 makes hangdoc run diagnose at once and go on; SIGTERM, SIGINT and SIGHUP make it diagnose\n"
     "  (a few seconds at most), then pass the signal on to the tree.\n"
     "\n"
@@ -45,6 +46,7 @@ static const char usage_text[] =
     "  -i, --interval DUR   time between samples (default 250ms)\n"
     "  -t, --timeout DUR    give up after DUR (default 30s; 0: never)\n"
     "  -v, --verbose        show every thread's kernel stack, not only those in D state\n"
+    "      --catalogue FILE extend the catalogue of fork-unsafe runtimes with the rows of FILE (see hangdoc(1))\n"
     "  -h, --help           show this help and exit\n"
     "  -V, --version        show the version and exit\n"
     "\n"
@@ -100,7 +102,8 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         { "json", no_argument, NULL, 'j' },         { "samples", required_argument, NULL, 'n' },
         { "interval", required_argument, NULL, 'i' }, { "timeout", required_argument, NULL, 't' },
         { "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
+        { "version", no_argument, NULL, 'V' },      { "catalogue", required_argument, NULL, 'C' },
+        { NULL, 0, NULL, 0 },
     };
     opterr = 0;
     int option;
@@ -126,6 +129,9 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
             break;
         case 'v':
             options->verbose = true;
+            break;
+        case 'C':
+            options->catalogue_path = optarg;
             break;
         case 'h':
             fputs(usage_text, stdout);

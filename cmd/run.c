@@ -39,6 +39,7 @@ struct run_options {
     bool keep_running;
     const char *json_path;
     const char *report_path;
+    const char *catalogue_path;
     char **command;
 };
 
@@ -122,7 +123,8 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
         { "timeout", required_argument, NULL, 't' }, { "stall", required_argument, NULL, 's' },
         { "json", required_argument, NULL, 'j' },    { "report", required_argument, NULL, 'r' },
         { "signal", required_argument, NULL, 'S' },  { "kill-after", required_argument, NULL, 'k' },
-        { "keep-running", no_argument, NULL, 'K' },  { NULL, 0, NULL, 0 },
+        { "keep-running", no_argument, NULL, 'K' },  { "catalogue", required_argument, NULL, 'C' },
+        { NULL, 0, NULL, 0 },
     };
     *run = (struct run_options){ .kill_after_ms = DEFAULT_KILL_AFTER_MS, .end_signal = SIGTERM };
     optind = 1;
@@ -153,6 +155,11 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
             break;
         case 'K':
             run->keep_running = true;
+            break;
+        case 'C':
+            run->catalogue_path = optarg;
+            if (hangdoc_check_catalogue(optarg) != 0)
+                return EXIT_USAGE;
             break;
         case ':':
             return run_usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -346,6 +353,8 @@ static _Noreturn void diagnose_children_of(pid_t wrapper, const struct hangdoc_o
     struct hangdoc_options options = *base;
     options.pids = pids;
     options.npids = count;
+    if (run->catalogue_path)
+        options.catalogue_path = run->catalogue_path;
     if (quick) {
         options.samples = 3;
         options.interval_ms = 100;

@@ -292,20 +292,23 @@ static void refine_one(struct hd_snapshot *snapshot, struct hd_process *process)
     struct hd_process *parent = hd_snapshot_find_process(snapshot, process->ppid);
     if (!is_python(process))
         return;
-    process->python_role = probe_python_role_of_cmdline(process->argv, process->argc);
+    /* a forked child keeps its parent's command line: what it says describes the parent, not the child */
     bool forked = process->origin == HD_ORIGIN_FORKED;
-    if (process->python_role == HD_PYTHON_ROLE_SPAWN_CHILD) {
-        process->origin = HD_ORIGIN_SPAWN;
-        process->python_start_method = HD_PYTHON_SPAWN;
-    } else if (process->python_role == HD_PYTHON_ROLE_FORKSERVER) {
-        process->python_start_method = HD_PYTHON_FORKSERVER;
-    } else if (forked && parent && parent->python_role == HD_PYTHON_ROLE_FORKSERVER) {
+    if (forked && parent && parent->python_role == HD_PYTHON_ROLE_FORKSERVER) {
         process->origin = HD_ORIGIN_FORKSERVER;
         process->python_role = HD_PYTHON_ROLE_FORKSERVER_CHILD;
         process->python_start_method = HD_PYTHON_FORKSERVER;
     } else if (forked && parent && is_python(parent)) {
         process->python_role = HD_PYTHON_ROLE_FORK_CHILD;
         process->python_start_method = HD_PYTHON_FORK;
+    } else if (!forked) {
+        process->python_role = probe_python_role_of_cmdline(process->argv, process->argc);
+        if (process->python_role == HD_PYTHON_ROLE_SPAWN_CHILD) {
+            process->origin = HD_ORIGIN_SPAWN;
+            process->python_start_method = HD_PYTHON_SPAWN;
+        } else if (process->python_role == HD_PYTHON_ROLE_FORKSERVER) {
+            process->python_start_method = HD_PYTHON_FORKSERVER;
+        }
     }
     if (!parent || process->python_role == HD_PYTHON_ROLE_RESOURCE_TRACKER ||
         process->python_role == HD_PYTHON_ROLE_FORKSERVER_CHILD)

@@ -357,8 +357,8 @@ static void rule_cuda_inherited(struct context *c, const struct hd_process *proc
     if (!library || handles == 0)
         return;
     size_t index = add_finding(c, "cuda-inherited", REPORT_LIKELY, process->pid, stuck->thread->tid,
-                               "forked child %d maps %s and holds %zu GPU handle%s that are its parent %d's open "
-                               "files: it inherited a CUDA context that does not work after fork()",
+                               "forked child %d maps %s and holds %zu GPU handle%s shared with its parent %d (the "
+                               "same open files, kcmp): it inherited a CUDA context that does not work after fork()",
                                (int)process->pid, library_name(library), handles, handles == 1 ? "" : "s",
                                (int)process->ppid);
     evidence(c, index, "runtime", "%s", cuda->id);
