@@ -53,14 +53,14 @@ static void forget(struct fixture *fixture)
 }
 
 /* Reads the ready line; false on timeout, EOF or a malformed line. */
-static bool read_ready_line(int fd, struct fixture *fixture)
+static bool read_ready_line_within(int fd, struct fixture *fixture, long timeout_ms)
 {
     char line[512];
     size_t length = 0;
     struct timespec started;
     clock_gettime(CLOCK_MONOTONIC, &started);
     while (length < sizeof line - 1 && !memchr(line, '\n', length)) {
-        long left = READY_TIMEOUT_MS - elapsed_ms(&started);
+        long left = timeout_ms - elapsed_ms(&started);
         struct pollfd ready = { .fd = fd, .events = POLLIN };
         if (left <= 0 || poll(&ready, 1, (int)left) != 1)
             return false;
@@ -82,6 +82,11 @@ static bool read_ready_line(int fd, struct fixture *fixture)
         cursor = end;
     }
     return fixture->npids > 0;
+}
+
+static bool read_ready_line(int fd, struct fixture *fixture)
+{
+    return read_ready_line_within(fd, fixture, READY_TIMEOUT_MS);
 }
 
 /* Forks and execs `path` in a process group of its own that dies with us; the fds given (-1: keep ours) become
@@ -112,6 +117,11 @@ static pid_t spawn_in_own_group(const char *path, const char *const *argv, int o
 
 void fixture_start(struct fixture *fixture, const char *name)
 {
+    fixture_start_within(fixture, name, READY_TIMEOUT_MS);
+}
+
+void fixture_start_within(struct fixture *fixture, const char *name, long ready_timeout_ms)
+{
     *fixture = (struct fixture){ 0 };
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", environment_or_die("HANGDOC_FIXTURES"), name);
@@ -121,11 +131,11 @@ void fixture_start(struct fixture *fixture, const char *name)
     close(pipe_fds[1]);
     fixture->leader = child;
     remember(fixture);
-    bool ready = read_ready_line(pipe_fds[0], fixture);
+    bool ready = read_ready_line_within(pipe_fds[0], fixture, ready_timeout_ms);
     close(pipe_fds[0]);
     if (!ready) {
         fixture_stop(fixture);
-        cr_assert_fail("fixture %s did not report that it is in position within %d ms", name, READY_TIMEOUT_MS);
+        cr_assert_fail("fixture %s did not report that it is in position within %ld ms", name, ready_timeout_ms);
     }
 }
 
