@@ -87,7 +87,8 @@ bool probe_read_elf_identity(int fd, char **soname, char **build_id)
     *build_id = NULL;
     if (elf_version(EV_CURRENT) == EV_NONE)
         return false;
-    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    /* ELF_C_READ, not mmap: a file truncated under us must give a read error, not SIGBUS */
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
     if (!elf)
         return false;
     bool is_elf = elf_kind(elf) == ELF_K_ELF;
@@ -113,22 +114,35 @@ struct identities {
     size_t count;
 };
 
+/* Opens `path` for reading only when it is a regular file with the mapping's inode: O_PATH first, so that a path
+ * the target swapped for a FIFO or a device is never opened for real. */
+static int open_regular(const char *path, uint64_t inode)
+{
+    int handle = open(path, O_PATH | O_CLOEXEC);
+    if (handle < 0)
+        return -1;
+    struct stat status;
+    int fd = -1;
+    if (fstat(handle, &status) == 0 && S_ISREG(status.st_mode) && status.st_ino == inode) {
+        char again[64];
+        snprintf(again, sizeof again, "/proc/self/fd/%d", handle);
+        fd = open(again, O_RDONLY | O_CLOEXEC);
+    }
+    close(handle);
+    return fd;
+}
+
 /* Opens the file the way the target sees it: through its mapping (works for deleted files, needs
- * CAP_SYS_ADMIN), else through its root directory (another mount namespace), else by path. */
+ * CAP_SYS_ADMIN), else through its root directory (another mount namespace). The same inode only: a file
+ * replaced since it was mapped is another file. */
 static int open_mapped_file(pid_t pid, const struct hd_mapping *mapping)
 {
     char path[4200];
     snprintf(path, sizeof path, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, mapping->start, mapping->end);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = open_regular(path, mapping->inode);
     if (fd < 0) {
         snprintf(path, sizeof path, "/proc/%d/root%s", (int)pid, mapping->path);
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    }
-    struct stat status;
-    /* the same inode only: a file replaced since it was mapped is another file */
-    if (fd >= 0 && (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) || status.st_ino != mapping->inode)) {
-        close(fd);
-        fd = -1;
+        fd = open_regular(path, mapping->inode);
     }
     return fd;
 }
