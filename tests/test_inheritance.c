@@ -312,6 +312,23 @@ Test(inheritance, dataloader_workers_hang_in_gnu_openmp_copied_from_the_parent)
     fixture_stop(&fixture);
 }
 
+/* The resource tracker: exec'd by the main process to clean up its semaphores */
+static void expect_resource_tracker(json_object *document, pid_t main_pid)
+{
+    json_object *processes = json_at(document, "processes");
+    size_t trackers = 0;
+    for (size_t i = 0; i < json_object_array_length(processes); i++) {
+        json_object *process = json_object_array_get_idx(processes, i);
+        const char *role = json_string_at(process, "python_role");
+        if (!role || strcmp(role, "resource-tracker") != 0)
+            continue;
+        trackers++;
+        cr_assert_str_eq(json_string_at(process, "origin"), "exec");
+        cr_assert_eq(json_int_at(process, "ppid", -1), main_pid);
+    }
+    cr_assert_eq(trackers, 1, "one resource tracker");
+}
+
 static void expect_not_hung(json_object *document)
 {
     expect_only_findings(document, (const char *const[]){ "idle", NULL });
@@ -340,6 +357,7 @@ Test(inheritance, spawn_pool_workers_are_spawned_not_forked)
     cr_assert_str_eq(json_string_at(json_process(document, fixture.pids[0]), "python_role"), "main");
     for (size_t w = 1; w < fixture.npids; w++)
         expect_python_origin(document, fixture.pids[w], "spawn", "spawn-child");
+    expect_resource_tracker(document, fixture.pids[0]);
     json_object_put(document);
     fixture_stop(&fixture);
 }
@@ -353,6 +371,7 @@ Test(inheritance, forkserver_pool_workers_come_from_the_forkserver)
     expect_not_hung(document);
     cr_assert_str_eq(json_string_at(document, "snapshot.python_start_method"), "forkserver");
     expect_python_origin(document, forkserver, "exec", "forkserver");
+    expect_resource_tracker(document, fixture.pids[0]);
     for (size_t w = 1; w + 1 < fixture.npids; w++) {
         expect_python_origin(document, fixture.pids[w], "forkserver", "forkserver-child");
         cr_assert_eq(json_int_at(json_process(document, fixture.pids[w]), "ppid", -1), forkserver);
