@@ -101,61 +101,121 @@ bool probe_parse_net_unix_line(const char *line, size_t length, uint64_t *inode,
     return true;
 }
 
-/* The socket inodes the snapshot's fds hold, so that only their lines of /proc/net/unix are kept. */
-static bool fd_holds_socket(const struct hd_snapshot *snapshot, uint64_t inode, struct hd_fd **first)
+static int compare_inodes(const void *a, const void *b)
 {
-    for (size_t p = 0; p < snapshot->nprocesses; p++)
-        for (size_t f = 0; f < snapshot->processes[p].nfds; f++) {
-            struct hd_fd *fd = &snapshot->processes[p].fds[f];
-            if (fd->kind == HD_FD_SOCKET && fd->inode == inode) {
-                *first = fd;
-                return true;
-            }
-        }
-    return false;
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
 }
 
-static void name_sockets(struct hd_snapshot *snapshot, uint64_t inode, const char *name)
+/* The peer of a connected unix socket (sock_diag), 0 when unknown */
+static uint64_t peer_of(const struct hd_snapshot *snapshot, uint64_t inode)
 {
-    enum hd_fd_class fd_class = probe_unix_socket_class(name);
+    struct hd_socket_peer key = { .inode = inode };
+    const struct hd_socket_peer *found =
+        bsearch(&key, snapshot->unix_peers, snapshot->nunix_peers, sizeof key, compare_inodes);
+    return found ? found->peer_inode : 0;
+}
+
+/* The socket inodes the snapshot's fds hold and their peers, sorted: only their lines of /proc/net/unix matter,
+ * and a host may have a hundred thousand. NULL when there are none (or memory ran out). */
+static uint64_t *wanted_inodes(const struct hd_snapshot *snapshot, size_t *count)
+{
+    size_t total = 0;
+    for (size_t p = 0; p < snapshot->nprocesses; p++)
+        total += snapshot->processes[p].nfds;
+    uint64_t *inodes = total ? calloc(total * 2, sizeof *inodes) : NULL;
+    *count = 0;
+    for (size_t p = 0; inodes && p < snapshot->nprocesses; p++)
+        for (size_t f = 0; f < snapshot->processes[p].nfds; f++) {
+            const struct hd_fd *fd = &snapshot->processes[p].fds[f];
+            if (fd->kind != HD_FD_SOCKET)
+                continue;
+            inodes[(*count)++] = fd->inode;
+            uint64_t peer = peer_of(snapshot, fd->inode);
+            if (peer)
+                inodes[(*count)++] = peer;
+        }
+    if (inodes)
+        qsort(inodes, *count, sizeof *inodes, compare_inodes);
+    return inodes;
+}
+
+/* A line of /proc/net/unix that concerns the snapshot; `name` NULL for an unnamed socket. */
+struct unix_socket {
+    uint64_t inode; /* first: sorted and searched by it */
+    char *name;
+};
+
+static const struct unix_socket *find_socket(const struct unix_socket *sockets, size_t count, uint64_t inode)
+{
+    return inode ? bsearch(&inode, sockets, count, sizeof *sockets, compare_inodes) : NULL;
+}
+
+/* Unix sockets get the class of their name, or, for a client's unnamed end, of its peer's: the accepted socket of
+ * a server is listed with the server's path. */
+static void name_sockets(struct hd_snapshot *snapshot, const struct unix_socket *sockets, size_t count)
+{
     for (size_t p = 0; p < snapshot->nprocesses; p++)
         for (size_t f = 0; f < snapshot->processes[p].nfds; f++) {
             struct hd_fd *fd = &snapshot->processes[p].fds[f];
-            if (fd->kind != HD_FD_SOCKET || fd->inode != inode)
-                continue;
-            fd->fd_class = fd_class;
+            const struct unix_socket *own = fd->kind == HD_FD_SOCKET ? find_socket(sockets, count, fd->inode) : NULL;
+            if (!own)
+                continue; /* not a unix socket: TCP, UDP, netlink */
+            const struct unix_socket *named = own->name ? own : find_socket(sockets, count, peer_of(snapshot, fd->inode));
+            const char *name = named ? named->name : NULL;
+            fd->fd_class = name ? probe_unix_socket_class(name) : HD_FD_CLASS_UNIX_SOCKET;
             if (name && !fd->socket_name)
                 fd->socket_name = strdup(name);
         }
 }
 
+static bool keep_socket(struct unix_socket **sockets, size_t *count, uint64_t inode, char *name)
+{
+    struct unix_socket *grown = reallocarray(*sockets, *count + 1, sizeof *grown);
+    if (!grown)
+        return false;
+    *sockets = grown;
+    (*sockets)[(*count)++] = (struct unix_socket){ .inode = inode, .name = name };
+    return true;
+}
+
 /* The unix sockets of the network namespace of the first process (a tree shares one, as a rule). */
 static void read_unix_socket_names(struct hd_snapshot *snapshot)
 {
-    if (snapshot->nprocesses == 0)
+    size_t nwanted, nsockets = 0;
+    uint64_t *wanted = wanted_inodes(snapshot, &nwanted);
+    if (!wanted)
         return;
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/net/unix", (int)snapshot->processes[0].pid);
     FILE *file = fopen(path, "re");
     if (!file) {
         hd_snapshot_note(snapshot, 0, 0, "unix socket names: %s: %s", path, strerror(errno));
+        free(wanted);
         return;
     }
+    struct unix_socket *sockets = NULL;
     char *line = NULL;
     size_t cap = 0;
     ssize_t length;
     while ((length = getline(&line, &cap, file)) > 0) {
         uint64_t inode;
         char *name;
-        struct hd_fd *first;
         if (length > NET_UNIX_LINE_MAX || !probe_parse_net_unix_line(line, (size_t)length, &inode, &name))
             continue;
-        if (fd_holds_socket(snapshot, inode, &first))
-            name_sockets(snapshot, inode, name);
-        free(name);
+        if (!bsearch(&inode, wanted, nwanted, sizeof *wanted, compare_inodes) ||
+            !keep_socket(&sockets, &nsockets, inode, name))
+            free(name);
     }
     free(line);
     fclose(file);
+    free(wanted);
+    if (sockets)
+        qsort(sockets, nsockets, sizeof *sockets, compare_inodes);
+    name_sockets(snapshot, sockets, nsockets);
+    for (size_t i = 0; i < nsockets; i++)
+        free(sockets[i].name);
+    free(sockets);
 }
 
 /* /dev files: the device's own numbers, so that a renamed NVIDIA node (major 195) is still recognised. */

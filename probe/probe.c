@@ -281,14 +281,14 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
     if (result == PROBE_OK) {
         probe_resolve_owners(final);
         mark_origins(final);
+        int error = probe_read_unix_peers(&final->unix_peers, &final->nunix_peers);
+        if (error)
+            hd_snapshot_note(final, 0, 0, "unix socket peers: sock_diag refused: %s", strerror(-error));
         probe_refine_origins(final);
         probe_classify_fds(final);
         probe_prove_inherited_fds(final);
         if (!probe_read_libraries(final))
             result = PROBE_NO_MEMORY;
-        int error = probe_read_unix_peers(&final->unix_peers, &final->nunix_peers);
-        if (error)
-            hd_snapshot_note(final, 0, 0, "unix socket peers: sock_diag refused: %s", strerror(-error));
         fold_samples(final, earlier, nsamples - 1);
         note_departures(final, earlier, nsamples - 1);
         if (final->nprocesses == 0)

@@ -293,7 +293,7 @@ static const struct report_node *stuck_inside(struct context *c, const struct hd
 }
 
 /* Does the parent have threads of the runtime, or does the child's stuck wait lie inside it? */
-static void report_runtime(struct context *c, const struct hd_process *process, const struct hd_process *parent,
+static void runtime_finding(struct context *c, const struct hd_process *process, const struct hd_process *parent,
                            const struct hd_library *library, const struct report_runtime *runtime,
                            const struct report_node *stuck)
 {
@@ -340,7 +340,7 @@ static void rule_fork_unsafe_runtimes(struct context *c, const struct hd_process
         if (!runtime || runtime->safety == REPORT_FORK_AWARE || already_listed(seen, nseen, runtime))
             continue;
         seen[nseen++] = runtime;
-        report_runtime(c, process, parent, library, runtime, stuck);
+        runtime_finding(c, process, parent, library, runtime, stuck);
     }
 }
 
