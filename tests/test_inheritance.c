@@ -220,6 +220,39 @@ Test(inheritance, child_hangs_on_the_lock_the_parents_cuda_event_thread_held)
     fixture_stop(&fixture);
 }
 
+/* The fixture's other handles (cuda_fork.c): classified, and proven inherited or not with kcmp */
+Test(inheritance, handles_are_classified_and_kcmp_tells_inherited_from_reopened)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "cuda_fork");
+    pid_t parent = fixture.pids[0], child = fixture.pids[1];
+    json_object *document = diagnose(parent, NULL, HUNG_BY_FORK);
+    json_object *process = json_process(document, child);
+    static const struct {
+        int fd;
+        const char *fd_class;
+        bool inherited;
+    } handles[] = {
+        { 20, "eventfd", true }, { 21, "memfd", true }, { 22, "x11", true }, { 23, "x11", true },
+        { 24, "device", false }, { 25, "x11", true },
+    };
+    for (size_t i = 0; i < sizeof handles / sizeof handles[0]; i++) {
+        json_object *fd = fd_of(process, handles[i].fd);
+        cr_assert_not_null(fd, "fd %d", handles[i].fd);
+        cr_assert_str_eq(json_string_at(fd, "class"), handles[i].fd_class, "fd %d", handles[i].fd);
+        if (handles[i].inherited) {
+            cr_assert_eq(json_int_at(fd, "inherited_from.pid", -1), parent, "fd %d", handles[i].fd);
+            cr_assert_eq(json_int_at(fd, "inherited_from.fd", -1), handles[i].fd);
+        } else {
+            cr_assert_null(json_at(fd, "inherited_from"), "fd %d was reopened by the child", handles[i].fd);
+        }
+    }
+    cr_assert(strstr(json_string_at(fd_of(process, 22), "socket_name"), "/tmp/.X11-unix/X"),
+              "the client end takes its peer's name");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
 Test(inheritance, without_the_catalogue_file_the_fake_handle_is_a_plain_file)
 {
     struct fixture fixture;
