@@ -1,6 +1,7 @@
 /* hangdoc's command line: parse, dispatch to a subcommand, turn the result into an exit status.
  * Owns no logic of its own: probe/ reads, report/ explains. */
 #include "../probe/probe.h"
+#include "../probe/ptrace_stop.h"
 #include "demo.h"
 #include "diagnose.h"
 #include "exit_codes.h"
@@ -22,7 +23,8 @@ static const char usage_text[] =
     "       hangdoc demo [OPTION]...\n"
     "       hangdoc run [RUN OPTION]... [--] CMD [ARG]...\n"
     "Diagnose hung processes: read every thread of PID and of all its descendants, and say what each one waits\n"
-    "on, for how long, and whether it makes progress. Nothing is stopped or changed in the target.\n"
+    "on, for how long, and whether it makes progress, with every thread's native stack. To take the stacks each\n"
+    "process is stopped for a moment (ptrace), then let go; nothing is changed in the target.\n"
     "\n"
     "  demo                 start a real hung process tree, diagnose it, end it\n"
     "  run                  run CMD; when it times out, stalls or is cancelled, diagnose its whole tree,\n"
@@ -36,6 +38,7 @@ static const char usage_text[] =
     "      --signal SIG     end the tree with SIG (default TERM), then KILL after --kill-after\n"
     "      --kill-after DUR how long to wait after SIG (default 5s)\n"
     "      --keep-running   report, but leave the tree running\n"
+    "      --no-ptrace      diagnose without stopping any process (no native stacks)\n"
     "      --catalogue FILE as below\n"
     "  SIGUSR1 makes hangdoc run diagnose at once and go on; SIGTERM, SIGINT and SIGHUP make it diagnose\n"
     "  (a few seconds at most), then pass the signal on to the tree.\n"
@@ -45,7 +48,10 @@ static const char usage_text[] =
     "  -n, --samples N      read the tree N times (default 5)\n"
     "  -i, --interval DUR   time between samples (default 250ms)\n"
     "  -t, --timeout DUR    give up after DUR (default 30s; 0: never)\n"
-    "  -v, --verbose        show every thread's kernel stack, not only those in D state\n"
+    "  -v, --verbose        list every thread (not only the relevant ones) with its kernel stack\n"
+    "      --no-ptrace      never stop a process: no native stacks, only what /proc shows\n"
+    "      --color[=WHEN]   colour the text report: auto (on a terminal, unless NO_COLOR is set), always,\n"
+    "                       never; the report is wrapped to the terminal's width (or $COLUMNS)\n"
     "      --catalogue FILE extend the catalogue of fork-unsafe runtimes with the rows of FILE (see hangdoc(1))\n"
     "  -h, --help           show this help and exit\n"
     "  -V, --version        show the version and exit\n"
@@ -75,10 +81,11 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *format,
     return EXIT_USAGE;
 }
 
-/* --timeout: the whole run is bounded. The probe only reads, so there is nothing to undo: say why and leave. */
+/* --timeout: the whole run is bounded. Let go of any stopped thread (the kernel would on exit too), say why, leave. */
 static void deadline_passed(int signal_number)
 {
     (void)signal_number;
+    probe_stop_release_all();
     static const char message[] = "hangdoc: gave up: --timeout passed before the report was done\n";
     ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
     (void)ignored;
@@ -102,7 +109,9 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         { "json", no_argument, NULL, 'j' },         { "samples", required_argument, NULL, 'n' },
         { "interval", required_argument, NULL, 'i' }, { "timeout", required_argument, NULL, 't' },
         { "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },      { "catalogue", required_argument, NULL, 'C' },
+        { "version", no_argument, NULL, 'V' },      { "no-ptrace", no_argument, NULL, 'P' },
+        { "color", optional_argument, NULL, 'C' },  { "colour", optional_argument, NULL, 'C' },
+        { "catalogue", required_argument, NULL, 'A' },
         { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -130,7 +139,20 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         case 'v':
             options->verbose = true;
             break;
+        case 'P':
+            options->no_ptrace = true;
+            break;
         case 'C':
+            if (!optarg || strcmp(optarg, "always") == 0)
+                options->colour = HANGDOC_COLOUR_ALWAYS;
+            else if (strcmp(optarg, "never") == 0)
+                options->colour = HANGDOC_COLOUR_NEVER;
+            else if (strcmp(optarg, "auto") == 0)
+                options->colour = HANGDOC_COLOUR_AUTO;
+            else
+                return usage_error("--color takes auto, always or never, not '%s'", optarg);
+            break;
+        case 'A':
             options->catalogue_path = optarg;
             break;
         case 'h':

@@ -37,6 +37,7 @@ struct run_options {
     unsigned kill_after_ms;
     int end_signal;
     bool keep_running;
+    bool no_ptrace;
     const char *json_path;
     const char *report_path;
     const char *catalogue_path;
@@ -123,7 +124,8 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
         { "timeout", required_argument, NULL, 't' }, { "stall", required_argument, NULL, 's' },
         { "json", required_argument, NULL, 'j' },    { "report", required_argument, NULL, 'r' },
         { "signal", required_argument, NULL, 'S' },  { "kill-after", required_argument, NULL, 'k' },
-        { "keep-running", no_argument, NULL, 'K' },  { "catalogue", required_argument, NULL, 'C' },
+        { "keep-running", no_argument, NULL, 'K' },  { "no-ptrace", no_argument, NULL, 'P' },
+        { "catalogue", required_argument, NULL, 'A' },
         { NULL, 0, NULL, 0 },
     };
     *run = (struct run_options){ .kill_after_ms = DEFAULT_KILL_AFTER_MS, .end_signal = SIGTERM };
@@ -156,7 +158,10 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
         case 'K':
             run->keep_running = true;
             break;
-        case 'C':
+        case 'P':
+            run->no_ptrace = true;
+            break;
+        case 'A':
             run->catalogue_path = optarg;
             if (hangdoc_check_catalogue(optarg) != 0)
                 return EXIT_USAGE;
@@ -353,6 +358,7 @@ static _Noreturn void diagnose_children_of(pid_t wrapper, const struct hangdoc_o
     struct hangdoc_options options = *base;
     options.pids = pids;
     options.npids = count;
+    options.no_ptrace = run->no_ptrace;
     if (run->catalogue_path)
         options.catalogue_path = run->catalogue_path;
     if (quick) {

@@ -7,6 +7,9 @@
 #include "locks.h"
 #include "procfs.h"
 #include "proctree.h"
+#include "ptrace_stop.h"
+#include "stacks.h"
+#include "symbols.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -79,7 +82,7 @@ static struct hd_snapshot *snapshot_new(const struct probe_options *options)
     snapshot->arch = build_arch();
     snapshot->samples = options->samples;
     snapshot->interval_ms = options->interval_ms;
-    snapshot->ptrace_why_not = "this version reads /proc and memory only; it never stops a process";
+    snapshot->ptrace_why_not = options->no_ptrace ? "--no-ptrace: no process was stopped, no native stacks" : NULL;
     struct utsname names;
     if (uname(&names) == 0) {
         snprintf(snapshot->host, sizeof snapshot->host, "%s", names.nodename);
@@ -195,6 +198,39 @@ static void fold_samples(struct hd_snapshot *final, struct hd_snapshot **samples
     }
 }
 
+/* The function each thread in state R ran at each sample that stopped it: the earlier samples' leaves, and the
+ * innermost frame of the final stack. */
+static void fold_leaves(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
+{
+    for (size_t p = 0; p < final->nprocesses; p++) {
+        struct hd_process *process = &final->processes[p];
+        for (size_t t = 0; t < process->nthreads; t++) {
+            struct hd_thread *summary = &process->threads[t];
+            const char *names[PROBE_SAMPLES_MAX + 1];
+            size_t count = 0;
+            for (size_t s = 0; s < nsamples && count < PROBE_SAMPLES_MAX; s++) {
+                const struct hd_process *then = hd_snapshot_find_process(samples[s], process->pid);
+                const struct hd_thread *thread = then ? hd_process_find_thread(then, summary->tid) : NULL;
+                if (thread && thread->leaf_function)
+                    names[count++] = thread->leaf_function;
+            }
+            char *final_leaf = NULL;
+            if (summary->state == 'R' && summary->stack.state == HD_STACK_TAKEN && summary->stack.nframes > 0)
+                final_leaf = probe_symbols_frame_name(&summary->stack.frames[0]);
+            if (final_leaf)
+                names[count++] = final_leaf;
+            summary->leaf_samples = (unsigned)count;
+            summary->leaf_same = count > 0;
+            for (size_t i = 1; i < count; i++)
+                summary->leaf_same &= strcmp(names[i], names[0]) == 0;
+            free(summary->leaf_function);
+            /* when they differ, the last one seen */
+            summary->leaf_function = count ? strdup(names[count - 1]) : NULL;
+            free(final_leaf);
+        }
+    }
+}
+
 /* Threads and processes that earlier samples saw and the last one did not. */
 static void note_departures(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
 {
@@ -208,6 +244,7 @@ static void note_departures(struct hd_snapshot *final, struct hd_snapshot **samp
                          strstr(final->notes[n].text, "exited during sampling");
             if (!now && !noted) {
                 hd_snapshot_note(final, then->pid, 0, "process %d exited during sampling", (int)then->pid);
+                hd_snapshot_add_departed(final, then);
                 continue;
             }
             if (!now)
@@ -263,6 +300,11 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
         return PROBE_FAILED;
 
     unsigned nsamples = options->samples ? options->samples : 1;
+    if (nsamples > PROBE_SAMPLES_MAX)
+        nsamples = PROBE_SAMPLES_MAX;
+    struct probe_stacks *stacks = NULL;
+    if (!options->no_ptrace && !(final->ptrace_why_not = probe_stop_globally_refused()))
+        stacks = probe_stacks_new();
     struct hd_snapshot **earlier = calloc(nsamples, sizeof *earlier);
     enum probe_result result = earlier ? PROBE_OK : PROBE_NO_MEMORY;
     double started = monotonic_now();
@@ -272,10 +314,14 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
             result = PROBE_NO_MEMORY;
         else if (!probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_DYNAMIC, earlier[s]))
             result = PROBE_FAILED;
+        else if (stacks)
+            probe_stacks_sample_leaves(stacks, earlier[s]);
         sleep_ms(options->interval_ms);
     }
     if (result == PROBE_OK && !probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_FULL, final))
         result = PROBE_FAILED;
+    if (result == PROBE_OK && stacks)
+        probe_stacks_take(stacks, final);
     final->sampling_s = monotonic_now() - started;
     final->taken_at = realtime_now();
     if (result == PROBE_OK) {
@@ -291,6 +337,10 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
             result = PROBE_NO_MEMORY;
         fold_samples(final, earlier, nsamples - 1);
         note_departures(final, earlier, nsamples - 1);
+        if (stacks) {
+            fold_leaves(final, earlier, nsamples - 1);
+            probe_stacks_account(stacks, final);
+        }
         if (final->nprocesses == 0)
             result = PROBE_NO_TARGET;
     }
@@ -298,5 +348,6 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
         hd_snapshot_free(earlier[s]);
     free(earlier);
     probe_tree_free(tree);
+    probe_stacks_free(stacks);
     return result;
 }

@@ -1,7 +1,8 @@
 /* The probe's entry point: sample a process tree and return one snapshot (snapshot.h).
  *
- * Reads only: /proc (through libproc2 and procfs.h) and, for timeouts passed by pointer, the target's memory with
- * process_vm_readv. Nothing here stops or signals a target.
+ * Reads /proc (through libproc2 and procfs.h) and, for timeouts passed by pointer, the target's memory with
+ * process_vm_readv. Unless `no_ptrace`, it then stops each process for a moment to take its threads' native stacks
+ * (stacks.h), and in the other samples stops threads in state R alone to read the function they run.
  */
 #pragma once
 
@@ -13,12 +14,14 @@
 
 #define PROBE_DEFAULT_SAMPLES 5
 #define PROBE_DEFAULT_INTERVAL_MS 250
+#define PROBE_SAMPLES_MAX 1000
 
 struct probe_options {
     const pid_t *pids; /* what the user named: processes, or threads (their process is taken) */
     size_t npids;
     unsigned samples;     /* >= 1 */
     unsigned interval_ms; /* between samples */
+    bool no_ptrace;       /* never stop a process: no native stacks, no leaf functions */
 };
 
 enum probe_result {

@@ -174,13 +174,13 @@ static void put_escaped(struct report_buffer *out, const char *text)
     report_buffer_escaped(out, text, strlen(text));
 }
 
-/* Handles worth a line: those that tie the child to a runtime or a service of the parent's */
+/* Handles worth a line: those that tie the child to a device or a display/bus connection of the parent's, or to
+ * a catalogued runtime. eventfd, memfd and shm are everywhere (test runners, allocators): JSON has them. */
 static bool handle_of_note(const struct hd_fd *fd, const struct report_catalogue *catalogue)
 {
     switch (fd->fd_class) {
     case HD_FD_CLASS_NVIDIA: case HD_FD_CLASS_NVIDIA_UVM: case HD_FD_CLASS_DRI: case HD_FD_CLASS_X11:
-    case HD_FD_CLASS_WAYLAND: case HD_FD_CLASS_DBUS: case HD_FD_CLASS_EVENTFD: case HD_FD_CLASS_MEMFD:
-    case HD_FD_CLASS_SHM:
+    case HD_FD_CLASS_WAYLAND: case HD_FD_CLASS_DBUS:
         return true;
     default:
         return report_catalogue_handle(catalogue, fd) != NULL;

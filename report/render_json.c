@@ -8,6 +8,7 @@
 #include "buffer.h"
 #include "describe.h"
 #include "render_inheritance.h"
+#include "render_stacks.h"
 
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -224,7 +225,9 @@ static json_object *thread_object(const struct hd_thread *thread)
     json_object_object_add(samples, "syscall_changed", json_object_new_boolean(thread->syscall_changed));
     json_object_object_add(object, "samples", samples);
     json_object_object_add(object, "kernel_stack", kernel_stack_array(thread->kernel_stack));
-    json_object_object_add(object, "frames", json_object_new_array());
+    json_object_object_add(object, "frames", report_frames_json(thread));
+    json_object_object_add(object, "stack", report_stack_json(thread));
+    json_object_object_add(object, "leaf", report_leaf_json(thread));
     json_object_object_add(object, "python_frames", json_object_new_array());
     return object;
 }
@@ -280,11 +283,33 @@ static json_object *process_object(const struct hd_snapshot *snapshot, const str
     json_object_object_add(object, "exit_status", process->zombie ? json_object_new_int(process->exit_status) : NULL);
     json_object_object_add(object, "libraries", json_object_new_array());
     json_object_object_add(object, "fds", fds_array(process, catalogue));
+    json_object_object_add(object, "stopped_for_s", json_object_new_double(process->stopped_for_s));
     report_json_process_inheritance(object, snapshot, process, catalogue);
     json_object *threads = json_object_new_array();
     for (size_t t = 0; t < process->nthreads; t++)
         json_object_array_add(threads, thread_object(&process->threads[t]));
     json_object_object_add(object, "threads", threads);
+    return object;
+}
+
+static json_object *hang_object(const struct report_analysis *analysis, const struct report_hang *hang)
+{
+    json_object *object = json_object_new_object();
+    json_object_object_add(object, "cause", json_object_new_string(hang->cause));
+    json_object_object_add(object, "root_cause", hang->root_cause && hang->finding >= 0
+                                                     ? json_object_new_string(analysis->findings[hang->finding].id)
+                                                     : NULL);
+    json_object_object_add(object, "finding", hang->finding >= 0 ? json_object_new_int64(hang->finding) : NULL);
+    json_object_object_add(object, "pid", json_object_new_int(hang->pid));
+    json_object_object_add(object, "tid", json_object_new_int(hang->tid));
+    json_object *chain = json_object_new_array();
+    for (size_t i = 0; i < hang->nchain; i++)
+        json_object_array_add(chain, json_object_new_int(hang->chain[i]));
+    json_object_object_add(object, "chain", chain);
+    json_object *findings = json_object_new_array();
+    for (size_t i = 0; i < hang->nfindings; i++)
+        json_object_array_add(findings, json_object_new_int64((int64_t)hang->findings[i]));
+    json_object_object_add(object, "findings", findings);
     return object;
 }
 
@@ -306,6 +331,11 @@ static json_object *verdict_object(const struct report_analysis *analysis)
     for (size_t i = 0; i < verdict->nchain; i++)
         json_object_array_add(chain, json_object_new_int(verdict->chain[i]));
     json_object_object_add(object, "chain", chain);
+    json_object *hangs = json_object_new_array();
+    for (size_t h = 0; h < verdict->nhangs; h++)
+        json_object_array_add(hangs, hang_object(analysis, &verdict->hangs[h]));
+    json_object_object_add(object, "hangs", hangs);
+    json_object_object_add(object, "unread_waits", json_object_new_int64((int64_t)verdict->unread_waits));
     return object;
 }
 

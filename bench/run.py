@@ -1,0 +1,172 @@
+#!/usr/bin/python3
+"""Times hangdoc against gdb and eu-stack on the same targets, in one run, and writes BENCHMARKS.md.
+
+Usage: bench/run.sh [OUTPUT.md]  (installs what is missing, then runs this with Debian's python3)
+Targets: a small C process (4 threads), one process with 64 threads, a tree of 32 processes x 8 threads, and,
+where python3-torch is installed, a stuck PyTorch DataLoader worker. Every tool takes all stacks of every thread:
+hangdoc once for the whole target (it walks the tree itself), gdb and eu-stack once per process, one after the
+other (summed, as a person would have to run them). Wall time from hyperfine (mean), peak memory from
+/usr/bin/time -f %M (for the per-process peers: the largest of their runs), the time each target stayed stopped
+from hangdoc's own JSON (stopped_for_s). gdb and eu-stack keep a process stopped from attach to detach, which is
+nearly their whole run: their stopped time is not measured, their wall time per process is its upper bound.
+"""
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HANGDOC = os.environ.get("HANGDOC", os.path.join(ROOT, "build", "hangdoc"))
+PEER_RUNS = int(os.environ.get("BENCH_PEER_RUNS", "3"))
+HANGDOC_RUNS = int(os.environ.get("BENCH_HANGDOC_RUNS", "20"))
+
+
+def start_target(argv):
+    """Starts a target and waits for its 'ready PID...' line; returns (process, pids)."""
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                               start_new_session=True)
+    line = process.stdout.readline()
+    if not line.startswith("ready"):
+        process.kill()
+        raise RuntimeError(f"{argv} did not get ready: {line!r}")
+    return process, [int(word) for word in line.split()[1:]]
+
+
+def stop_target(process):
+    try:
+        os.killpg(process.pid, 9)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def per_process(command, pids):
+    return "; ".join(command.format(pid=pid) for pid in pids)
+
+
+def hyperfine(commands, runs, workdir, name):
+    """Mean wall seconds of each command (a dict name -> command)."""
+    export = os.path.join(workdir, f"{name}.json")
+    argv = ["hyperfine", "--style", "none", "--warmup", "1", "--runs", str(runs), "--ignore-failure",
+            "--export-json", export]
+    for label, command in commands.items():
+        argv += ["--command-name", label, command]
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    with open(export) as results:
+        return {result["command"]: result["mean"] for result in json.load(results)["results"]}
+
+
+def peak_kib(command):
+    """Peak resident memory of one run of a shell command (KiB), the largest over its parts."""
+    peaks = []
+    for part in command.split("; "):
+        result = subprocess.run(["/usr/bin/time", "-f", "%M", "sh", "-c", part + " >/dev/null 2>&1"],
+                                capture_output=True, text=True)
+        peaks.append(int(result.stderr.strip().splitlines()[-1]))
+    return max(peaks)
+
+
+def hangdoc_stopped(pids):
+    """(total, longest) seconds the target's processes were stopped, from hangdoc's JSON."""
+    output = subprocess.run([HANGDOC, "--json", "--samples", "1", str(pids[0])], capture_output=True, text=True)
+    report = json.loads(output.stdout)
+    times = [process.get("stopped_for_s", 0) for process in report["processes"]]
+    frames = sum(len(thread["frames"]) for process in report["processes"] for thread in process["threads"])
+    threads = sum(len(process["threads"]) for process in report["processes"])
+    return sum(times), max(times), threads, frames
+
+
+def measure(name, pids, workdir):
+    root = pids[0]
+    commands = {
+        "hangdoc --samples 1": f"{HANGDOC} --samples 1 {root} >/dev/null",
+        "hangdoc (default: 5 samples)": f"{HANGDOC} {root} >/dev/null",
+        "eu-stack": per_process("eu-stack -p {pid} >/dev/null 2>&1", pids),
+        "gdb": per_process("gdb -batch -p {pid} -ex 'thread apply all bt' >/dev/null 2>&1", pids),
+    }
+    means = hyperfine({k: v for k, v in commands.items() if k.startswith("hangdoc")}, HANGDOC_RUNS, workdir,
+                      name + "-hangdoc")
+    means.update(hyperfine({k: v for k, v in commands.items() if not k.startswith("hangdoc")}, PEER_RUNS, workdir,
+                           name + "-peers"))
+    peaks = {label: peak_kib(command.replace(" >/dev/null 2>&1", "").replace(" >/dev/null", ""))
+             for label, command in commands.items()}
+    total, longest, threads, frames = hangdoc_stopped(pids)
+    return {"name": name, "processes": len(pids), "threads": threads, "frames": frames, "means": means,
+            "peaks": peaks, "stopped_total": total, "stopped_longest": longest}
+
+
+def table(results):
+    lines = ["| target | tool | wall (ms) | hangdoc -n 1 is faster by | peak RSS (MiB) | stopped (ms) |",
+             "|---|---|---:|---:|---:|---|"]
+    for result in results:
+        ours = result["means"]["hangdoc --samples 1"]
+        for tool, mean in result["means"].items():
+            ratio = "—" if tool.startswith("hangdoc") else f"{mean / ours:.1f}×"
+            if tool == "hangdoc --samples 1":
+                stopped = (f"{result['stopped_total'] * 1e3:.1f} in all, {result['stopped_longest'] * 1e3:.1f} "
+                           f"per process at most")
+            elif tool.startswith("hangdoc"):
+                stopped = "stacks once; 4 more samples stop only threads in R"
+            else:
+                stopped = "not measured (≤ its wall time per process)"
+            target = (f"{result['name']} ({result['processes']} process{'es' if result['processes'] > 1 else ''}, "
+                      f"{result['threads']} threads)")
+            lines.append(f"| {target} | {tool} | {mean * 1e3:.1f} | {ratio} | {result['peaks'][tool] / 1024:.1f} | "
+                         f"{stopped} |")
+    return "\n".join(lines)
+
+
+def main():
+    output = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "BENCHMARKS.md")
+    results = []
+    with tempfile.TemporaryDirectory() as workdir:
+        targets_binary = os.path.join(workdir, "targets")
+        subprocess.run(["cc", "-O2", "-g", "-pthread", "-o", targets_binary,
+                        os.path.join(ROOT, "bench", "targets.c")], check=True)
+        targets = [("small C process", [targets_binary, "threads", "4"]),
+                   ("64 threads", [targets_binary, "threads", "64"]),
+                   ("tree 32 x 8", [targets_binary, "tree", "32", "8"])]
+        python = "/usr/bin/python3"
+        has_torch = subprocess.run([python, "-c", "import torch"], capture_output=True).returncode == 0
+        if has_torch:
+            targets.append(("stuck DataLoader worker", [python, os.path.join(ROOT, "bench", "dataloader_stuck.py")]))
+        for name, argv in targets:
+            process, pids = start_target(argv)
+            try:
+                if name == "stuck DataLoader worker":
+                    pids = pids[1:]  # the worker alone
+                print(f"bench: {name}: pids {pids[:4]}{'...' if len(pids) > 4 else ''}", file=sys.stderr)
+                results.append(measure(name, pids, workdir))
+            finally:
+                stop_target(process)
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.machine())
+    tools = {tool: subprocess.run([tool, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+             for tool in ("gdb", "eu-stack")}
+    with open(output, "w") as out:
+        out.write(f"""# Benchmarks: native stacks of every thread, hangdoc vs gdb vs eu-stack
+
+Reproduce: `bash bench/run.sh` (builds nothing: it uses `build/hangdoc`, or `$HANGDOC`; installs gdb, elfutils,
+hyperfine and time when missing). Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} CPUs ({cpu}), Linux
+{platform.release()}, {tools['gdb']}, {tools['eu-stack']}, as root, with libc6-dbg installed (all three tools read
+its symbols).
+
+Every tool takes the stack of every thread of the target. hangdoc takes the whole target in one run (it walks the
+process tree); gdb (`gdb -batch -p PID -ex 'thread apply all bt'`) and eu-stack (`eu-stack -p PID`) run once per
+process, one after the other, summed. Wall time is hyperfine's mean ({HANGDOC_RUNS} runs for hangdoc, {PEER_RUNS}
+for the peers, one warm-up each); the ratio is the peer's time over `hangdoc --samples 1`. Peak RSS from
+`/usr/bin/time -f %M` (the largest of a peer's per-process runs). "stopped" is hangdoc's own `stopped_for_s`: how
+long each process stayed stopped (all its threads at once, one process at a time). The default hangdoc run takes
+5 samples 250 ms apart to see progress, so its wall time is that second of sampling, not work.
+
+{table(results)}
+""")
+    print(f"bench: wrote {output}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

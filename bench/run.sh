@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Benchmark hangdoc against gdb and eu-stack (bench/run.py says how), writing BENCHMARKS.md (or the file given).
+# Not a test: run it by hand on a quiet machine, after `ninja -C build`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packages=(gdb elfutils hyperfine time gcc)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+[ -x "${HANGDOC:-build/hangdoc}" ] || { echo "bench: build hangdoc first (ninja -C build)" >&2; exit 1; }
+exec /usr/bin/python3 bench/run.py "$@"

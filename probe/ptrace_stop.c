@@ -1,0 +1,568 @@
+/* Seize, interrupt, wait (bounded), detach: stopping a process for its stacks (ptrace_stop.h).
+ *
+ * Kernel behaviour relied on (ptrace(2), kernel/ptrace.c):
+ * - PTRACE_SEIZE attaches without stopping and without sending SIGSTOP; PTRACE_INTERRUPT then traps the thread in
+ *   a PTRACE_EVENT_STOP that, unlike a SIGSTOP, leaves nothing behind after PTRACE_DETACH.
+ * - A seized thread that was about to take a signal reports a signal-delivery-stop instead: that signal must be
+ *   given back at PTRACE_DETACH or it is lost.
+ * - When the tracer exits, __ptrace_unlink() clears every pending trap and wakes the tracee: killing hangdoc
+ *   leaves no process stopped.
+ * - PTRACE_DETACH needs the thread stopped: one that never stopped (stuck in D) stays attached until it stops or
+ *   hangdoc exits.
+ */
+#include "ptrace_stop.h"
+
+#include "procfs.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REGISTRY_MAX 16384
+#define RELIST_ROUNDS_MAX 16
+#define ANCESTORS_MAX 256
+#define CAP_SYS_PTRACE_BIT 19
+
+/* ---- the registry of seized threads, for signal handlers --------------------------------------------------- */
+
+static volatile pid_t registry_tid[REGISTRY_MAX];
+static volatile int registry_signal[REGISTRY_MAX];
+static volatile sig_atomic_t registry_count;
+
+static bool registry_add(pid_t tid)
+{
+    for (sig_atomic_t i = 0; i < registry_count; i++)
+        if (registry_tid[i] == 0) {
+            registry_signal[i] = 0;
+            registry_tid[i] = tid;
+            return true;
+        }
+    if (registry_count >= REGISTRY_MAX)
+        return false;
+    registry_signal[registry_count] = 0;
+    registry_tid[registry_count] = tid;
+    registry_count = registry_count + 1;
+    return true;
+}
+
+static void registry_set_signal(pid_t tid, int signal_number)
+{
+    for (sig_atomic_t i = 0; i < registry_count; i++)
+        if (registry_tid[i] == tid)
+            registry_signal[i] = signal_number;
+}
+
+static void registry_remove(pid_t tid)
+{
+    for (sig_atomic_t i = 0; i < registry_count; i++)
+        if (registry_tid[i] == tid)
+            registry_tid[i] = 0;
+    while (registry_count > 0 && registry_tid[registry_count - 1] == 0)
+        registry_count = registry_count - 1;
+}
+
+void probe_stop_release_all(void)
+{
+    int saved = errno;
+    for (sig_atomic_t i = 0; i < registry_count; i++) {
+        pid_t tid = registry_tid[i];
+        if (tid > 0)
+            ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)registry_signal[i]);
+    }
+    errno = saved;
+}
+
+/* ---- signal handlers --------------------------------------------------------------------------------------- */
+
+static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+#define NHANDLED (sizeof handled_signals / sizeof handled_signals[0])
+static struct sigaction previous_actions[NHANDLED];
+static bool installed[NHANDLED];
+
+static void on_fatal_signal(int number)
+{
+    probe_stop_release_all();
+    /* Hand the signal to whoever had it before (the default action ends us, as it would have without hangdoc's
+     * stop): it is blocked while this handler runs, and delivered again when it returns. */
+    for (size_t i = 0; i < NHANDLED; i++)
+        if (handled_signals[i] == number && installed[i]) {
+            sigaction(number, &previous_actions[i], NULL);
+            installed[i] = false;
+        }
+    raise(number);
+}
+
+void probe_stop_install(void)
+{
+    struct sigaction action = { .sa_handler = on_fatal_signal };
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < NHANDLED; i++) {
+        if (installed[i] || sigaction(handled_signals[i], NULL, &previous_actions[i]) != 0 ||
+            previous_actions[i].sa_handler == SIG_IGN)
+            continue;
+        installed[i] = sigaction(handled_signals[i], &action, NULL) == 0;
+    }
+}
+
+void probe_stop_uninstall(void)
+{
+    for (size_t i = 0; i < NHANDLED; i++)
+        if (installed[i]) {
+            sigaction(handled_signals[i], &previous_actions[i], NULL);
+            installed[i] = false;
+        }
+}
+
+/* ---- facts for explanations -------------------------------------------------------------------------------- */
+
+static double monotonic_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+static int yama_scope(void)
+{
+    char text[16];
+    if (probe_read_file("/proc/sys/kernel/yama/ptrace_scope", text, sizeof text) <= 0)
+        return 0; /* no Yama */
+    return atoi(text);
+}
+
+/* The line after `key` in /proc/<pid>/status (or self), into `value`; false when absent. */
+static bool status_field(pid_t pid, const char *key, char *value, size_t size)
+{
+    char path[64], text[8192];
+    if (pid > 0)
+        snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    else
+        snprintf(path, sizeof path, "/proc/self/status");
+    if (probe_read_file(path, text, sizeof text) < 0)
+        return false;
+    char pattern[32];
+    snprintf(pattern, sizeof pattern, "\n%s:", key);
+    const char *line = strstr(text, pattern);
+    if (!line)
+        return false;
+    line += strlen(pattern);
+    line += strspn(line, " \t");
+    size_t length = strcspn(line, "\n");
+    snprintf(value, size, "%.*s", (int)length, line);
+    return true;
+}
+
+static bool have_cap_sys_ptrace(void)
+{
+    char value[64];
+    if (!status_field(0, "CapEff", value, sizeof value))
+        return false;
+    unsigned long long capabilities = strtoull(value, NULL, 16);
+    return (capabilities >> CAP_SYS_PTRACE_BIT) & 1;
+}
+
+const char *probe_stop_globally_refused(void)
+{
+    return yama_scope() >= 3 ? "Yama ptrace_scope is 3: ptrace is disabled on this machine until reboot" : NULL;
+}
+
+/* Says exactly why the kernel refused PTRACE_SEIZE with `error`, in the order the kernel checks. */
+static void explain_refusal(pid_t pid, int error, char *why, size_t size)
+{
+    char value[128];
+    long tracer = status_field(pid, "TracerPid", value, sizeof value) ? atol(value) : 0;
+    if (error == EPERM && tracer > 0 && tracer != getpid()) {
+        char comm[64] = "?";
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%ld/comm", tracer);
+        ssize_t length = probe_read_file(path, comm, sizeof comm);
+        if (length > 0 && comm[length - 1] == '\n')
+            comm[length - 1] = '\0';
+        snprintf(why, size, "already traced by pid %ld (%s): a process has one tracer at most", tracer, comm);
+        return;
+    }
+    if (error != EPERM && error != EACCES) {
+        snprintf(why, size, "ptrace refused: %s", strerror(error));
+        return;
+    }
+    bool capable = have_cap_sys_ptrace();
+    int scope = yama_scope();
+    unsigned long target_uid = status_field(pid, "Uid", value, sizeof value) ? strtoul(value, NULL, 10) : 0;
+    if (scope >= 3)
+        snprintf(why, size, "Yama ptrace_scope is 3: ptrace is disabled until reboot");
+    else if (!capable && target_uid != (unsigned long)geteuid())
+        snprintf(why, size, "owned by uid %lu, and hangdoc runs as uid %u without CAP_SYS_PTRACE", target_uid,
+                 (unsigned)geteuid());
+    else if (!capable && scope == 2)
+        snprintf(why, size, "Yama ptrace_scope is 2: only a process with CAP_SYS_PTRACE may attach");
+    else if (!capable && scope == 1)
+        snprintf(why, size, "Yama ptrace_scope is 1: only an ancestor of the target or a process with "
+                            "CAP_SYS_PTRACE may attach (run hangdoc as root, or sysctl kernel.yama.ptrace_scope=0)");
+    else if (!capable)
+        snprintf(why, size, "the kernel refused (EPERM) and hangdoc lacks CAP_SYS_PTRACE (a container without "
+                            "it?): the target is not dumpable or lives in another user namespace");
+    else
+        snprintf(why, size, "the kernel refused (EPERM): a security module, or a user namespace the target is "
+                            "not in");
+}
+
+/* ---- ancestors --------------------------------------------------------------------------------------------- */
+
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], text[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (probe_read_file(path, text, sizeof text) <= 0)
+        return 0;
+    const char *close = strrchr(text, ')');
+    char state;
+    int parent;
+    if (!close || sscanf(close + 1, " %c %d", &state, &parent) != 2)
+        return 0;
+    return (pid_t)parent;
+}
+
+bool probe_stop_is_ancestor(pid_t pid)
+{
+    static pid_t ancestors[ANCESTORS_MAX];
+    static size_t nancestors;
+    static pid_t computed_for;
+    if (computed_for != getpid()) { /* a fork (hangdoc run's diagnosis) has other ancestors */
+        computed_for = getpid();
+        nancestors = 0;
+        for (pid_t p = getppid(); p > 0 && nancestors < ANCESTORS_MAX; p = parent_of(p))
+            ancestors[nancestors++] = p;
+    }
+    for (size_t i = 0; i < nancestors; i++)
+        if (ancestors[i] == pid)
+            return true;
+    return false;
+}
+
+/* ---- stopping ---------------------------------------------------------------------------------------------- */
+
+static char task_state(pid_t pid, pid_t tid)
+{
+    char path[96], text[1024];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    if (probe_read_file(path, text, sizeof text) <= 0)
+        return 'X';
+    const char *close = strrchr(text, ')');
+    return close && close[1] == ' ' ? close[2] : '?';
+}
+
+static char hinted_state(const struct probe_stop_hint *hint, pid_t pid, pid_t tid)
+{
+    size_t low = 0, high = hint ? hint->count : 0;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (hint->tids[middle] == tid)
+            return hint->states[middle];
+        if (hint->tids[middle] < tid)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return task_state(pid, tid);
+}
+
+static struct probe_stopped_thread *find_entry(struct probe_stopped_process *stopped, pid_t tid)
+{
+    for (size_t i = 0; i < stopped->nthreads; i++)
+        if (stopped->threads[i].tid == tid)
+            return &stopped->threads[i];
+    return NULL;
+}
+
+static struct probe_stopped_thread *add_entry(struct probe_stopped_process *stopped, pid_t tid, size_t *capacity)
+{
+    if (stopped->nthreads == *capacity) {
+        size_t grown_capacity = *capacity ? 2 * *capacity : 16;
+        struct probe_stopped_thread *grown = realloc(stopped->threads, grown_capacity * sizeof *grown);
+        if (!grown)
+            return NULL;
+        stopped->threads = grown;
+        *capacity = grown_capacity;
+    }
+    struct probe_stopped_thread *entry = &stopped->threads[stopped->nthreads++];
+    memset(entry, 0, sizeof *entry);
+    entry->tid = tid;
+    return entry;
+}
+
+/* Seizes and interrupts one thread; errno-style result (0 when seized). */
+static int seize(struct probe_stopped_thread *entry)
+{
+    if (!registry_add(entry->tid)) {
+        snprintf(entry->why_not, sizeof entry->why_not, "too many threads seized at once");
+        return ENOMEM;
+    }
+    if (ptrace(PTRACE_SEIZE, entry->tid, NULL, NULL) != 0) {
+        int error = errno;
+        registry_remove(entry->tid);
+        return error;
+    }
+    entry->seized = true;
+    if (ptrace(PTRACE_INTERRUPT, entry->tid, NULL, NULL) != 0 && errno == ESRCH)
+        entry->gone = true;
+    return 0;
+}
+
+/* Takes what waitpid said about a seized thread. */
+static void take_status(struct probe_stopped_thread *entry, int status)
+{
+    if (WIFSTOPPED(status)) {
+        entry->stopped = true;
+        /* PTRACE_EVENT_STOP is our interrupt or a group stop; event 0 is a signal it was about to take */
+        if ((status >> 16) == 0) {
+            entry->pending_signal = WSTOPSIG(status);
+            registry_set_signal(entry->tid, entry->pending_signal);
+        }
+    } else if (WIFEXITED(status) || WIFSIGNALED(status)) {
+        entry->gone = true;
+        registry_remove(entry->tid);
+    }
+}
+
+static bool waiting_for(const struct probe_stopped_thread *entry)
+{
+    return entry->seized && !entry->stopped && !entry->gone;
+}
+
+/* Waits until every seized thread stopped or exited, or the deadline passed. Polls each thread by its tid:
+ * waitpid(-1) could reap a child of hangdoc that is no tracee (hangdoc demo's fixture). */
+static void wait_for_stops(struct probe_stopped_process *stopped, double deadline)
+{
+    long pause_ns = 10000;
+    for (;;) {
+        size_t waiting = 0;
+        for (size_t i = 0; i < stopped->nthreads; i++) {
+            struct probe_stopped_thread *entry = &stopped->threads[i];
+            if (!waiting_for(entry))
+                continue;
+            int status;
+            pid_t got = waitpid(entry->tid, &status, __WALL | WNOHANG);
+            if (got == entry->tid)
+                take_status(entry, status);
+            else if (got < 0 && errno == ECHILD) {
+                entry->gone = true;
+                registry_remove(entry->tid);
+            }
+            waiting += waiting_for(entry);
+        }
+        if (waiting == 0 || monotonic_now() >= deadline)
+            return;
+        struct timespec pause = { 0, pause_ns };
+        nanosleep(&pause, NULL);
+        if (pause_ns < 500000) /* a thread that takes longer is rare: poll finely, the wait is short */
+            pause_ns *= 2;
+    }
+}
+
+/* Lists /proc/<pid>/task into `tids` (at most `max`); how many, or -1. */
+static ssize_t list_tasks(pid_t pid, pid_t *tids, size_t max)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *directory = opendir(path);
+    if (!directory)
+        return -1;
+    size_t count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(directory)) && count < max) {
+        long tid = strtol(entry->d_name, NULL, 10);
+        if (tid > 0)
+            tids[count++] = (pid_t)tid;
+    }
+    closedir(directory);
+    return (ssize_t)count;
+}
+
+/* Seizes the threads of `tids` not seen yet; returns how many were newly seized, or -errno of the first refusal
+ * when none was. */
+static int seize_new(struct probe_stopped_process *stopped, const struct probe_stop_hint *hint, const pid_t *tids,
+                     size_t ntids, size_t *capacity, int *first_error)
+{
+    int seized = 0;
+    for (size_t i = 0; i < ntids; i++) {
+        if (find_entry(stopped, tids[i]))
+            continue;
+        struct probe_stopped_thread *entry = add_entry(stopped, tids[i], capacity);
+        if (!entry)
+            return -ENOMEM;
+        char state = hinted_state(hint, stopped->pid, tids[i]);
+        if (state == 'D') {
+            snprintf(entry->why_not, sizeof entry->why_not,
+                     "in uninterruptible sleep (D): not stopped, its kernel stack shows where it is");
+            continue;
+        }
+        if (state == 'Z' || state == 'X') {
+            entry->gone = true;
+            continue;
+        }
+        int error = seize(entry);
+        if (error == 0) {
+            seized++;
+            continue;
+        }
+        if (error == ESRCH)
+            entry->gone = true;
+        else if (!entry->why_not[0])
+            explain_refusal(tids[i], error, entry->why_not, sizeof entry->why_not);
+        if (!*first_error)
+            *first_error = error;
+    }
+    return seized;
+}
+
+static void note_unstopped(struct probe_stopped_process *stopped, unsigned wait_ms)
+{
+    for (size_t i = 0; i < stopped->nthreads; i++) {
+        struct probe_stopped_thread *entry = &stopped->threads[i];
+        if (waiting_for(entry))
+            snprintf(entry->why_not, sizeof entry->why_not,
+                     "did not stop within %u ms (state %c, probably an uninterruptible sleep): user stack not "
+                     "taken, its kernel stack shows where it is", wait_ms, task_state(stopped->pid, entry->tid));
+    }
+}
+
+static enum probe_stop_result conclude(struct probe_stopped_process *stopped, int first_error, char *why,
+                                       size_t why_size)
+{
+    for (size_t i = 0; i < stopped->nthreads; i++)
+        if (stopped->threads[i].stopped)
+            return PROBE_STOP_OK;
+    bool all_gone = true;
+    for (size_t i = 0; i < stopped->nthreads; i++)
+        all_gone &= stopped->threads[i].gone;
+    if (all_gone || first_error == ESRCH) {
+        snprintf(why, why_size, "the process exited before it could be stopped");
+        return PROBE_STOP_GONE;
+    }
+    const char *thread_reason = NULL;
+    for (size_t i = 0; i < stopped->nthreads && !thread_reason; i++)
+        if (stopped->threads[i].why_not[0])
+            thread_reason = stopped->threads[i].why_not;
+    if (first_error)
+        explain_refusal(stopped->pid, first_error, why, why_size);
+    else
+        snprintf(why, why_size, "%s", thread_reason ? thread_reason : "no thread stopped in time");
+    return PROBE_STOP_REFUSED;
+}
+
+enum probe_stop_result probe_stop_process(pid_t pid, unsigned wait_ms, const struct probe_stop_hint *hint,
+                                          struct probe_stopped_process *out, char *why, size_t why_size)
+{
+    *out = (struct probe_stopped_process){ .pid = pid, .stopped_at = monotonic_now() };
+    size_t capacity = 0, max_tids = 4096;
+    pid_t *tids = malloc(max_tids * sizeof *tids);
+    if (!tids)
+        return PROBE_STOP_NO_MEMORY;
+    int first_error = 0;
+    double deadline = out->stopped_at + wait_ms / 1000.0;
+    /* A thread running while its siblings are being stopped can create another: list again until no new one
+     * appears (once all are stopped, none can). */
+    for (int round = 0; round < RELIST_ROUNDS_MAX; round++) {
+        ssize_t ntids = list_tasks(pid, tids, max_tids);
+        if (ntids < 0) {
+            first_error = first_error ? first_error : ESRCH;
+            break;
+        }
+        int seized = seize_new(out, hint, tids, (size_t)ntids, &capacity, &first_error);
+        if (seized < 0) {
+            free(tids);
+            probe_stop_release(out);
+            return PROBE_STOP_NO_MEMORY;
+        }
+        if (seized == 0)
+            break;
+        wait_for_stops(out, deadline);
+    }
+    free(tids);
+    note_unstopped(out, wait_ms);
+    return conclude(out, first_error, why, why_size);
+}
+
+enum probe_stop_result probe_stop_thread(pid_t pid, pid_t tid, unsigned wait_ms, struct probe_stopped_process *out,
+                                         char *why, size_t why_size)
+{
+    *out = (struct probe_stopped_process){ .pid = pid, .stopped_at = monotonic_now() };
+    size_t capacity = 0;
+    int first_error = 0;
+    if (seize_new(out, NULL, &tid, 1, &capacity, &first_error) < 0)
+        return PROBE_STOP_NO_MEMORY;
+    wait_for_stops(out, out->stopped_at + wait_ms / 1000.0);
+    note_unstopped(out, wait_ms);
+    return conclude(out, first_error, why, why_size);
+}
+
+double probe_stop_release(struct probe_stopped_process *stopped)
+{
+    for (size_t i = 0; i < stopped->nthreads; i++) {
+        struct probe_stopped_thread *entry = &stopped->threads[i];
+        if (!entry->seized || entry->gone)
+            continue;
+        if (entry->stopped) {
+            if (ptrace(PTRACE_DETACH, entry->tid, NULL, (void *)(long)entry->pending_signal) == 0 ||
+                errno == ESRCH) /* ESRCH on a stopped tracee: it was killed meanwhile */
+                registry_remove(entry->tid);
+        }
+        /* not stopped: stays in the registry, probe_stop_retry_lingering() or our exit releases it */
+    }
+    bool any_seized = false;
+    for (size_t i = 0; i < stopped->nthreads; i++)
+        any_seized |= stopped->threads[i].seized;
+    double stopped_for = any_seized ? monotonic_now() - stopped->stopped_at : 0;
+    free(stopped->threads);
+    stopped->threads = NULL;
+    stopped->nthreads = 0;
+    return stopped_for;
+}
+
+void probe_stop_retry_lingering(void)
+{
+    for (sig_atomic_t i = 0; i < registry_count; i++) {
+        pid_t tid = registry_tid[i];
+        if (tid <= 0)
+            continue;
+        int status;
+        pid_t got = waitpid(tid, &status, __WALL | WNOHANG);
+        if (got == tid && WIFSTOPPED(status)) {
+            int pending = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+            ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)pending);
+            registry_remove(tid);
+        } else if ((got == tid) || (got < 0 && errno == ECHILD)) {
+            registry_remove(tid);
+        }
+    }
+}
+
+bool probe_stop_read_registers(pid_t tid, void *registers, size_t size, uint64_t *pc, uint64_t *sp)
+{
+    struct user_regs_struct regs;
+    struct iovec vector = { .iov_base = &regs, .iov_len = sizeof regs };
+    if (ptrace(PTRACE_GETREGSET, tid, (void *)(long)NT_PRSTATUS, &vector) != 0)
+        return false;
+#if defined(__x86_64__)
+    *pc = regs.rip;
+    *sp = regs.rsp;
+#elif defined(__aarch64__)
+    *pc = regs.pc;
+    *sp = regs.sp;
+#else
+    *pc = *sp = 0;
+#endif
+    if (registers)
+        memcpy(registers, &regs, size < sizeof regs ? size : sizeof regs);
+    return true;
+}

@@ -1,0 +1,294 @@
+/* Stop, unwind, let go, then name: native stacks for a snapshot (stacks.h). */
+#include "stacks.h"
+
+#include "maps.h"
+#include "ptrace_stop.h"
+#include "symbols.h"
+#include "unwind.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A thread that takes longer than this to stop is in an uninterruptible sleep (or the machine is very busy). */
+#define STOP_WAIT_MS 250
+#define LEAF_STOP_WAIT_MS 100
+#define LEAF_MAPPINGS_MAX 65536
+
+struct stopped_time {
+    pid_t pid;
+    double seconds;
+};
+
+struct probe_stacks {
+    struct probe_symbols *symbols;
+    struct stopped_time *times;
+    size_t ntimes;
+    size_t capacity;
+    size_t processes_stopped;
+    size_t processes_refused;
+};
+
+struct probe_stacks *probe_stacks_new(void)
+{
+    struct probe_stacks *stacks = calloc(1, sizeof *stacks);
+    if (!stacks)
+        return NULL;
+    stacks->symbols = probe_symbols_new();
+    if (!stacks->symbols) {
+        free(stacks);
+        return NULL;
+    }
+    probe_stop_install();
+    return stacks;
+}
+
+void probe_stacks_free(struct probe_stacks *stacks)
+{
+    if (!stacks)
+        return;
+    probe_stop_retry_lingering();
+    probe_stop_uninstall();
+    probe_symbols_free(stacks->symbols);
+    free(stacks->times);
+    free(stacks);
+}
+
+static void add_stopped_time(struct probe_stacks *stacks, pid_t pid, double seconds)
+{
+    for (size_t i = 0; i < stacks->ntimes; i++)
+        if (stacks->times[i].pid == pid) {
+            stacks->times[i].seconds += seconds;
+            return;
+        }
+    if (stacks->ntimes == stacks->capacity) {
+        size_t capacity = stacks->capacity ? 2 * stacks->capacity : 64;
+        struct stopped_time *grown = realloc(stacks->times, capacity * sizeof *grown);
+        if (!grown)
+            return;
+        stacks->times = grown;
+        stacks->capacity = capacity;
+    }
+    stacks->times[stacks->ntimes++] = (struct stopped_time){ pid, seconds };
+}
+
+/* Why a process is not even asked to stop, or NULL. */
+static const char *never_stopped(const struct hd_process *process)
+{
+    if (process->kernel_thread)
+        return "a kernel thread has no user stack";
+    if (process->zombie)
+        return "a zombie has no stack";
+    if (process->pid == getpid())
+        return "hangdoc does not stop itself";
+    if (probe_stop_is_ancestor(process->pid))
+        return "hangdoc never stops its own ancestors";
+    return NULL;
+}
+
+static void fail_stack(struct hd_thread *thread, enum hd_stack_state state, const char *why)
+{
+    hd_stack_release(&thread->stack);
+    thread->stack.state = state;
+    thread->stack.why_not = why ? strdup(why) : NULL;
+}
+
+/* ---- the final sample: whole stacks ------------------------------------------------------------------------ */
+
+struct unwound {
+    pid_t tid;
+    bool taken;
+    bool truncated;
+    const char *why; /* static */
+    char why_not[PROBE_STOP_WHY_MAX];
+    size_t npcs;
+    uint64_t pcs[PROBE_UNWIND_DEPTH_MAX];
+};
+
+/* While the process is stopped: only registers and memory, nothing slower. */
+static void unwind_stopped(struct probe_stacks *stacks, const struct hd_process *process,
+                           const struct probe_stopped_process *stopped, struct unwound *out)
+{
+    struct probe_unwinder *unwinder =
+        probe_unwind_begin(process->pid, process->mappings, process->nmappings, stacks->symbols);
+    for (size_t i = 0; i < stopped->nthreads; i++) {
+        const struct probe_stopped_thread *entry = &stopped->threads[i];
+        struct unwound *result = &out[i];
+        result->tid = entry->tid;
+        if (!entry->stopped) {
+            snprintf(result->why_not, sizeof result->why_not, "%s",
+                     entry->gone ? "the thread exited while the process was being stopped" : entry->why_not);
+            continue;
+        }
+        if (!unwinder) {
+            snprintf(result->why_not, sizeof result->why_not, "out of memory for the unwinder");
+            continue;
+        }
+        result->taken = probe_unwind_thread(unwinder, entry->tid, result->pcs, PROBE_UNWIND_DEPTH_MAX,
+                                            &result->npcs, &result->truncated, &result->why);
+        if (!result->taken)
+            snprintf(result->why_not, sizeof result->why_not, "%s", result->why);
+    }
+    probe_unwind_end(unwinder);
+}
+
+static void name_frames(struct probe_stacks *stacks, const struct hd_process *process, const struct unwound *unwound,
+                        struct hd_thread *thread)
+{
+    hd_stack_release(&thread->stack);
+    if (!unwound->taken) {
+        fail_stack(thread, HD_STACK_FAILED, unwound->why_not[0] ? unwound->why_not : "not stopped");
+        return;
+    }
+    struct hd_stack *stack = &thread->stack;
+    stack->state = HD_STACK_TAKEN;
+    stack->truncated = unwound->truncated;
+    stack->why_not = unwound->why ? strdup(unwound->why) : NULL;
+    stack->frames = calloc(unwound->npcs ? unwound->npcs : 1, sizeof *stack->frames);
+    if (!stack->frames) {
+        fail_stack(thread, HD_STACK_FAILED, "out of memory");
+        return;
+    }
+    for (size_t f = 0; f < unwound->npcs; f++) {
+        stack->frames[f].pc = unwound->pcs[f];
+        stack->nframes++;
+        if (!probe_symbols_resolve(stacks->symbols, process->pid, process->mappings, process->nmappings,
+                                   &stack->frames[f]))
+            break;
+    }
+}
+
+static void take_process(struct probe_stacks *stacks, struct hd_snapshot *snapshot, struct hd_process *process)
+{
+    const char *skip = never_stopped(process);
+    if (skip) {
+        for (size_t t = 0; t < process->nthreads; t++)
+            fail_stack(&process->threads[t], HD_STACK_NOT_TAKEN, skip);
+        return;
+    }
+    /* the states just read (threads are sorted by tid): no second look at /proc for each thread */
+    pid_t *tids = calloc(process->nthreads ? process->nthreads : 1, sizeof *tids);
+    char *states = calloc(process->nthreads ? process->nthreads : 1, 1);
+    for (size_t t = 0; tids && states && t < process->nthreads; t++) {
+        tids[t] = process->threads[t].tid;
+        states[t] = process->threads[t].state;
+    }
+    struct probe_stop_hint hint = { tids, states, tids && states ? process->nthreads : 0 };
+    struct probe_stopped_process stopped;
+    char why[PROBE_STOP_WHY_MAX * 2];
+    enum probe_stop_result result = probe_stop_process(process->pid, STOP_WAIT_MS, &hint, &stopped, why, sizeof why);
+    free(tids);
+    free(states);
+    struct unwound *unwound = NULL;
+    if (result == PROBE_STOP_OK) {
+        unwound = calloc(stopped.nthreads, sizeof *unwound);
+        if (unwound)
+            unwind_stopped(stacks, process, &stopped, unwound);
+        else
+            snprintf(why, sizeof why, "out of memory");
+    }
+    size_t nunwound = stopped.nthreads;
+    double seconds = probe_stop_release(&stopped);
+    if (result != PROBE_STOP_NO_MEMORY)
+        add_stopped_time(stacks, process->pid, seconds);
+    if (!unwound) {
+        if (result == PROBE_STOP_REFUSED)
+            stacks->processes_refused++;
+        hd_snapshot_note(snapshot, process->pid, 0, "native stacks not taken: %s", why);
+        for (size_t t = 0; t < process->nthreads; t++)
+            fail_stack(&process->threads[t], HD_STACK_FAILED, why);
+        return;
+    }
+    stacks->processes_stopped++;
+    for (size_t t = 0; t < process->nthreads; t++) {
+        struct hd_thread *thread = &process->threads[t];
+        const struct unwound *mine = NULL;
+        for (size_t u = 0; u < nunwound && !mine; u++)
+            if (unwound[u].tid == thread->tid)
+                mine = &unwound[u];
+        if (mine)
+            name_frames(stacks, process, mine, thread);
+        else
+            fail_stack(thread, HD_STACK_FAILED, "the thread was gone when the process was stopped");
+    }
+    free(unwound);
+}
+
+void probe_stacks_take(struct probe_stacks *stacks, struct hd_snapshot *snapshot)
+{
+    for (size_t p = 0; p < snapshot->nprocesses; p++)
+        take_process(stacks, snapshot, &snapshot->processes[p]);
+    probe_stop_retry_lingering();
+}
+
+/* ---- the other samples: the leaf of running threads -------------------------------------------------------- */
+
+static bool read_pc_alone(struct probe_stacks *stacks, pid_t pid, pid_t tid, uint64_t *pc)
+{
+    struct probe_stopped_process stopped;
+    char why[PROBE_STOP_WHY_MAX * 2];
+    enum probe_stop_result result = probe_stop_thread(pid, tid, LEAF_STOP_WAIT_MS, &stopped, why, sizeof why);
+    uint64_t sp;
+    bool read = result == PROBE_STOP_OK && probe_stop_read_registers(tid, NULL, 0, pc, &sp);
+    double seconds = probe_stop_release(&stopped);
+    if (result == PROBE_STOP_OK)
+        add_stopped_time(stacks, pid, seconds);
+    return read;
+}
+
+static void sample_process_leaves(struct probe_stacks *stacks, struct hd_process *process)
+{
+    struct hd_mapping *mappings = NULL;
+    size_t nmappings = 0;
+    bool maps_read = false, truncated = false;
+    for (size_t t = 0; t < process->nthreads; t++) {
+        struct hd_thread *thread = &process->threads[t];
+        uint64_t pc;
+        if (thread->state != 'R' || !read_pc_alone(stacks, process->pid, thread->tid, &pc))
+            continue;
+        if (!maps_read) {
+            maps_read = true;
+            if (probe_read_maps(process->pid, LEAF_MAPPINGS_MAX, &mappings, &nmappings, &truncated) != 0)
+                nmappings = 0;
+        }
+        struct hd_frame frame = { .pc = pc };
+        probe_symbols_resolve(stacks->symbols, process->pid, mappings, nmappings, &frame);
+        free(thread->leaf_function);
+        thread->leaf_function = probe_symbols_frame_name(&frame);
+        thread->leaf_samples = thread->leaf_function ? 1 : 0;
+        thread->leaf_same = thread->leaf_samples == 1;
+        free(frame.module);
+        free(frame.symbol);
+    }
+    for (size_t m = 0; m < nmappings; m++)
+        free(mappings[m].path);
+    free(mappings);
+}
+
+void probe_stacks_sample_leaves(struct probe_stacks *stacks, struct hd_snapshot *sample)
+{
+    for (size_t p = 0; p < sample->nprocesses; p++) {
+        struct hd_process *process = &sample->processes[p];
+        bool running = false;
+        for (size_t t = 0; t < process->nthreads; t++)
+            running |= process->threads[t].state == 'R';
+        if (running && !never_stopped(process))
+            sample_process_leaves(stacks, process);
+    }
+}
+
+void probe_stacks_account(const struct probe_stacks *stacks, struct hd_snapshot *snapshot)
+{
+    for (size_t p = 0; p < snapshot->nprocesses; p++)
+        for (size_t i = 0; i < stacks->ntimes; i++)
+            if (stacks->times[i].pid == snapshot->processes[p].pid)
+                snapshot->processes[p].stopped_for_s = stacks->times[i].seconds;
+    snapshot->ptrace_used = stacks->processes_stopped > 0;
+    if (snapshot->ptrace_used)
+        snapshot->ptrace_why_not = NULL;
+    else if (stacks->processes_refused > 0)
+        snapshot->ptrace_why_not = "the kernel refused to let hangdoc stop the processes (the notes say why)";
+    else
+        snapshot->ptrace_why_not = "no process could be stopped (the notes say why)";
+}

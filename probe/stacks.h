@@ -1,0 +1,29 @@
+/* Native stacks for a snapshot: stop each process for a moment, unwind every thread, name the frames.
+ *
+ * The stacks belong to the last, full sample: one process at a time is stopped (ptrace_stop.h), its threads'
+ * pcs are unwound (unwind.h) while it is stopped, and it is let go before the pcs are named (symbols.h), so that
+ * a process stays stopped only as long as the unwinding takes. Every other sample gets the cheaper leaf: only
+ * threads in state R are stopped, one at a time, for their pc. A process that cannot be stopped keeps its /proc
+ * data, and its threads say why their stack is missing.
+ */
+#pragma once
+
+#include "snapshot.h"
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct probe_stacks;
+
+/* NULL when memory ran out. Installs the detach-on-signal handlers until probe_stacks_free(). */
+struct probe_stacks *probe_stacks_new(void);
+/* Releases whatever is still attached and restores the signal handlers. */
+void probe_stacks_free(struct probe_stacks *stacks);
+
+/* Takes the native stack of every thread of `snapshot` (a full sample: mappings read). */
+void probe_stacks_take(struct probe_stacks *stacks, struct hd_snapshot *snapshot);
+/* Names the function each thread in state R of `sample` is running (thread->leaf_function, leaf_samples 1). */
+void probe_stacks_sample_leaves(struct probe_stacks *stacks, struct hd_snapshot *sample);
+/* Writes how long each process of `snapshot` was stopped over the run into its stopped_for_s, and sets
+ * ptrace_used / ptrace_why_not. */
+void probe_stacks_account(const struct probe_stacks *stacks, struct hd_snapshot *snapshot);

@@ -1,0 +1,453 @@
+/* ELF symbol tables and the names of program counters (symbols.h). */
+#include "symbols.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SYMBOLS_MAX (8u << 20) /* per file: a hostile section header must not make us allocate without bound */
+#define LOADS_MAX 64
+#define OVERLAP_SCAN 64        /* symbols scanned back from the nearest start, for ones that nest or overlap */
+#define DEBUG_ROOT "/usr/lib/debug"
+
+struct symbol {
+    uint64_t start;
+    uint64_t size;
+    const char *name; /* into the ELF image, valid while the file stays open */
+    bool global;      /* of two names for one function, the global one is what a reader knows */
+};
+
+struct load_segment {
+    uint64_t offset;
+    uint64_t vaddr;
+    uint64_t filesz;
+};
+
+struct elf_file {
+    char *path;
+    uint64_t inode;
+    bool loaded;         /* opened, program headers read */
+    bool symbols_loaded; /* symbol tables read (maybe none) */
+    int fd;
+    Elf *elf;
+    int debug_fd;
+    Elf *debug_elf;
+    struct load_segment loads[LOADS_MAX];
+    size_t nloads;
+    bool has_eh_frame_hdr;
+    uint64_t eh_frame_hdr_vaddr;
+    struct symbol *symbols; /* sorted by start */
+    size_t nsymbols;
+};
+
+struct probe_symbols {
+    struct elf_file **files;
+    size_t nfiles;
+    size_t capacity;
+    bool demangler_looked_up;
+    char *(*demangle)(const char *name, char *buffer, size_t *length, int *status);
+    void *libstdcxx;
+};
+
+struct probe_symbols *probe_symbols_new(void)
+{
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return NULL;
+    return calloc(1, sizeof(struct probe_symbols));
+}
+
+static void elf_file_free(struct elf_file *file)
+{
+    if (file->elf)
+        elf_end(file->elf);
+    if (file->debug_elf)
+        elf_end(file->debug_elf);
+    if (file->fd >= 0)
+        close(file->fd);
+    if (file->debug_fd >= 0)
+        close(file->debug_fd);
+    free(file->symbols);
+    free(file->path);
+    free(file);
+}
+
+void probe_symbols_free(struct probe_symbols *symbols)
+{
+    if (!symbols)
+        return;
+    for (size_t i = 0; i < symbols->nfiles; i++)
+        elf_file_free(symbols->files[i]);
+    free(symbols->files);
+    if (symbols->libstdcxx)
+        dlclose(symbols->libstdcxx);
+    free(symbols);
+}
+
+/* ---- opening ----------------------------------------------------------------------------------------------- */
+
+/* Opens `path` when it is an ELF file (and, with a nonzero inode, that very file). */
+static Elf *open_elf(const char *path, uint64_t inode, int *fd_out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return NULL;
+    struct stat status;
+    if (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) || (inode && status.st_ino != inode)) {
+        close(fd);
+        return NULL;
+    }
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (!elf || elf_kind(elf) != ELF_K_ELF) {
+        if (elf)
+            elf_end(elf);
+        close(fd);
+        return NULL;
+    }
+    *fd_out = fd;
+    return elf;
+}
+
+/* The file behind a mapping: by its path, through the target's root (another mount namespace), or through
+ * map_files (deleted or replaced files). */
+static Elf *open_mapped_file(pid_t pid, const struct hd_mapping *mapping, int *fd)
+{
+    char path[4200];
+    Elf *elf = open_elf(mapping->path, mapping->inode, fd);
+    if (elf)
+        return elf;
+    snprintf(path, sizeof path, "/proc/%d/root%s", (int)pid, mapping->path);
+    if ((elf = open_elf(path, mapping->inode, fd)))
+        return elf;
+    snprintf(path, sizeof path, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, mapping->start, mapping->end);
+    return open_elf(path, mapping->inode, fd);
+}
+
+/* ---- reading ----------------------------------------------------------------------------------------------- */
+
+static void read_loads(struct elf_file *file)
+{
+    size_t count;
+    if (elf_getphdrnum(file->elf, &count) != 0)
+        return;
+    for (size_t i = 0; i < count && file->nloads < LOADS_MAX; i++) {
+        GElf_Phdr header;
+        if (!gelf_getphdr(file->elf, (int)i, &header))
+            continue;
+        if (header.p_type == PT_GNU_EH_FRAME) {
+            file->has_eh_frame_hdr = true;
+            file->eh_frame_hdr_vaddr = header.p_vaddr;
+        }
+        if (header.p_type != PT_LOAD)
+            continue;
+        file->loads[file->nloads++] = (struct load_segment){
+            .offset = header.p_offset, .vaddr = header.p_vaddr, .filesz = header.p_filesz };
+    }
+}
+
+static Elf_Scn *find_section(Elf *elf, Elf64_Word type, const char *name)
+{
+    size_t names;
+    if (elf_getshdrstrndx(elf, &names) != 0)
+        return NULL;
+    for (Elf_Scn *section = elf_nextscn(elf, NULL); section; section = elf_nextscn(elf, section)) {
+        GElf_Shdr header;
+        if (!gelf_getshdr(section, &header) || header.sh_type != type)
+            continue;
+        const char *section_name = name ? elf_strptr(elf, names, header.sh_name) : NULL;
+        if (!name || (section_name && strcmp(section_name, name) == 0))
+            return section;
+    }
+    return NULL;
+}
+
+static bool grow_symbols(struct elf_file *file, size_t more, size_t *capacity)
+{
+    if (file->nsymbols + more <= *capacity)
+        return true;
+    size_t wanted = file->nsymbols + more;
+    if (wanted > SYMBOLS_MAX)
+        return false;
+    struct symbol *grown = realloc(file->symbols, wanted * sizeof *grown);
+    if (!grown)
+        return false;
+    file->symbols = grown;
+    *capacity = wanted;
+    return true;
+}
+
+/* Adds the function symbols with a size of one symbol table section. */
+static void add_symbol_table(struct elf_file *file, Elf *elf, Elf_Scn *section, size_t *capacity)
+{
+    GElf_Shdr header;
+    Elf_Data *data = gelf_getshdr(section, &header) ? elf_getdata(section, NULL) : NULL;
+    if (!data || header.sh_entsize == 0)
+        return;
+    size_t count = data->d_size / header.sh_entsize;
+    if (!grow_symbols(file, count, capacity))
+        count = *capacity - file->nsymbols;
+    for (size_t i = 0; i < count; i++) {
+        GElf_Sym symbol;
+        if (!gelf_getsym(data, (int)i, &symbol))
+            break;
+        int type = GELF_ST_TYPE(symbol.st_info);
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || symbol.st_size == 0 || symbol.st_shndx == SHN_UNDEF)
+            continue;
+        const char *name = elf_strptr(elf, header.sh_link, symbol.st_name);
+        if (!name || !name[0])
+            continue;
+        file->symbols[file->nsymbols++] = (struct symbol){
+            .start = symbol.st_value, .size = symbol.st_size, .name = name,
+            .global = GELF_ST_BIND(symbol.st_info) != STB_LOCAL && strncmp(name, "__GI_", 5) != 0 };
+    }
+}
+
+/* The GNU build-id note as hex, or false. */
+static bool read_build_id(Elf *elf, char *hex, size_t size)
+{
+    Elf_Scn *section = find_section(elf, SHT_NOTE, ".note.gnu.build-id");
+    Elf_Data *data = section ? elf_getdata(section, NULL) : NULL;
+    if (!data)
+        return false;
+    GElf_Nhdr note;
+    size_t name_offset, description_offset;
+    size_t offset = gelf_getnote(data, 0, &note, &name_offset, &description_offset);
+    if (offset == 0 || note.n_type != NT_GNU_BUILD_ID || note.n_descsz < 2 || note.n_descsz * 2 + 1 > size)
+        return false;
+    const unsigned char *bytes = (const unsigned char *)data->d_buf + description_offset;
+    for (size_t i = 0; i < note.n_descsz; i++)
+        snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+    return true;
+}
+
+/* The separate debug file: by build-id, then by .gnu_debuglink next to the file, in .debug/, under DEBUG_ROOT. */
+static Elf *open_debug_file(Elf *elf, const char *path, int *fd)
+{
+    char candidate[4400], build_id[129];
+    if (read_build_id(elf, build_id, sizeof build_id)) {
+        snprintf(candidate, sizeof candidate, DEBUG_ROOT "/.build-id/%.2s/%s.debug", build_id, build_id + 2);
+        Elf *debug = open_elf(candidate, 0, fd);
+        if (debug)
+            return debug;
+    }
+    Elf_Scn *section = find_section(elf, SHT_PROGBITS, ".gnu_debuglink");
+    Elf_Data *data = section ? elf_getdata(section, NULL) : NULL;
+    if (!data || data->d_size < 2 || !memchr(data->d_buf, '\0', data->d_size))
+        return NULL;
+    const char *link = data->d_buf;
+    if (strchr(link, '/'))
+        return NULL;
+    const char *slash = strrchr(path, '/');
+    int directory = slash ? (int)(slash - path) : 0;
+    /* beside the file, in .debug/ beside it, and under DEBUG_ROOT with the file's directory */
+    static const char *const prefixes[] = { "", "", DEBUG_ROOT };
+    static const char *const middles[] = { "/", "/.debug/", "/" };
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        snprintf(candidate, sizeof candidate, "%s%.*s%s%s", prefixes[i], directory, path, middles[i], link);
+        if (strcmp(candidate, path) == 0)
+            continue;
+        Elf *debug = open_elf(candidate, 0, fd);
+        if (debug)
+            return debug;
+    }
+    return NULL;
+}
+
+static int compare_symbols(const void *a, const void *b)
+{
+    const struct symbol *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->size != y->size) /* the smallest last: the innermost of nested symbols is found first */
+        return x->size > y->size ? -1 : 1;
+    return (int)x->global - (int)y->global; /* the global name last: the lookup scans backwards */
+}
+
+/* The program headers only: what the unwinder needs while the target is stopped. */
+static void open_elf_file(struct elf_file *file, pid_t pid, const struct hd_mapping *mapping)
+{
+    file->loaded = true;
+    file->elf = open_mapped_file(pid, mapping, &file->fd);
+    if (file->elf)
+        read_loads(file);
+}
+
+/* The symbol tables, the first time a pc of the file is named (after the target was let go). */
+static void load_symbols(struct elf_file *file)
+{
+    if (file->symbols_loaded || !file->elf)
+        return;
+    file->symbols_loaded = true;
+    size_t capacity = 0;
+    Elf_Scn *symtab = find_section(file->elf, SHT_SYMTAB, NULL);
+    if (symtab) {
+        add_symbol_table(file, file->elf, symtab, &capacity);
+    } else {
+        file->debug_elf = open_debug_file(file->elf, file->path, &file->debug_fd);
+        Elf_Scn *debug_symtab = file->debug_elf ? find_section(file->debug_elf, SHT_SYMTAB, NULL) : NULL;
+        if (debug_symtab)
+            add_symbol_table(file, file->debug_elf, debug_symtab, &capacity);
+    }
+    Elf_Scn *dynsym = find_section(file->elf, SHT_DYNSYM, NULL);
+    if (dynsym)
+        add_symbol_table(file, file->elf, dynsym, &capacity);
+    if (file->nsymbols > 1)
+        qsort(file->symbols, file->nsymbols, sizeof *file->symbols, compare_symbols);
+}
+
+static struct elf_file *file_for(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mapping)
+{
+    for (size_t i = 0; i < symbols->nfiles; i++)
+        if (symbols->files[i]->inode == mapping->inode && strcmp(symbols->files[i]->path, mapping->path) == 0)
+            return symbols->files[i];
+    if (symbols->nfiles == symbols->capacity) {
+        size_t capacity = symbols->capacity ? 2 * symbols->capacity : 32;
+        struct elf_file **grown = realloc(symbols->files, capacity * sizeof *grown);
+        if (!grown)
+            return NULL;
+        symbols->files = grown;
+        symbols->capacity = capacity;
+    }
+    struct elf_file *file = calloc(1, sizeof *file);
+    if (!file || !(file->path = strdup(mapping->path))) {
+        free(file);
+        return NULL;
+    }
+    file->fd = file->debug_fd = -1;
+    file->inode = mapping->inode;
+    open_elf_file(file, pid, mapping);
+    symbols->files[symbols->nfiles++] = file;
+    return file;
+}
+
+/* ---- looking up -------------------------------------------------------------------------------------------- */
+
+/* The ELF virtual address of a byte at `file_offset`, through the PT_LOAD that holds it. */
+static bool file_offset_to_vaddr(const struct elf_file *file, uint64_t file_offset, uint64_t *vaddr)
+{
+    for (size_t i = 0; i < file->nloads; i++) {
+        const struct load_segment *load = &file->loads[i];
+        if (file_offset >= load->offset && file_offset - load->offset < load->filesz) {
+            *vaddr = file_offset - load->offset + load->vaddr;
+            return true;
+        }
+    }
+    return false;
+}
+
+static const struct symbol *symbol_covering(const struct elf_file *file, uint64_t address)
+{
+    size_t low = 0, high = file->nsymbols; /* first symbol starting after address */
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (file->symbols[middle].start <= address)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    for (size_t i = low, scanned = 0; i > 0 && scanned < OVERLAP_SCAN; i--, scanned++) {
+        const struct symbol *symbol = &file->symbols[i - 1];
+        if (address - symbol->start < symbol->size)
+            return symbol;
+    }
+    return NULL;
+}
+
+static char *demangled(struct probe_symbols *symbols, const char *name)
+{
+    /* glibc's internal aliases: __GI___clone3 is __clone3 to a reader */
+    if (strncmp(name, "__GI_", 5) == 0 && name[5])
+        name += 5;
+    if (strncmp(name, "_Z", 2) != 0)
+        return strdup(name);
+    if (!symbols->demangler_looked_up) {
+        symbols->demangler_looked_up = true;
+        /* libstdc++ has the demangler; loading it only when a C++ name shows up keeps C targets cheap */
+        symbols->libstdcxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        if (symbols->libstdcxx)
+            *(void **)&symbols->demangle = dlsym(symbols->libstdcxx, "__cxa_demangle");
+    }
+    int status = -1;
+    char *readable = symbols->demangle ? symbols->demangle(name, NULL, NULL, &status) : NULL;
+    if (readable && status == 0)
+        return readable;
+    free(readable);
+    return strdup(name);
+}
+
+static const struct hd_mapping *mapping_holding(const struct hd_mapping *mappings, size_t count, uint64_t address)
+{
+    size_t low = 0, high = count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (address < mappings[middle].start)
+            high = middle;
+        else if (address >= mappings[middle].end)
+            low = middle + 1;
+        else
+            return &mappings[middle];
+    }
+    return NULL;
+}
+
+bool probe_symbols_resolve(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mappings,
+                           size_t nmappings, struct hd_frame *frame)
+{
+    const struct hd_mapping *mapping = mapping_holding(mappings, nmappings, frame->pc);
+    if (!mapping || !mapping->path || mapping->path[0] != '/')
+        return true; /* anonymous memory, JIT code, [vdso]: no file to name it */
+    if (!(frame->module = strdup(mapping->path)))
+        return false;
+    uint64_t file_offset = frame->pc - mapping->start + mapping->offset;
+    frame->module_offset = file_offset;
+    struct elf_file *file = file_for(symbols, pid, mapping);
+    if (!file)
+        return false;
+    uint64_t vaddr;
+    if (!file->elf || !file_offset_to_vaddr(file, file_offset, &vaddr))
+        return true;
+    frame->module_offset = vaddr;
+    load_symbols(file);
+    const struct symbol *symbol = symbol_covering(file, vaddr);
+    if (!symbol)
+        return true;
+    frame->symbol = demangled(symbols, symbol->name);
+    frame->symbol_offset = vaddr - symbol->start;
+    return frame->symbol != NULL;
+}
+
+bool probe_symbols_unwind_table(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mapping,
+                                uint64_t address, uint64_t *eh_frame_hdr)
+{
+    if (!mapping->path || mapping->path[0] != '/')
+        return false;
+    struct elf_file *file = file_for(symbols, pid, mapping);
+    if (!file || !file->elf || !file->has_eh_frame_hdr)
+        return false;
+    uint64_t vaddr, file_offset = address - mapping->start + mapping->offset;
+    if (!file_offset_to_vaddr(file, file_offset, &vaddr))
+        return false;
+    *eh_frame_hdr = file->eh_frame_hdr_vaddr + (address - vaddr); /* plus the load bias */
+    return true;
+}
+
+char *probe_symbols_frame_name(const struct hd_frame *frame)
+{
+    char *name = NULL;
+    int length;
+    if (frame->symbol) {
+        length = asprintf(&name, "%s", frame->symbol);
+    } else if (frame->module) {
+        const char *slash = strrchr(frame->module, '/');
+        length = asprintf(&name, "%s+0x%" PRIx64, slash ? slash + 1 : frame->module, frame->module_offset);
+    } else {
+        length = asprintf(&name, "0x%" PRIx64, frame->pc);
+    }
+    return length < 0 ? NULL : name;
+}

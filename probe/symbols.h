@@ -1,0 +1,38 @@
+/* Naming program counters: which mapped file holds a pc, and which function of it, from the ELF symbol tables.
+ *
+ * One table per ELF file per run, loaded the first time a frame lands in that file: .symtab and .dynsym of the
+ * file itself, or, when it has no .symtab, of its separate debug file (/usr/lib/debug/.build-id/xx/yyyy.debug,
+ * then .gnu_debuglink). Only symbols with a size are kept, and a pc is named only by a symbol whose
+ * [start, start + size) holds it: an address no symbol covers gets no name (the caller prints module+0xoffset),
+ * never the nearest unrelated one. C++ names are demangled. ELF files are hostile input: a malformed one gives no
+ * names, never a crash.
+ */
+#pragma once
+
+#include "snapshot.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct probe_symbols;
+
+/* NULL when memory runs out. */
+struct probe_symbols *probe_symbols_new(void);
+void probe_symbols_free(struct probe_symbols *symbols);
+
+/* Fills frame->module, module_offset, symbol and symbol_offset for frame->pc, which lies in the memory of `pid`
+ * described by `mappings` (sorted by address). module and symbol are malloc'd (NULL when unknown). False only
+ * when memory ran out. */
+bool probe_symbols_resolve(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mappings,
+                           size_t nmappings, struct hd_frame *frame);
+
+/* Where the file mapped by `mapping` (of process `pid`, holding `address`) keeps its .eh_frame_hdr
+ * (PT_GNU_EH_FRAME), as an address of that process. False when it has none or cannot be read: the unwinder then
+ * finds the tables its slower way. */
+bool probe_symbols_unwind_table(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mapping,
+                                uint64_t address, uint64_t *eh_frame_hdr);
+
+/* "symbol", or "module-basename+0xoffset", or "0xpc" for the frame: malloc'd, NULL when memory ran out. */
+char *probe_symbols_frame_name(const struct hd_frame *frame);

@@ -1,0 +1,362 @@
+/* libunwind over our own memory and register readers (unwind.h). */
+#include "unwind.h"
+
+#include "memory.h"
+#include "ptrace_stop.h"
+#include "symbols.h"
+
+#include <libunwind-ptrace.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+
+#define PAGE_SIZE_ASSUMED 4096u
+#define PAGE_SLOTS 64 /* direct-mapped: a few stacks' hot pages and the unwind tables' pages */
+#define MODULES_MAX 512
+
+struct page_slot {
+    uint64_t page;
+    enum { SLOT_EMPTY, SLOT_READ, SLOT_UNREADABLE } state;
+    unsigned char bytes[PAGE_SIZE_ASSUMED];
+};
+
+/* libunwind searches a module's .eh_frame_hdr table through our memory reader when told where it is. Exported by
+ * libunwind (perf declares it the same way) but not in its headers. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t address_space, unw_word_t ip, unw_dyn_info_t *info,
+                                              unw_proc_info_t *procedure, int need_unwind_info, void *argument);
+
+#define DW_EH_PE_udata4 0x03
+#define DW_EH_PE_sdata4 0x0b
+#define DW_EH_PE_pcrel 0x10
+#define DW_EH_PE_datarel 0x30
+
+/* A module of the process: its .eh_frame_hdr table when it has one; else a libunwind-ptrace context, whose cache
+ * holds one module (it reads /proc/<pid>/maps and maps the file each time that changes). */
+struct module_context {
+    const struct hd_mapping *first_mapping;
+    bool table_looked_up;
+    bool has_table;
+    unw_dyn_info_t table;
+    void *upt;
+};
+
+struct probe_unwinder {
+    pid_t pid;
+    unw_addr_space_t address_space;
+    const struct hd_mapping *mappings;
+    size_t nmappings;
+    struct module_context modules[MODULES_MAX];
+    size_t nmodules;
+    struct probe_symbols *symbols;
+    struct user_regs_struct registers; /* of the thread being unwound */
+    struct page_slot pages[PAGE_SLOTS];
+};
+
+/* _UPT_find_proc_info passes its own context, not ours, down to access_mem: the unwinder being used is found
+ * through this instead (one at a time, see unwind.h). */
+static struct probe_unwinder *active;
+
+/* ---- memory ------------------------------------------------------------------------------------------------ */
+
+static struct page_slot *page_at(struct probe_unwinder *unwinder, uint64_t page)
+{
+    struct page_slot *slot = &unwinder->pages[(page / PAGE_SIZE_ASSUMED) % PAGE_SLOTS];
+    if (slot->state != SLOT_EMPTY && slot->page == page)
+        return slot->state == SLOT_READ ? slot : NULL;
+    slot->page = page;
+    bool read = probe_read_memory(unwinder->pid, page, slot->bytes, sizeof slot->bytes);
+    slot->state = read ? SLOT_READ : SLOT_UNREADABLE;
+    return read ? slot : NULL;
+}
+
+static bool read_bytes(struct probe_unwinder *unwinder, uint64_t address, void *buffer, size_t size)
+{
+    unsigned char *out = buffer;
+    while (size > 0) {
+        uint64_t page = address & ~(uint64_t)(PAGE_SIZE_ASSUMED - 1);
+        size_t within = (size_t)(address - page);
+        size_t chunk = PAGE_SIZE_ASSUMED - within < size ? PAGE_SIZE_ASSUMED - within : size;
+        struct page_slot *slot = page_at(unwinder, page);
+        if (!slot)
+            return false;
+        memcpy(out, slot->bytes + within, chunk);
+        out += chunk;
+        address += chunk;
+        size -= chunk;
+    }
+    return true;
+}
+
+static int access_memory(unw_addr_space_t address_space, unw_word_t address, unw_word_t *value, int write,
+                         void *argument)
+{
+    (void)argument;
+    if (write || !active || active->address_space != address_space)
+        return -UNW_EINVAL; /* never write to the target */
+    return read_bytes(active, address, value, sizeof *value) ? 0 : -UNW_EINVAL;
+}
+
+/* ---- registers --------------------------------------------------------------------------------------------- */
+
+#if defined(__x86_64__)
+#define REGISTER(unw, field) [unw] = offsetof(struct user_regs_struct, field) + 1
+static const size_t register_offsets[] = {
+    REGISTER(UNW_X86_64_RAX, rax), REGISTER(UNW_X86_64_RDX, rdx), REGISTER(UNW_X86_64_RCX, rcx),
+    REGISTER(UNW_X86_64_RBX, rbx), REGISTER(UNW_X86_64_RSI, rsi), REGISTER(UNW_X86_64_RDI, rdi),
+    REGISTER(UNW_X86_64_RBP, rbp), REGISTER(UNW_X86_64_RSP, rsp), REGISTER(UNW_X86_64_R8, r8),
+    REGISTER(UNW_X86_64_R9, r9),   REGISTER(UNW_X86_64_R10, r10), REGISTER(UNW_X86_64_R11, r11),
+    REGISTER(UNW_X86_64_R12, r12), REGISTER(UNW_X86_64_R13, r13), REGISTER(UNW_X86_64_R14, r14),
+    REGISTER(UNW_X86_64_R15, r15), REGISTER(UNW_X86_64_RIP, rip),
+};
+#elif defined(__aarch64__)
+#define REGISTER(unw, field) [unw] = offsetof(struct user_regs_struct, field) + 1
+static const size_t register_offsets[] = {
+    REGISTER(UNW_AARCH64_X0, regs[0]),   REGISTER(UNW_AARCH64_X1, regs[1]),   REGISTER(UNW_AARCH64_X2, regs[2]),
+    REGISTER(UNW_AARCH64_X3, regs[3]),   REGISTER(UNW_AARCH64_X4, regs[4]),   REGISTER(UNW_AARCH64_X5, regs[5]),
+    REGISTER(UNW_AARCH64_X6, regs[6]),   REGISTER(UNW_AARCH64_X7, regs[7]),   REGISTER(UNW_AARCH64_X8, regs[8]),
+    REGISTER(UNW_AARCH64_X19, regs[19]), REGISTER(UNW_AARCH64_X20, regs[20]), REGISTER(UNW_AARCH64_X21, regs[21]),
+    REGISTER(UNW_AARCH64_X22, regs[22]), REGISTER(UNW_AARCH64_X23, regs[23]), REGISTER(UNW_AARCH64_X24, regs[24]),
+    REGISTER(UNW_AARCH64_X25, regs[25]), REGISTER(UNW_AARCH64_X26, regs[26]), REGISTER(UNW_AARCH64_X27, regs[27]),
+    REGISTER(UNW_AARCH64_X28, regs[28]), REGISTER(UNW_AARCH64_X29, regs[29]), REGISTER(UNW_AARCH64_X30, regs[30]),
+    REGISTER(UNW_AARCH64_SP, sp),        REGISTER(UNW_AARCH64_PC, pc),
+};
+#else
+static const size_t register_offsets[] = { 0 };
+#endif
+
+static int access_register(unw_addr_space_t address_space, unw_regnum_t number, unw_word_t *value, int write,
+                           void *argument)
+{
+    (void)address_space;
+    struct probe_unwinder *unwinder = argument;
+    if (write || number < 0 || (size_t)number >= sizeof register_offsets / sizeof register_offsets[0] ||
+        register_offsets[number] == 0)
+        return -UNW_EBADREG;
+    memcpy(value, (const unsigned char *)&unwinder->registers + register_offsets[number] - 1, sizeof *value);
+    return 0;
+}
+
+static int access_float_register(unw_addr_space_t address_space, unw_regnum_t number, unw_fpreg_t *value,
+                                 int write, void *argument)
+{
+    (void)address_space, (void)number, (void)value, (void)write, (void)argument;
+    return -UNW_EBADREG;
+}
+
+/* ---- unwind tables ----------------------------------------------------------------------------------------- */
+
+static const struct hd_mapping *mapping_holding(const struct probe_unwinder *unwinder, uint64_t address)
+{
+    size_t low = 0, high = unwinder->nmappings;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (address < unwinder->mappings[middle].start)
+            high = middle;
+        else if (address >= unwinder->mappings[middle].end)
+            low = middle + 1;
+        else
+            return &unwinder->mappings[middle];
+    }
+    return NULL;
+}
+
+/* The first mapping of the file that `mapping` maps: a module's identity within the process. */
+static const struct hd_mapping *first_mapping_of(const struct probe_unwinder *unwinder,
+                                                 const struct hd_mapping *mapping)
+{
+    const struct hd_mapping *first = mapping;
+    while (first > unwinder->mappings && first[-1].path && first[-1].inode == mapping->inode &&
+           strcmp(first[-1].path, mapping->path) == 0)
+        first--;
+    return first;
+}
+
+static struct module_context *module_of(struct probe_unwinder *unwinder, uint64_t address)
+{
+    const struct hd_mapping *mapping = mapping_holding(unwinder, address);
+    if (!mapping || !mapping->path || mapping->path[0] != '/')
+        return NULL;
+    const struct hd_mapping *first = first_mapping_of(unwinder, mapping);
+    for (size_t i = 0; i < unwinder->nmodules; i++)
+        if (unwinder->modules[i].first_mapping == first)
+            return &unwinder->modules[i];
+    if (unwinder->nmodules == MODULES_MAX)
+        return NULL;
+    struct module_context *module = &unwinder->modules[unwinder->nmodules++];
+    *module = (struct module_context){ .first_mapping = first };
+    return module;
+}
+
+/* The end of the module's last mapping. */
+static uint64_t module_end(const struct probe_unwinder *unwinder, const struct hd_mapping *first)
+{
+    const struct hd_mapping *last = first, *beyond = unwinder->mappings + unwinder->nmappings;
+    while (last + 1 < beyond && last[1].path && last[1].inode == first->inode && strcmp(last[1].path, first->path) == 0)
+        last++;
+    return last->end;
+}
+
+/* .eh_frame_hdr: version 1, the encodings of eh_frame_ptr, fde_count and the table, then the sorted table of
+ * (initial location, FDE address) pairs, both datarel sdata4 (what every linker writes; anything else goes the
+ * slow way). */
+static bool read_table(struct probe_unwinder *unwinder, const struct hd_mapping *mapping, uint64_t address,
+                       unw_dyn_info_t *table)
+{
+    uint64_t header;
+    unsigned char bytes[12];
+    if (!unwinder->symbols || !probe_symbols_unwind_table(unwinder->symbols, unwinder->pid, mapping, address, &header))
+        return false;
+    if (!read_bytes(unwinder, header, bytes, sizeof bytes) || bytes[0] != 1 ||
+        bytes[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || bytes[1] != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) ||
+        (bytes[2] != DW_EH_PE_udata4 && bytes[2] != DW_EH_PE_sdata4))
+        return false;
+    uint32_t fde_count;
+    memcpy(&fde_count, bytes + 8, sizeof fde_count);
+    *table = (unw_dyn_info_t){ .format = UNW_INFO_FORMAT_REMOTE_TABLE, .gp = 0 };
+    table->start_ip = mapping->start;
+    table->end_ip = module_end(unwinder, mapping);
+    table->u.rti.segbase = header;
+    table->u.rti.table_data = header + sizeof bytes;
+    table->u.rti.table_len = (unw_word_t)fde_count * 8 / sizeof(unw_word_t);
+    return fde_count > 0;
+}
+
+static int find_procedure_info(unw_addr_space_t address_space, unw_word_t ip, unw_proc_info_t *info,
+                               int need_unwind_info, void *argument)
+{
+    struct probe_unwinder *unwinder = argument;
+    struct module_context *module = module_of(unwinder, ip);
+    if (!module)
+        return -UNW_ENOINFO;
+    if (!module->table_looked_up) {
+        module->table_looked_up = true;
+        module->has_table = read_table(unwinder, module->first_mapping, ip, &module->table);
+    }
+    if (module->has_table)
+        return UNW_OBJ(dwarf_search_unwind_table)(address_space, ip, &module->table, info, need_unwind_info,
+                                                  unwinder);
+    if (!module->upt && !(module->upt = _UPT_create(unwinder->pid)))
+        return -UNW_ENOINFO;
+    return _UPT_find_proc_info(address_space, ip, info, need_unwind_info, module->upt);
+}
+
+static void put_unwind_info(unw_addr_space_t address_space, unw_proc_info_t *info, void *argument)
+{
+    (void)argument;
+    _UPT_put_unwind_info(address_space, info, NULL); /* frees info->unwind_info; ignores its context */
+}
+
+static int no_dynamic_info(unw_addr_space_t address_space, unw_word_t *address, void *argument)
+{
+    (void)address_space, (void)address, (void)argument;
+    return -UNW_ENOINFO;
+}
+
+static int no_resume(unw_addr_space_t address_space, unw_cursor_t *cursor, void *argument)
+{
+    (void)address_space, (void)cursor, (void)argument;
+    return -UNW_EINVAL;
+}
+
+/* Names come from symbols.c, with symbol sizes: libunwind's guess is the nearest exported symbol. */
+static int no_procedure_name(unw_addr_space_t address_space, unw_word_t address, char *buffer, size_t size,
+                             unw_word_t *offset, void *argument)
+{
+    (void)address_space, (void)address, (void)buffer, (void)size, (void)offset, (void)argument;
+    return -UNW_ENOINFO;
+}
+
+static unw_accessors_t accessors = {
+    .find_proc_info = find_procedure_info,
+    .put_unwind_info = put_unwind_info,
+    .get_dyn_info_list_addr = no_dynamic_info,
+    .access_mem = access_memory,
+    .access_reg = access_register,
+    .access_fpreg = access_float_register,
+    .resume = no_resume,
+    .get_proc_name = no_procedure_name,
+};
+
+/* ---- the unwinder ------------------------------------------------------------------------------------------ */
+
+struct probe_unwinder *probe_unwind_begin(pid_t pid, const struct hd_mapping *mappings, size_t nmappings,
+                                          struct probe_symbols *symbols)
+{
+    struct probe_unwinder *unwinder = calloc(1, sizeof *unwinder);
+    if (!unwinder)
+        return NULL;
+    unwinder->pid = pid;
+    unwinder->mappings = mappings;
+    unwinder->nmappings = nmappings;
+    unwinder->symbols = symbols;
+    unwinder->address_space = unw_create_addr_space(&accessors, 0);
+    if (!unwinder->address_space) {
+        free(unwinder);
+        return NULL;
+    }
+    unw_set_caching_policy(unwinder->address_space, UNW_CACHE_GLOBAL);
+    active = unwinder;
+    return unwinder;
+}
+
+void probe_unwind_end(struct probe_unwinder *unwinder)
+{
+    if (!unwinder)
+        return;
+    unw_destroy_addr_space(unwinder->address_space);
+    for (size_t i = 0; i < unwinder->nmodules; i++)
+        if (unwinder->modules[i].upt)
+            _UPT_destroy(unwinder->modules[i].upt);
+    if (active == unwinder)
+        active = NULL;
+    free(unwinder);
+}
+
+struct frame_seen {
+    unw_word_t ip;
+    unw_word_t sp;
+};
+
+bool probe_unwind_thread(struct probe_unwinder *unwinder, pid_t tid, uint64_t *pcs, size_t max, size_t *count,
+                         bool *truncated, const char **why)
+{
+    *count = 0;
+    *truncated = false;
+    *why = NULL;
+    uint64_t pc, sp;
+    if (!probe_stop_read_registers(tid, &unwinder->registers, sizeof unwinder->registers, &pc, &sp)) {
+        *why = "its registers could not be read";
+        return false;
+    }
+    active = unwinder;
+    unw_cursor_t cursor;
+    if (unw_init_remote(&cursor, unwinder->address_space, unwinder) != 0) {
+        pcs[(*count)++] = pc;
+        *why = "libunwind could not start from its registers";
+        return true;
+    }
+    struct frame_seen seen[PROBE_UNWIND_DEPTH_MAX];
+    bool after_signal_frame = true; /* the innermost pc is where it is, not a return address */
+    while (*count < max && *count < PROBE_UNWIND_DEPTH_MAX) {
+        unw_word_t ip = 0, stack_pointer = 0;
+        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0)
+            return true;
+        unw_get_reg(&cursor, UNW_REG_SP, &stack_pointer);
+        for (size_t i = 0; i < *count; i++)
+            if (seen[i].ip == ip && seen[i].sp == stack_pointer) {
+                *truncated = true;
+                *why = "the unwind went round in a loop";
+                return true;
+            }
+        seen[*count] = (struct frame_seen){ ip, stack_pointer };
+        pcs[(*count)++] = after_signal_frame ? ip : ip - 1;
+        after_signal_frame = unw_is_signal_frame(&cursor) > 0;
+        if (unw_step(&cursor) <= 0)
+            return true;
+    }
+    *truncated = true;
+    *why = "deeper than the depth cap";
+    return true;
+}

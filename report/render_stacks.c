@@ -1,0 +1,325 @@
+/* Grouped native stacks in text, and stacks in JSON (render_stacks.h). */
+#include "render_stacks.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIDS_SHOWN_MAX 16 /* threads listed under a group; the count says how many there are */
+#define NAMES_SHOWN_MAX 4
+
+struct member {
+    const struct hd_process *process;
+    const struct hd_thread *thread;
+};
+
+struct stack_group {
+    const struct hd_thread *representative;
+    uint64_t hash;
+    size_t order; /* of first appearance in the tree */
+    struct member *members;
+    size_t nmembers;
+};
+
+static const char *basename_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static uint64_t mix(uint64_t hash, uint64_t value)
+{
+    return (hash ^ value) * 0x100000001b3ull;
+}
+
+static uint64_t text_hash(uint64_t hash, const char *text)
+{
+    for (; text && *text; text++)
+        hash = mix(hash, (unsigned char)*text);
+    return mix(hash, 0xff);
+}
+
+/* Two threads share a stack when every frame names the same place: the same module and offset (addresses differ
+ * between processes), or a stack that was not taken for the same reason. */
+static uint64_t stack_hash(const struct hd_thread *thread)
+{
+    uint64_t hash = mix(0xcbf29ce484222325ull, thread->stack.state);
+    if (thread->stack.state != HD_STACK_TAKEN)
+        return text_hash(hash, thread->stack.why_not);
+    for (size_t f = 0; f < thread->stack.nframes; f++) {
+        const struct hd_frame *frame = &thread->stack.frames[f];
+        hash = text_hash(hash, frame->module ? basename_of(frame->module) : "");
+        hash = mix(hash, frame->module ? frame->module_offset : frame->pc);
+    }
+    return hash;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static bool same_stack(const struct hd_thread *a, const struct hd_thread *b)
+{
+    if (a->stack.state != b->stack.state || a->stack.nframes != b->stack.nframes)
+        return false;
+    if (a->stack.state != HD_STACK_TAKEN)
+        return same_text(a->stack.why_not, b->stack.why_not);
+    for (size_t f = 0; f < a->stack.nframes; f++) {
+        const struct hd_frame *x = &a->stack.frames[f], *y = &b->stack.frames[f];
+        if (!same_text(x->module, y->module) || !same_text(x->symbol, y->symbol))
+            return false;
+        if (x->module ? x->module_offset != y->module_offset : x->pc != y->pc)
+            return false;
+    }
+    return true;
+}
+
+static bool add_member(struct stack_group *group, const struct hd_process *process, const struct hd_thread *thread)
+{
+    struct member *grown = realloc(group->members, (group->nmembers + 1) * sizeof *grown);
+    if (!grown)
+        return false;
+    group->members = grown;
+    group->members[group->nmembers++] = (struct member){ process, thread };
+    return true;
+}
+
+/* Groups every thread that has a stack or a reason for lacking one; NULL with *count 0 when there is none. */
+static struct stack_group *group_stacks(const struct hd_snapshot *snapshot, size_t *count, bool *failed)
+{
+    struct stack_group *groups = NULL;
+    *count = 0;
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        const struct hd_process *process = &snapshot->processes[p];
+        for (size_t t = 0; t < process->nthreads; t++) {
+            const struct hd_thread *thread = &process->threads[t];
+            if (thread->stack.state == HD_STACK_NOT_TAKEN && !thread->stack.why_not)
+                continue;
+            uint64_t hash = stack_hash(thread);
+            size_t g = 0;
+            while (g < *count && !(groups[g].hash == hash && same_stack(groups[g].representative, thread)))
+                g++;
+            if (g == *count) {
+                struct stack_group *grown = realloc(groups, (*count + 1) * sizeof *grown);
+                if (!grown) {
+                    *failed = true;
+                    return groups;
+                }
+                groups = grown;
+                groups[*count] = (struct stack_group){ .representative = thread, .hash = hash, .order = *count };
+                (*count)++;
+            }
+            if (!add_member(&groups[g], process, thread))
+                *failed = true;
+        }
+    }
+    return groups;
+}
+
+/* Taken stacks first, the biggest groups first; ties keep the tree order. */
+static int compare_groups(const void *a, const void *b)
+{
+    const struct stack_group *x = a, *y = b;
+    bool x_taken = x->representative->stack.state == HD_STACK_TAKEN;
+    bool y_taken = y->representative->stack.state == HD_STACK_TAKEN;
+    if (x_taken != y_taken)
+        return x_taken ? -1 : 1;
+    if (x->nmembers != y->nmembers)
+        return x->nmembers > y->nmembers ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static size_t distinct_processes(const struct stack_group *group)
+{
+    size_t count = 0;
+    for (size_t m = 0; m < group->nmembers; m++) {
+        bool seen = false;
+        for (size_t n = 0; n < m && !seen; n++)
+            seen = group->members[n].process == group->members[m].process;
+        count += !seen;
+    }
+    return count;
+}
+
+static void render_names(struct report_buffer *out, const struct stack_group *group)
+{
+    size_t shown = 0;
+    for (size_t m = 0; m < group->nmembers && shown <= NAMES_SHOWN_MAX; m++) {
+        const char *name = group->members[m].thread->name;
+        bool seen = false;
+        for (size_t n = 0; n < m && !seen; n++)
+            seen = strcmp(group->members[n].thread->name, name) == 0;
+        if (seen)
+            continue;
+        if (shown == NAMES_SHOWN_MAX) {
+            report_buffer_puts(out, ", …");
+            break;
+        }
+        report_buffer_puts(out, shown++ ? ", '" : " named '");
+        report_buffer_escaped(out, name, strlen(name));
+        report_buffer_puts(out, "'");
+    }
+}
+
+/* "×16 threads in 8 processes named 'worker': 100/101 100/102 …": pid/tid, or tids alone in one process. */
+static void render_members(struct report_buffer *out, const struct stack_group *group)
+{
+    size_t processes = distinct_processes(group);
+    report_buffer_printf(out, "×%zu thread%s", group->nmembers, group->nmembers == 1 ? "" : "s");
+    if (processes > 1)
+        report_buffer_printf(out, " in %zu processes", processes);
+    render_names(out, group);
+    if (processes == 1)
+        report_buffer_printf(out, ": process %d, thread%s", (int)group->members[0].process->pid,
+                             group->nmembers == 1 ? "" : "s");
+    else
+        report_buffer_puts(out, ": pid/tid");
+    for (size_t m = 0; m < group->nmembers && m < TIDS_SHOWN_MAX; m++) {
+        const struct member *member = &group->members[m];
+        if (processes == 1)
+            report_buffer_printf(out, " %d", (int)member->thread->tid);
+        else
+            report_buffer_printf(out, " %d/%d", (int)member->process->pid, (int)member->thread->tid);
+    }
+    if (group->nmembers > TIDS_SHOWN_MAX)
+        report_buffer_printf(out, " and %zu more", group->nmembers - TIDS_SHOWN_MAX);
+    report_buffer_puts(out, "\n");
+}
+
+static void render_frame(struct report_buffer *out, size_t index, const struct hd_frame *frame)
+{
+    report_buffer_printf(out, "    #%-2zu ", index);
+    if (frame->symbol) {
+        report_buffer_escaped(out, frame->symbol, strlen(frame->symbol));
+        report_buffer_printf(out, "+0x%" PRIx64, frame->symbol_offset);
+        if (frame->module) {
+            const char *name = basename_of(frame->module);
+            report_buffer_puts(out, " (");
+            report_buffer_escaped(out, name, strlen(name));
+            report_buffer_puts(out, ")");
+        }
+    } else if (frame->module) {
+        const char *name = basename_of(frame->module);
+        report_buffer_escaped(out, name, strlen(name));
+        report_buffer_printf(out, "+0x%" PRIx64, frame->module_offset);
+    } else {
+        report_buffer_printf(out, "0x%" PRIx64 " (no file mapped there)", frame->pc);
+    }
+    report_buffer_puts(out, "\n");
+}
+
+static void render_group(struct report_buffer *out, size_t number, const struct stack_group *group)
+{
+    const struct hd_stack *stack = &group->representative->stack;
+    report_buffer_printf(out, "\nstack %zu · ", number);
+    render_members(out, group);
+    if (stack->state != HD_STACK_TAKEN) {
+        report_buffer_puts(out, stack->state == HD_STACK_FAILED ? "    not taken: " : "    not attempted: ");
+        report_buffer_escaped(out, stack->why_not ? stack->why_not : "", stack->why_not ? strlen(stack->why_not) : 0);
+        report_buffer_puts(out, "\n");
+        return;
+    }
+    for (size_t f = 0; f < stack->nframes; f++)
+        render_frame(out, f, &stack->frames[f]);
+    if (stack->nframes == 0)
+        report_buffer_puts(out, "    (no frame could be read)\n");
+    if (stack->why_not) {
+        report_buffer_printf(out, "    %s", stack->truncated ? "… cut short: " : "(stops here: ");
+        report_buffer_escaped(out, stack->why_not, strlen(stack->why_not));
+        report_buffer_puts(out, stack->truncated ? "\n" : ")\n");
+    }
+}
+
+static void render_stopped_time(struct report_buffer *out, const struct hd_snapshot *snapshot)
+{
+    double total = 0, longest = 0;
+    size_t stopped = 0;
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        double seconds = snapshot->processes[p].stopped_for_s;
+        total += seconds;
+        longest = seconds > longest ? seconds : longest;
+        stopped += seconds > 0;
+    }
+    report_buffer_printf(out, "\nnative stacks (%zu process%s stopped for %.1f ms in all, %.1f ms at most each; "
+                              "identical stacks shown once):\n",
+                         stopped, stopped == 1 ? "" : "es", total * 1e3, longest * 1e3);
+}
+
+void report_render_stacks(struct report_buffer *out, const struct hd_snapshot *snapshot)
+{
+    size_t count;
+    bool failed = false;
+    struct stack_group *groups = group_stacks(snapshot, &count, &failed);
+    if (failed)
+        out->failed = true;
+    if (count > 0) {
+        qsort(groups, count, sizeof *groups, compare_groups);
+        render_stopped_time(out, snapshot);
+        for (size_t g = 0; g < count; g++)
+            render_group(out, g + 1, &groups[g]);
+    }
+    for (size_t g = 0; g < count; g++)
+        free(groups[g].members);
+    free(groups);
+}
+
+/* ---- JSON -------------------------------------------------------------------------------------------------- */
+
+static json_object *escaped_or_null(const char *text)
+{
+    if (!text)
+        return NULL;
+    char *escaped = report_escape(text);
+    json_object *value = json_object_new_string(escaped ? escaped : "");
+    free(escaped);
+    return value;
+}
+
+static json_object *hex(uint64_t value)
+{
+    char text[24];
+    snprintf(text, sizeof text, "0x%" PRIx64, value);
+    return json_object_new_string(text);
+}
+
+json_object *report_frames_json(const struct hd_thread *thread)
+{
+    json_object *frames = json_object_new_array();
+    for (size_t f = 0; thread->stack.state == HD_STACK_TAKEN && f < thread->stack.nframes; f++) {
+        const struct hd_frame *frame = &thread->stack.frames[f];
+        json_object *object = json_object_new_object();
+        json_object_object_add(object, "pc", hex(frame->pc));
+        json_object_object_add(object, "module", escaped_or_null(frame->module));
+        json_object_object_add(object, "symbol", escaped_or_null(frame->symbol));
+        json_object_object_add(object, "offset",
+                               frame->symbol ? hex(frame->symbol_offset)
+                                             : frame->module ? hex(frame->module_offset) : NULL);
+        json_object_object_add(object, "module_offset", frame->module ? hex(frame->module_offset) : NULL);
+        json_object_array_add(frames, object);
+    }
+    return frames;
+}
+
+json_object *report_stack_json(const struct hd_thread *thread)
+{
+    static const char *const states[] = {
+        [HD_STACK_NOT_TAKEN] = "not-taken", [HD_STACK_TAKEN] = "taken", [HD_STACK_FAILED] = "failed" };
+    json_object *object = json_object_new_object();
+    json_object_object_add(object, "state", json_object_new_string(states[thread->stack.state]));
+    json_object_object_add(object, "truncated", json_object_new_boolean(thread->stack.truncated));
+    json_object_object_add(object, "why_not", escaped_or_null(thread->stack.why_not));
+    return object;
+}
+
+json_object *report_leaf_json(const struct hd_thread *thread)
+{
+    if (thread->leaf_samples == 0)
+        return NULL;
+    json_object *object = json_object_new_object();
+    json_object_object_add(object, "samples", json_object_new_int64(thread->leaf_samples));
+    json_object_object_add(object, "same", json_object_new_boolean(thread->leaf_same));
+    json_object_object_add(object, "function", escaped_or_null(thread->leaf_function));
+    return object;
+}

@@ -1,0 +1,454 @@
+/* Native stacks: the names in order for a target whose stacks are known (built -O2, and stripped), and the safety
+ * of stopping: hangdoc killed or interrupted at random moments never leaves a target stopped or traced. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+TestSuite(stacks, .fini = fixture_stop_all, .timeout = 180);
+
+#define SAFETY_RUNS 30
+
+/* ---- known stacks ---------------------------------------------------------------------------------------------- */
+
+/* The frames' symbols (NULL where none) of thread `tid`; the test fails when the stack was not taken. */
+static json_object *frames_of(json_object *document, pid_t pid, pid_t tid)
+{
+    json_object *thread = json_thread(json_process(document, pid), tid);
+    cr_assert(thread, "thread %d is in the report", (int)tid);
+    cr_assert_str_eq(json_string_at(thread, "stack.state"), "taken", "thread %d's stack: %s", (int)tid,
+                     json_object_to_json_string(json_at(thread, "stack")));
+    return json_at(thread, "frames");
+}
+
+/* `names` appear in this order, one frame after the other, and the innermost frame lies in libc. */
+static void expect_chain(json_object *frames, const char *const *names)
+{
+    size_t count = json_object_array_length(frames), first = count;
+    for (size_t f = 0; f < count && first == count; f++) {
+        const char *symbol = json_string_at(json_object_array_get_idx(frames, f), "symbol");
+        if (symbol && strcmp(symbol, names[0]) == 0)
+            first = f;
+    }
+    cr_assert_lt(first, count, "%s is a frame: %s", names[0], json_object_to_json_string(frames));
+    for (size_t n = 0; names[n]; n++) {
+        const char *symbol = json_string_at(json_object_array_get_idx(frames, first + n), "symbol");
+        cr_assert(symbol && strcmp(symbol, names[n]) == 0, "frame %zu is %s: %s", first + n, names[n],
+                  json_object_to_json_string(frames));
+    }
+    const char *innermost_module = json_string_at(json_object_array_get_idx(frames, 0), "module");
+    cr_assert(innermost_module && strstr(innermost_module, "libc.so"), "innermost frame in libc: %s",
+              json_object_to_json_string(frames));
+}
+
+static const char *const pause_chain[] = { "bt_pause_inner", "bt_pause_middle", "bt_pause_outer", "bt_pause_start",
+                                           NULL };
+static const char *const read_chain[] = { "bt_read_inner", "bt_read_outer", "bt_read_start", NULL };
+static const char *const lock_chain[] = { "bt_lock_inner", "bt_lock_outer", "bt_lock_start", NULL };
+static const char *const main_chain[] = { "bt_main_wait", "main", NULL };
+
+/* In the text, each chain's frames follow one another as "name+0x" lines. */
+static void expect_chain_in_text(const char *text, const char *const *names)
+{
+    const char *cursor = text;
+    for (size_t n = 0; names[n]; n++) {
+        char line[96];
+        snprintf(line, sizeof line, "  %s+0x", names[n]);
+        const char *found = strstr(cursor, line);
+        cr_assert(found, "the text has '%s' after the previous frame: %s", line, text);
+        cursor = found + 1;
+    }
+}
+
+Test(stacks, known_stacks_of_an_optimised_build_in_json_and_text)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "backtrace_child");
+    pid_t pid = fixture.pids[0];
+    int status;
+    json_object *document = hangdoc_json(pid, &status);
+    cr_assert(json_bool_at(document, "snapshot.ptrace.used"), "ptrace was used");
+    expect_chain(frames_of(document, pid, fixture.pids[1]), pause_chain);
+    expect_chain(frames_of(document, pid, fixture.pids[2]), read_chain);
+    expect_chain(frames_of(document, pid, fixture.pids[3]), lock_chain);
+    expect_chain(frames_of(document, pid, pid), main_chain);
+    json_object *process = json_process(document, pid);
+    double stopped_for = json_object_get_double(json_at(process, "stopped_for_s"));
+    cr_assert(stopped_for > 0 && stopped_for < 1, "stopped for %f s", stopped_for);
+    json_object_put(document);
+
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--samples", "1", pid_text, NULL });
+    cr_assert(strstr(result.out, "\nnative stacks ("), "a stacks section: %s", result.out);
+    expect_chain_in_text(result.out, pause_chain);
+    expect_chain_in_text(result.out, read_chain);
+    expect_chain_in_text(result.out, lock_chain);
+    expect_chain_in_text(result.out, main_chain);
+    run_result_free(&result);
+    fixture_stop(&fixture);
+}
+
+/* Without .symtab the executable's frames are module+offset: never the nearest other symbol of .dynsym. */
+Test(stacks, stripped_build_gives_module_and_offset)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "backtrace_child_stripped");
+    pid_t pid = fixture.pids[0];
+    int status;
+    json_object *document = hangdoc_json(pid, &status);
+    for (size_t i = 1; i <= 3; i++) {
+        json_object *frames = frames_of(document, pid, fixture.pids[i]);
+        size_t in_executable = 0;
+        for (size_t f = 0; f < json_object_array_length(frames); f++) {
+            json_object *frame = json_object_array_get_idx(frames, f);
+            const char *module = json_string_at(frame, "module");
+            if (!module || !strstr(module, "backtrace_child_stripped"))
+                continue;
+            in_executable++;
+            cr_assert_null(json_at(frame, "symbol"), "no name in a stripped executable: %s",
+                           json_object_to_json_string(frame));
+            cr_assert_not_null(json_string_at(frame, "offset"), "an offset instead");
+        }
+        /* the chain and the thread's start function */
+        cr_assert_geq(in_executable, 3, "frames in the executable: %s", json_object_to_json_string(frames));
+    }
+    json_object_put(document);
+
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--samples", "1", pid_text, NULL });
+    cr_assert(strstr(result.out, "  backtrace_child_stripped+0x"), "module+0xoffset frames: %s", result.out);
+    cr_assert_null(strstr(result.out, "bt_"), "no names from a stripped file: %s", result.out);
+    run_result_free(&result);
+    fixture_stop(&fixture);
+}
+
+Test(stacks, no_ptrace_takes_no_stack_and_says_why)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "backtrace_child");
+    pid_t pid = fixture.pids[0];
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--json", "--no-ptrace", "--samples", "1", pid_text, NULL });
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert(document, "JSON: %s", result.out);
+    json_validate(result.out);
+    cr_assert_not(json_bool_at(document, "snapshot.ptrace.used"));
+    cr_assert(strstr(json_string_at(document, "snapshot.ptrace.why_not"), "--no-ptrace"));
+    json_object *thread = json_thread(json_process(document, pid), fixture.pids[1]);
+    cr_assert_str_eq(json_string_at(thread, "stack.state"), "not-taken");
+    cr_assert_eq(json_object_array_length(json_at(thread, "frames")), 0);
+    cr_assert_eq(json_object_get_double(json_at(json_process(document, pid), "stopped_for_s")), 0);
+    json_object_put(document);
+    run_result_free(&result);
+    fixture_stop(&fixture);
+}
+
+static void expect_free(pid_t pid, const char *context);
+
+/* The test becomes the tracer of every thread of `pid` (PTRACE_SEIZE: they keep running), then lets them go. */
+static void seize_every_thread(pid_t pid, bool seize)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    cr_assert(tasks);
+    struct dirent *entry;
+    while ((entry = readdir(tasks))) {
+        pid_t tid = (pid_t)atoi(entry->d_name);
+        if (tid <= 0)
+            continue;
+        if (seize) {
+            cr_assert_eq(ptrace(PTRACE_SEIZE, tid, NULL, NULL), 0, "the test seizes thread %d", (int)tid);
+            continue;
+        }
+        /* PTRACE_DETACH needs a stopped tracee */
+        int status;
+        cr_assert_eq(ptrace(PTRACE_INTERRUPT, tid, NULL, NULL), 0);
+        cr_assert_eq(waitpid(tid, &status, __WALL), tid);
+        cr_assert_eq(ptrace(PTRACE_DETACH, tid, NULL, NULL), 0);
+    }
+    closedir(tasks);
+}
+
+/* A process that already has a tracer cannot be seized: the report names the tracer and goes on with /proc. */
+Test(stacks, an_already_traced_process_is_explained)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "backtrace_child");
+    pid_t pid = fixture.pids[0];
+    seize_every_thread(pid, true);
+    int status;
+    json_object *document = hangdoc_json(pid, &status);
+    json_object *thread = json_thread(json_process(document, pid), pid);
+    cr_assert_str_eq(json_string_at(thread, "stack.state"), "failed");
+    char expected[64];
+    snprintf(expected, sizeof expected, "already traced by pid %d", (int)getpid());
+    cr_assert(strstr(json_string_at(thread, "stack.why_not"), expected), "why_not: %s",
+              json_string_at(thread, "stack.why_not"));
+    cr_assert(json_has_note(document, expected));
+    json_object_put(document);
+    seize_every_thread(pid, false);
+    expect_free(pid, "after the test let it go");
+    fixture_stop(&fixture);
+}
+
+/* ---- never harm the target ------------------------------------------------------------------------------------- */
+
+static const char *hangdoc_path(void)
+{
+    const char *path = getenv("HANGDOC_BIN");
+    cr_assert(path, "HANGDOC_BIN is set");
+    return path;
+}
+
+static pid_t start_hangdoc(pid_t target, const char *samples)
+{
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)target);
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        execl(hangdoc_path(), "hangdoc", "--json", "--samples", samples, "--interval", "10ms", pid_text, NULL);
+        _exit(127);
+    }
+    return child;
+}
+
+/* Every thread of `pid`: not stopped (t/T), no tracer. */
+static void expect_free(pid_t pid, const char *context)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    cr_assert(tasks, "%s: the target is alive", context);
+    struct dirent *entry;
+    while ((entry = readdir(tasks))) {
+        if (entry->d_name[0] == '.')
+            continue;
+        char file[320], text[4096];
+        snprintf(file, sizeof file, "/proc/%d/task/%s/status", (int)pid, entry->d_name);
+        FILE *stream = fopen(file, "re");
+        if (!stream)
+            continue; /* the thread just exited */
+        size_t length = fread(text, 1, sizeof text - 1, stream);
+        fclose(stream);
+        text[length] = '\0';
+        const char *state = strstr(text, "\nState:");
+        const char *tracer = strstr(text, "\nTracerPid:");
+        cr_assert(state && tracer, "%s: status of %s readable", context, entry->d_name);
+        char letter = state[strspn(state + 7, " \t") + 7];
+        cr_assert(letter != 't' && letter != 'T', "%s: thread %s is stopped (%c)", context, entry->d_name, letter);
+        cr_assert_eq(atol(tracer + 11), 0, "%s: thread %s still has tracer %ld", context, entry->d_name,
+                     atol(tracer + 11));
+    }
+    closedir(tasks);
+}
+
+/* Process CPU time (clock ticks) and the main thread's voluntary context switches: both grow while it runs. */
+static void progress_of(pid_t pid, unsigned long long *cpu, unsigned long long *switches)
+{
+    char path[64], text[4096];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *stream = fopen(path, "re");
+    cr_assert(stream);
+    size_t length = fread(text, 1, sizeof text - 1, stream);
+    fclose(stream);
+    text[length] = '\0';
+    const char *close = strrchr(text, ')');
+    unsigned long long user = 0, system = 0;
+    cr_assert(close && sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &user, &system) == 2);
+    *cpu = user + system;
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    stream = fopen(path, "re");
+    cr_assert(stream);
+    length = fread(text, 1, sizeof text - 1, stream);
+    fclose(stream);
+    text[length] = '\0';
+    const char *line = strstr(text, "\nvoluntary_ctxt_switches:");
+    cr_assert(line);
+    *switches = strtoull(line + 25, NULL, 10);
+}
+
+static void expect_progress(pid_t pid, const char *context)
+{
+    unsigned long long cpu_before, switches_before, cpu_after, switches_after;
+    progress_of(pid, &cpu_before, &switches_before);
+    for (int waited = 0; waited < 2000; waited += 20) {
+        usleep(20000);
+        progress_of(pid, &cpu_after, &switches_after);
+        if (cpu_after > cpu_before && switches_after > switches_before)
+            return;
+    }
+    cr_assert_fail("%s: the target made no progress (cpu %llu -> %llu ticks, switches %llu -> %llu)", context,
+                   cpu_before, cpu_after, switches_before, switches_after);
+}
+
+/* Starts hangdoc `runs` times against the busy target and sends `signal_number` at a random moment of each run;
+ * afterwards the target is free and running. */
+static void interrupt_at_random_moments(int signal_number, int runs)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "busy_threads");
+    pid_t target = fixture.pids[0];
+    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+    fprintf(stderr, "stacks safety: signal %d, seed %u\n", signal_number, seed);
+    /* how long one run takes here, to spread the signals over all of it */
+    struct timespec started, ended;
+    clock_gettime(CLOCK_MONOTONIC, &started);
+    int status;
+    waitpid(start_hangdoc(target, "3"), &status, 0);
+    clock_gettime(CLOCK_MONOTONIC, &ended);
+    long run_us = (ended.tv_sec - started.tv_sec) * 1000000 + (ended.tv_nsec - started.tv_nsec) / 1000;
+    cr_assert(WIFEXITED(status), "a whole run ends normally");
+    expect_free(target, "after a whole run");
+    size_t signalled = 0;
+    for (int run = 0; run < runs; run++) {
+        char context[96];
+        pid_t hangdoc = start_hangdoc(target, "3");
+        useconds_t delay = (useconds_t)(rand_r(&seed) % (run_us + 1));
+        snprintf(context, sizeof context, "run %d, signal %d after %u us (seed %u)", run, signal_number,
+                 (unsigned)delay, seed);
+        usleep(delay);
+        kill(hangdoc, signal_number);
+        cr_assert_eq(waitpid(hangdoc, &status, 0), hangdoc);
+        signalled += WIFSIGNALED(status);
+        if (WIFSIGNALED(status))
+            cr_assert_eq(WTERMSIG(status), signal_number, "%s: hangdoc died of %d", context, WTERMSIG(status));
+        else
+            cr_assert(WIFEXITED(status) && WEXITSTATUS(status) <= 2, "%s: exit %d", context, WEXITSTATUS(status));
+        expect_free(target, context);
+        expect_progress(target, context);
+    }
+    cr_assert_gt(signalled, 0, "some runs were cut short by the signal");
+    fixture_stop(&fixture);
+}
+
+Test(stacks, sigkill_at_random_moments_leaves_the_target_running)
+{
+    interrupt_at_random_moments(SIGKILL, SAFETY_RUNS);
+}
+
+Test(stacks, sigint_at_random_moments_detaches_and_exits)
+{
+    interrupt_at_random_moments(SIGINT, SAFETY_RUNS);
+}
+
+/* A target that exits while it is sampled, and one whose threads and children come and go: hangdoc reports
+ * what it saw, never crashes, never leaves anything traced. */
+Test(stacks, target_exiting_during_sampling)
+{
+    for (int run = 0; run < 3; run++) {
+        struct fixture fixture;
+        fixture_start(&fixture, "busy_exiting");
+        int status;
+        waitpid(start_hangdoc(fixture.pids[0], "20"), &status, 0);
+        cr_assert(WIFEXITED(status), "hangdoc ends normally, status 0x%x", status);
+        int code = WEXITSTATUS(status);
+        cr_assert(code <= 2 || code == 69, "exit %d", code);
+        fixture_stop(&fixture);
+    }
+}
+
+Test(stacks, threads_and_children_churning)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "churn");
+    pid_t target = fixture.pids[0];
+    for (int run = 0; run < 5; run++) {
+        int status;
+        json_object *document = hangdoc_json(target, &status);
+        cr_assert(status <= 2, "exit %d", status);
+        cr_assert(json_process(document, target), "the churning process is reported");
+        json_object_put(document);
+        expect_free(target, "churn");
+    }
+    fixture_stop(&fixture);
+}
+
+/* ---- the leaf function of running threads ---------------------------------------------------------------------- */
+
+/* A thread spinning in main: every sample that stopped it found it there (the input of the spinning rule). */
+Test(stacks, a_spinning_thread_has_the_same_leaf_in_every_sample)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "busy_loop");
+    pid_t pid = fixture.pids[0];
+    int status;
+    json_object *document = hangdoc_json(pid, &status);
+    json_object *thread = json_thread(json_process(document, pid), pid);
+    cr_assert(json_at(thread, "leaf"), "a leaf for a thread in R: %s", json_object_to_json_string(thread));
+    long long samples = json_int_at(thread, "leaf.samples", 0);
+    long long in_r = json_int_at(thread, "samples.in_state_r", 0);
+    /* each sample that saw it in R stopped it (one may miss the 100 ms wait on a very busy machine) */
+    cr_assert(samples <= in_r && samples + 1 >= in_r, "%s", json_object_to_json_string(thread));
+    cr_assert_geq(samples, 2, "%s", json_object_to_json_string(thread));
+    cr_assert(json_bool_at(thread, "leaf.same"));
+    cr_assert_str_eq(json_string_at(thread, "leaf.function"), "main");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* As nobody, root's process cannot be stopped: the stack and a note say exactly why, the rest is reported. */
+Test(stacks, another_users_process_is_explained)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "backtrace_child");
+    pid_t pid = fixture.pids[0];
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    struct run_result result;
+    hangdoc_run_as(&result, 65534, (const char *[]){ "--json", "--samples", "1", pid_text, NULL });
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert(document, "JSON: %s %s", result.out, result.err);
+    json_validate(result.out);
+    cr_assert_not(json_bool_at(document, "snapshot.ptrace.used"));
+    cr_assert(strstr(json_string_at(document, "snapshot.ptrace.why_not"), "refused"), "%s",
+              json_string_at(document, "snapshot.ptrace.why_not"));
+    json_object *thread = json_thread(json_process(document, pid), fixture.pids[1]);
+    cr_assert_str_eq(json_string_at(thread, "stack.state"), "failed");
+    const char *expected = "owned by uid 0, and hangdoc runs as uid 65534 without CAP_SYS_PTRACE";
+    cr_assert(strstr(json_string_at(thread, "stack.why_not"), expected), "%s", json_string_at(thread, "stack.why_not"));
+    cr_assert(json_has_note(document, expected), "%s", result.out);
+    cr_assert_eq(json_object_get_double(json_at(json_process(document, pid), "stopped_for_s")), 0);
+    json_object_put(document);
+    run_result_free(&result);
+    expect_free(pid, "after a refused run");
+    fixture_stop(&fixture);
+}
+
+/* The test process is hangdoc's parent: it is reported, never stopped. */
+Test(stacks, hangdoc_never_stops_its_own_ancestor)
+{
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)getpid());
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--json", "--samples", "1", pid_text, NULL });
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert(document, "JSON: %s %s", result.out, result.err);
+    json_object *process = json_process(document, getpid());
+    cr_assert(process);
+    json_object *thread = json_thread(process, getpid());
+    cr_assert_str_eq(json_string_at(thread, "stack.state"), "not-taken");
+    cr_assert(strstr(json_string_at(thread, "stack.why_not"), "ancestor"), "%s", json_string_at(thread, "stack.why_not"));
+    cr_assert_eq(json_object_get_double(json_at(process, "stopped_for_s")), 0);
+    json_object_put(document);
+    run_result_free(&result);
+}

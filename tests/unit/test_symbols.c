@@ -1,0 +1,174 @@
+/* symbols.h: naming pcs from ELF symbol tables with sizes, and surviving malformed ELF files. */
+#include "../../probe/maps.h"
+#include "../../probe/symbols.h"
+
+#include <criterion/criterion.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A function of this test binary with a known name (global, so the optimiser keeps its symbol). */
+__attribute__((noinline, used)) int symbols_test_known_function(int value);
+__attribute__((noinline, used)) int symbols_test_known_function(int value)
+{
+    return value * 3 + 1;
+}
+
+struct own_maps {
+    struct hd_mapping *mappings;
+    size_t count;
+};
+
+static struct own_maps read_own_maps(void)
+{
+    struct own_maps maps = { 0 };
+    bool truncated;
+    cr_assert_eq(probe_read_maps(getpid(), 100000, &maps.mappings, &maps.count, &truncated), 0);
+    return maps;
+}
+
+static void free_maps(struct own_maps *maps)
+{
+    for (size_t i = 0; i < maps->count; i++)
+        free(maps->mappings[i].path);
+    free(maps->mappings);
+}
+
+static void release(struct hd_frame *frame)
+{
+    free(frame->module);
+    free(frame->symbol);
+    *frame = (struct hd_frame){ 0 };
+}
+
+Test(symbols, a_function_of_this_binary_is_named_with_its_offset)
+{
+    struct probe_symbols *symbols = probe_symbols_new();
+    struct own_maps maps = read_own_maps();
+    struct hd_frame frame = { .pc = (uint64_t)(uintptr_t)&symbols_test_known_function + 2 };
+    cr_assert(probe_symbols_resolve(symbols, getpid(), maps.mappings, maps.count, &frame));
+    cr_assert_str_eq(frame.symbol, "symbols_test_known_function");
+    cr_assert_eq(frame.symbol_offset, 2);
+    cr_assert(frame.module && strstr(frame.module, "test_symbols"), "module %s", frame.module);
+    char *name = probe_symbols_frame_name(&frame);
+    cr_assert_str_eq(name, "symbols_test_known_function");
+    free(name);
+    release(&frame);
+    free_maps(&maps);
+    probe_symbols_free(symbols);
+}
+
+/* The ELF header is in the file's first mapping, where no function lives: module+offset, no name. */
+Test(symbols, an_address_no_symbol_covers_has_no_name)
+{
+    struct probe_symbols *symbols = probe_symbols_new();
+    struct own_maps maps = read_own_maps();
+    const struct hd_mapping *first = NULL;
+    for (size_t i = 0; i < maps.count && !first; i++)
+        if (maps.mappings[i].path && strstr(maps.mappings[i].path, "test_symbols") && maps.mappings[i].offset == 0)
+            first = &maps.mappings[i];
+    cr_assert(first);
+    struct hd_frame frame = { .pc = first->start + 0x10 };
+    cr_assert(probe_symbols_resolve(symbols, getpid(), maps.mappings, maps.count, &frame));
+    cr_assert_null(frame.symbol, "no symbol covers the ELF header, got %s", frame.symbol);
+    cr_assert_eq(frame.module_offset, 0x10);
+    char *name = probe_symbols_frame_name(&frame);
+    cr_assert_str_eq(name, "test_symbols+0x10");
+    free(name);
+    release(&frame);
+    free_maps(&maps);
+    probe_symbols_free(symbols);
+}
+
+Test(symbols, anonymous_memory_has_neither_module_nor_name)
+{
+    struct probe_symbols *symbols = probe_symbols_new();
+    struct hd_mapping anonymous = { .start = 0x1000, .end = 0x2000, .permissions = "r-xp" };
+    struct hd_frame frame = { .pc = 0x1800 };
+    cr_assert(probe_symbols_resolve(symbols, getpid(), &anonymous, 1, &frame));
+    cr_assert_null(frame.module);
+    cr_assert_null(frame.symbol);
+    char *name = probe_symbols_frame_name(&frame);
+    cr_assert_str_eq(name, "0x1800");
+    free(name);
+    probe_symbols_free(symbols);
+}
+
+/* ---- malformed files ------------------------------------------------------------------------------------------ */
+
+static char *copy_of_own_binary(size_t *size)
+{
+    int fd = open("/proc/self/exe", O_RDONLY);
+    cr_assert_geq(fd, 0);
+    struct stat status;
+    fstat(fd, &status);
+    char *bytes = malloc((size_t)status.st_size);
+    cr_assert_eq(read(fd, bytes, (size_t)status.st_size), status.st_size);
+    close(fd);
+    *size = (size_t)status.st_size;
+    return bytes;
+}
+
+/* Writes `bytes` to a temporary file and resolves a pc in a fake executable mapping of it: no crash, and no name
+ * unless the file really says so. */
+static void resolve_in_file(const char *bytes, size_t size)
+{
+    char path[] = "/tmp/hangdoc-test-elf-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, bytes, size), (ssize_t)size);
+    struct stat status;
+    fstat(fd, &status);
+    close(fd);
+    struct hd_mapping mapping = { .start = 0x400000, .end = 0x400000 + 0x100000, .offset = 0, .inode = status.st_ino,
+                                  .permissions = "r-xp", .path = path };
+    struct probe_symbols *symbols = probe_symbols_new();
+    for (uint64_t pc = mapping.start; pc < mapping.end; pc += 0x777) {
+        struct hd_frame frame = { .pc = pc };
+        cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
+        cr_assert_str_eq(frame.module, path);
+        release(&frame);
+    }
+    probe_symbols_free(symbols);
+    unlink(path);
+}
+
+Test(symbols, malformed_elf_files_give_no_names_and_no_crash)
+{
+    size_t size;
+    char *original = copy_of_own_binary(&size);
+    char *bytes = malloc(size);
+    Elf64_Ehdr *header = (Elf64_Ehdr *)bytes;
+
+    resolve_in_file("not an ELF file at all", 22);
+    resolve_in_file(original, 64); /* the header alone: tables beyond the end of the file */
+    resolve_in_file(original, size / 2);
+
+    memcpy(bytes, original, size);
+    header->e_shoff = size - 8; /* section headers off the end */
+    resolve_in_file(bytes, size);
+
+    memcpy(bytes, original, size);
+    header->e_shnum = 0xffff; /* more section headers than there are */
+    resolve_in_file(bytes, size);
+
+    memcpy(bytes, original, size);
+    header->e_phoff = size + 4096; /* program headers off the end */
+    resolve_in_file(bytes, size);
+
+    /* every section header's link and size scrambled: string tables that are not, sizes beyond the file */
+    memcpy(bytes, original, size);
+    Elf64_Shdr *sections = (Elf64_Shdr *)(bytes + header->e_shoff);
+    for (unsigned i = 0; i < header->e_shnum; i++) {
+        sections[i].sh_link = (i * 7) % (header->e_shnum + 3);
+        sections[i].sh_size *= 1000;
+        sections[i].sh_entsize = i % 3 ? sections[i].sh_entsize : 0;
+    }
+    resolve_in_file(bytes, size);
+    free(bytes);
+    free(original);
+}
