@@ -817,6 +817,16 @@ static bool same_hang(const struct hd_snapshot *snapshot, const struct report_fi
     }
     if (strcmp(a->id, b->id) != 0)
         return false;
+    if (strcmp(a->id, "orphaned-wait") == 0) {
+        /* the threads of one forked child asleep together, or siblings stuck inside the same runtime they all
+         * inherited (each worker's own OpenMP team lies at its own address) */
+        const struct hd_process *pa = hd_snapshot_find_process(snapshot, a->pid);
+        const struct hd_process *pb = hd_snapshot_find_process(snapshot, b->pid);
+        const char *runtime = evidence_value(a, "runtime");
+        if (a->pid == b->pid || (runtime && same_text(runtime, evidence_value(b, "runtime")) && pa && pb &&
+                                 pa->ppid == pb->ppid))
+            return true;
+    }
     const char *address = evidence_value(a, "address");
     if (address) {
         const struct hd_process *pa = hd_snapshot_find_process(snapshot, a->pid);
@@ -866,10 +876,11 @@ static void collect_root_causes(struct context *c)
             if (strcmp(finding->id, root_causes[r].id) != 0)
                 continue;
             struct report_hang *hang = NULL;
+            /* any finding of a hang may be the one this one shares its object or its process with */
             for (size_t h = 0; h < a->verdict.nhangs && !hang; h++)
-                if (a->verdict.hangs[h].finding >= 0 &&
-                    same_hang(c->snapshot, &a->findings[a->verdict.hangs[h].finding], finding))
-                    hang = &a->verdict.hangs[h];
+                for (size_t m = 0; m < a->verdict.hangs[h].nfindings && !hang; m++)
+                    if (same_hang(c->snapshot, &a->findings[a->verdict.hangs[h].findings[m]], finding))
+                        hang = &a->verdict.hangs[h];
             if (!hang)
                 hang = add_hang(c, root_causes[r].cause, (long)f, true, finding->pid, finding->tid);
             hang_member(c, hang, f);
