@@ -279,20 +279,38 @@ Test(scenarios, sigstopped_process_is_in_state_t)
     fixture_stop(&fixture);
 }
 
-Test(scenarios, busy_loop_is_running_and_progressing)
+Test(scenarios, busy_loop_is_spinning_in_one_function)
 {
     struct fixture fixture;
     fixture_start(&fixture, "busy_loop");
     pid_t pid = fixture.pids[0];
-    json_object *document = diagnose(pid, NOT_HUNG);
+    json_object *document = diagnose(pid, HUNG);
     json_object *thread = json_thread(json_process(document, pid), pid);
     cr_assert_not_null(thread);
     cr_assert_str_eq(json_string_at(thread, "name"), "spinner");
     cr_assert(json_bool_at(thread, "progressing"), "CPU time grows between samples");
     json_object *cpu_delta = json_at(thread, "samples.cpu_delta_s");
     cr_assert(cpu_delta && json_object_get_double(cpu_delta) > 0.01, "it used CPU while sampled");
-    cr_assert_geq(json_int_at(thread, "samples.in_state_r", 0), 1);
+    cr_assert_eq(json_int_at(thread, "samples.in_state_r", 0), 3);
+    /* stopped at each sample, it was in main() every time: the loop never leaves it */
+    json_object *spinning = expect_findings(document, "spinning", 1);
+    expect_only_findings(document, (const char *const[]){ "spinning", NULL });
+    cr_assert_eq(json_int_at(spinning, "tid", -1), pid);
+    cr_assert_str_eq(json_string_at(spinning, "confidence"), "likely", "sampling cannot tell a busy wait from work");
+    cr_assert_str_eq(json_string_at(spinning, "evidence.function"), "main");
+    expect_verdict(document, true, "busy-loop", "spinning", pid);
     json_object_put(document);
+
+    /* without stopping it, hangdoc cannot tell where it runs: no finding, not hung */
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--json", "--no-ptrace", "-n", "3", "-i", "100ms", pid_text, NULL });
+    cr_assert_eq(result.exit_status, NOT_HUNG, "%s", result.err);
+    document = json_tokener_parse(result.out);
+    expect_only_findings(document, HEALTHY);
+    json_object_put(document);
+    run_result_free(&result);
     fixture_stop(&fixture);
 }
 
