@@ -193,8 +193,12 @@ static void text_origin(struct report_buffer *out, const struct hd_process *proc
     const char *method = hd_python_start_method_name(process->python_start_method);
     if (process->origin == HD_ORIGIN_UNKNOWN && !role)
         return;
-    report_buffer_printf(out, "%s    origin: %s", indent, hd_origin_name(process->origin));
-    if (role)
+    /* a named process's parent is not in the tree: its origin is unknown, its Python role still worth a line */
+    if (process->origin == HD_ORIGIN_UNKNOWN)
+        report_buffer_printf(out, "%s    Python %s", indent, role);
+    else
+        report_buffer_printf(out, "%s    origin: %s", indent, hd_origin_name(process->origin));
+    if (role && process->origin != HD_ORIGIN_UNKNOWN)
         report_buffer_printf(out, ", Python %s", role);
     if (method)
         report_buffer_printf(out, ", start method %s", method);
