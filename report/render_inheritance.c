@@ -254,12 +254,40 @@ static void text_handles(struct report_buffer *out, const struct hd_process *pro
         report_buffer_printf(out, " (kcmp; %zu fd%s inherited in all)\n", inherited, inherited == 1 ? "" : "s");
 }
 
+/* The threads that run a catalogued runtime: what a child forked from this process would find copied without
+ * its threads. Shown for processes with children in the tree. */
+static void text_runtime_threads(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                                 const struct hd_process *process, const struct report_catalogue *catalogue,
+                                 const char *indent)
+{
+    bool parent = false;
+    for (size_t p = 0; p < snapshot->nprocesses && !parent; p++)
+        parent = snapshot->processes[p].ppid == process->pid;
+    if (!parent)
+        return;
+    struct census_group groups[CENSUS_GROUPS_MAX];
+    size_t count = take_census(process, catalogue, groups, CENSUS_GROUPS_MAX), shown = 0;
+    for (size_t g = 0; g < count; g++) {
+        if (!groups[g].runtime)
+            continue;
+        if (shown++ == 0)
+            report_buffer_printf(out, "%s    runtime threads: ", indent);
+        else
+            report_buffer_puts(out, "; ");
+        report_buffer_printf(out, "%u× '", groups[g].count);
+        put_escaped(out, groups[g].name);
+        report_buffer_printf(out, "' (%s)", groups[g].runtime->name);
+    }
+    if (shown)
+        report_buffer_puts(out, "\n");
+}
+
 void report_text_process_inheritance(struct report_buffer *out, const struct hd_snapshot *snapshot,
                                      const struct hd_process *process, const struct report_catalogue *catalogue,
                                      const char *indent)
 {
-    (void)snapshot;
     text_origin(out, process, indent);
     text_runtimes(out, process, catalogue, indent);
+    text_runtime_threads(out, snapshot, process, catalogue, indent);
     text_handles(out, process, catalogue, indent);
 }

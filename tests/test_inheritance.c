@@ -215,6 +215,7 @@ Test(inheritance, child_hangs_on_the_lock_the_parents_cuda_event_thread_held)
     snprintf(line, sizeof line, "inherited handles: fd %d ", handle);
     cr_assert(strstr(result.out, line), "%s", result.out);
     cr_assert(strstr(result.out, "runtimes: libcuda.so.1 (NVIDIA CUDA, not fork-safe, inherited)"), "%s", result.out);
+    cr_assert(strstr(result.out, "runtime threads: 1× 'cuda-EvtHandlr' (NVIDIA CUDA)"), "%s", result.out);
     run_result_free(&result);
     unlink(catalogue);
     fixture_stop(&fixture);
