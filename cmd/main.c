@@ -110,8 +110,8 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         { "interval", required_argument, NULL, 'i' }, { "timeout", required_argument, NULL, 't' },
         { "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },      { "no-ptrace", no_argument, NULL, 'P' },
-        { "color", optional_argument, NULL, 'C' },  { "colour", optional_argument, NULL, 'C' },
-        { "catalogue", required_argument, NULL, 'A' },
+        { "color", optional_argument, NULL, 'c' },  { "colour", optional_argument, NULL, 'c' },
+        { "catalogue", required_argument, NULL, 'C' },
         { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -142,7 +142,7 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         case 'P':
             options->no_ptrace = true;
             break;
-        case 'C':
+        case 'c':
             if (!optarg || strcmp(optarg, "always") == 0)
                 options->colour = HANGDOC_COLOUR_ALWAYS;
             else if (strcmp(optarg, "never") == 0)
@@ -152,7 +152,7 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
             else
                 return usage_error("--color takes auto, always or never, not '%s'", optarg);
             break;
-        case 'A':
+        case 'C':
             options->catalogue_path = optarg;
             break;
         case 'h':

@@ -125,7 +125,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
         { "json", required_argument, NULL, 'j' },    { "report", required_argument, NULL, 'r' },
         { "signal", required_argument, NULL, 'S' },  { "kill-after", required_argument, NULL, 'k' },
         { "keep-running", no_argument, NULL, 'K' },  { "no-ptrace", no_argument, NULL, 'P' },
-        { "catalogue", required_argument, NULL, 'A' },
+        { "catalogue", required_argument, NULL, 'C' },
         { NULL, 0, NULL, 0 },
     };
     *run = (struct run_options){ .kill_after_ms = DEFAULT_KILL_AFTER_MS, .end_signal = SIGTERM };
@@ -161,7 +161,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
         case 'P':
             run->no_ptrace = true;
             break;
-        case 'A':
+        case 'C':
             run->catalogue_path = optarg;
             if (hangdoc_check_catalogue(optarg) != 0)
                 return EXIT_USAGE;

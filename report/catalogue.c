@@ -91,8 +91,10 @@ static const struct builtin_row builtin_rows[] = {
     { "glibc-atexit", "glibc atexit lock", "libc.so.6", "", "", REPORT_FORK_UNSAFE,
       "glibc does not reset __exit_funcs_lock at fork(): a child forked while another thread was in atexit() or "
       "__cxa_atexit() waits for it for ever (pytorch#130610)",
-      { "Do not register atexit handlers (or load C++ libraries with static destructors) in other threads while "
-        "forking: fork before starting threads, or start the workers with spawn." } },
+      { "The lock is glibc's own: do not register atexit handlers (atexit, __cxa_atexit: also C++ function-local "
+        "statics and libraries loaded with dlopen) in a thread while another thread may fork; register them before "
+        "starting threads, or exec at once in the child (posix_spawn, subprocess), or start the workers with "
+        "spawn." } },
 };
 
 static void row_release(struct report_runtime *row)

@@ -7,8 +7,8 @@
 
 #include "catalogue.h"
 #include "describe.h"
-#include "inheritance.h"
 #include "remedies.h"
+#include "inheritance.h"
 
 #include <inttypes.h>
 #include <signal.h>
@@ -751,6 +751,15 @@ static const struct root_cause {
     { "spinning", "busy-loop" },
 };
 
+/* The cause a root-cause id names; "" for the others. */
+static const char *cause_of(const char *id)
+{
+    for (size_t r = 0; r < COUNT(root_causes); r++)
+        if (strcmp(root_causes[r].id, id) == 0)
+            return root_causes[r].cause;
+    return "";
+}
+
 static pid_t *chain_to(struct context *c, const struct hd_process *process, pid_t subject_pid, size_t *length)
 {
     pid_t reversed[65];
@@ -798,25 +807,15 @@ static bool same_text(const char *a, const char *b)
  * same owner, in processes forked from the same parent (fork keeps addresses, so every worker forked while a
  * lock was held shows it at the same address). Without an address: the same thread (cycles, busy loops) or the
  * same process. */
-/* fork-unsafe-runtime and cuda-inherited explain a stuck forked child: they belong to the fork-inheritance hang of
- * that child, or of its siblings (one parent forked them all with the same runtime state). */
-static bool explains_a_child(const struct report_finding *finding)
-{
-    return strcmp(finding->id, "fork-unsafe-runtime") == 0 || strcmp(finding->id, "cuda-inherited") == 0;
-}
+static const char *cause_of(const char *id);
 
 static bool same_hang(const struct hd_snapshot *snapshot, const struct report_finding *a,
                       const struct report_finding *b)
 {
-    if (explains_a_child(b)) {
-        const struct hd_process *pa = hd_snapshot_find_process(snapshot, a->pid);
-        const struct hd_process *pb = hd_snapshot_find_process(snapshot, b->pid);
-        bool inheritance = explains_a_child(a) || strcmp(a->id, "inherited-lock") == 0 ||
-                           strcmp(a->id, "orphaned-wait") == 0;
-        return inheritance && (a->pid == b->pid || (pa && pb && pa->ppid == pb->ppid));
-    }
+    /* Findings of one cause about the same process are one hang seen from two sides: the orphaned wait of a
+     * forked child and the fork-unsafe runtime it sleeps in (fork-unsafe-runtime, cuda-inherited). */
     if (strcmp(a->id, b->id) != 0)
-        return false;
+        return a->pid == b->pid && strcmp(cause_of(a->id), cause_of(b->id)) == 0;
     if (strcmp(a->id, "orphaned-wait") == 0) {
         /* the threads of one forked child asleep together, or siblings stuck inside the same runtime they all
          * inherited (each worker's own OpenMP team lies at its own address) */
@@ -876,7 +875,6 @@ static void collect_root_causes(struct context *c)
             if (strcmp(finding->id, root_causes[r].id) != 0)
                 continue;
             struct report_hang *hang = NULL;
-            /* any finding of a hang may be the one this one shares its object or its process with */
             for (size_t h = 0; h < a->verdict.nhangs && !hang; h++)
                 for (size_t m = 0; m < a->verdict.hangs[h].nfindings && !hang; m++)
                     if (same_hang(c->snapshot, &a->findings[a->verdict.hangs[h].findings[m]], finding))

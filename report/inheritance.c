@@ -178,6 +178,8 @@ static void runtime_evidence(struct context *c, size_t index, const struct repor
     evidence(c, index, "runtime_text", "inside %s, %s, %s", library_name(attribution->library), runtime->name,
              report_fork_safety_words(runtime->safety));
     evidence(c, index, "runtime_library", "%s", attribution->library->path);
+    if (attribution->library->build_id)
+        evidence(c, index, "runtime_build_id", "%s", attribution->library->build_id);
     evidence(c, index, "attributed_by", "%s", attribution->how);
     evidence(c, index, "runtime_reason", "%s", runtime->reason);
 }

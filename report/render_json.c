@@ -7,8 +7,8 @@
 
 #include "buffer.h"
 #include "describe.h"
-#include "render_inheritance.h"
 #include "render_stacks.h"
+#include "render_inheritance.h"
 
 #include <inttypes.h>
 #include <json-c/json.h>

@@ -4,9 +4,9 @@
 
 #include "buffer.h"
 #include "describe.h"
+#include "render_inheritance.h"
 #include "render_stacks.h"
 #include "wrap.h"
-#include "render_inheritance.h"
 
 #include <inttypes.h>
 

@@ -108,6 +108,9 @@ static pid_t spawn_in_own_group(const char *path, const char *const *argv, int o
             dup2(err_fd, 2);
         if (ready_fd >= 0)
             dup2(ready_fd, 3);
+        /* nothing else of the test runner's (Criterion's shared-memory arenas, other tests' pipes) leaks into the
+         * fixture: what a forked child inherits is part of what hangdoc reports */
+        close_range(ready_fd >= 0 ? 4 : 3, ~0U, 0);
         execv(path, (char *const *)argv);
         _exit(127);
     }
@@ -215,6 +218,7 @@ void program_run_as(struct run_result *result, int as_uid, const char *const *ar
         dup2(err_pipe[1], 2);
         if (as_uid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)as_uid) != 0 || setuid((uid_t)as_uid) != 0))
             _exit(126);
+        close_range(3, ~0U, 0);
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
