@@ -824,6 +824,16 @@ static bool same_hang(const struct hd_snapshot *snapshot, const struct report_fi
      * forked child and the fork-unsafe runtime it sleeps in (fork-unsafe-runtime, cuda-inherited). */
     if (strcmp(a->id, b->id) != 0)
         return a->pid == b->pid && strcmp(cause_of(a->id), cause_of(b->id)) == 0;
+    if (strcmp(a->id, "orphaned-wait") == 0) {
+        /* the threads of one forked child asleep together, or siblings stuck inside the same runtime they all
+         * inherited (each worker's own OpenMP team lies at its own address) */
+        const struct hd_process *pa = hd_snapshot_find_process(snapshot, a->pid);
+        const struct hd_process *pb = hd_snapshot_find_process(snapshot, b->pid);
+        const char *runtime = evidence_value(a, "runtime");
+        if (a->pid == b->pid || (runtime && same_text(runtime, evidence_value(b, "runtime")) && pa && pb &&
+                                 pa->ppid == pb->ppid))
+            return true;
+    }
     const char *address = evidence_value(a, "address");
     if (address) {
         const struct hd_process *pa = hd_snapshot_find_process(snapshot, a->pid);

@@ -215,6 +215,7 @@ Test(inheritance, child_hangs_on_the_lock_the_parents_cuda_event_thread_held)
     snprintf(line, sizeof line, "inherited handles: fd %d ", handle);
     cr_assert(strstr(result.out, line), "%s", result.out);
     cr_assert(strstr(result.out, "runtimes: libcuda.so.1 (NVIDIA CUDA, not fork-safe, inherited)"), "%s", result.out);
+    cr_assert(strstr(result.out, "runtime threads: 1× 'cuda-EvtHandlr' (NVIDIA CUDA)"), "%s", result.out);
     run_result_free(&result);
     unlink(catalogue);
     fixture_stop(&fixture);
@@ -341,6 +342,17 @@ Test(inheritance, dataloader_workers_hang_in_gnu_openmp_copied_from_the_parent)
     cr_assert_eq(json_int_at(waiting, "tid", -1), parent);
     expect_only_findings(document, (const char *const[]){ "orphaned-wait", "fork-unsafe-runtime", "waiting-on-workers",
                                                           "idle", NULL });
+    /* every stuck thread of every worker is one hang: the same inherited runtime */
+    json_object *hangs = json_at(document, "verdict.hangs");
+    cr_assert_eq(json_object_array_length(hangs), 1, "%s", json_object_to_json_string(hangs));
+    /* the census of the parent: its OpenMP pool thread, known by the code it waits in */
+    json_object *census = json_at(json_process(document, parent), "thread_census");
+    bool pool = false;
+    for (size_t i = 0; i < json_object_array_length(census); i++) {
+        const char *runtime = json_string_at(json_object_array_get_idx(census, i), "runtime");
+        pool |= runtime && strcmp(runtime, "gnu-openmp") == 0;
+    }
+    cr_assert(pool, "%s", json_object_to_json_string(census));
     json_object_put(document);
     fixture_stop(&fixture);
 }
