@@ -7,6 +7,7 @@
 
 #include "catalogue.h"
 #include "describe.h"
+#include "finding.h"
 #include "remedies.h"
 #include "inheritance.h"
 
@@ -27,36 +28,14 @@ struct context {
 
 /* ---- building findings --------------------------------------------------------------------------------------- */
 
-static char *format(const char *pattern, va_list args) __attribute__((format(printf, 1, 0)));
-static char *format(const char *pattern, va_list args)
-{
-    char *text = NULL;
-    return vasprintf(&text, pattern, args) < 0 ? NULL : text;
-}
-
 static struct report_finding *add_finding_v(struct context *c, const char *id, enum report_confidence confidence,
                                             pid_t pid, pid_t tid, const char *summary, va_list args)
     __attribute__((format(printf, 6, 0)));
 static struct report_finding *add_finding_v(struct context *c, const char *id, enum report_confidence confidence,
                                             pid_t pid, pid_t tid, const char *summary, va_list args)
 {
-    struct report_analysis *a = c->analysis;
-    struct report_finding *grown = reallocarray(a->findings, a->nfindings + 1, sizeof *grown);
-    if (!grown) {
-        c->failed = true;
-        return NULL;
-    }
-    a->findings = grown;
-    struct report_finding *finding = &a->findings[a->nfindings++];
-    *finding = (struct report_finding){
-        .id = id,
-        .confidence = confidence,
-        .hang = strcmp(id, "idle") != 0,
-        .pid = pid,
-        .tid = tid,
-        .summary = format(summary, args),
-    };
-    c->failed |= !finding->summary;
+    struct report_finding *finding = report_finding_append(c->analysis, id, confidence, pid, tid, summary, args);
+    c->failed |= !finding;
     return finding;
 }
 
@@ -90,49 +69,20 @@ __attribute__((format(printf, 4, 5))) static void evidence(struct context *c, st
 {
     if (!finding)
         return;
-    struct report_evidence *grown = reallocarray(finding->evidence, finding->nevidence + 1, sizeof *grown);
-    if (!grown) {
-        c->failed = true;
-        return;
-    }
-    finding->evidence = grown;
     va_list args;
     va_start(args, value);
-    struct report_evidence *item = &finding->evidence[finding->nevidence++];
-    item->name = strdup(name);
-    item->value = format(value, args);
+    c->failed |= !report_finding_evidence(finding, name, value, args);
     va_end(args);
-    c->failed |= !item->name || !item->value;
 }
 
 static void remedy(struct context *c, struct report_finding *finding, const char *text)
 {
-    if (!finding)
-        return;
-    char **grown = reallocarray(finding->remedies, finding->nremedies + 1, sizeof *grown);
-    if (!grown) {
-        c->failed = true;
-        return;
-    }
-    finding->remedies = grown;
-    finding->remedies[finding->nremedies] = strdup(text);
-    c->failed |= !finding->remedies[finding->nremedies++];
+    c->failed |= finding && !report_finding_remedy(finding, text);
 }
 
 static void member(struct context *c, struct report_finding *finding, size_t node)
 {
-    if (!finding)
-        return;
-    for (size_t i = 0; i < finding->nmembers; i++)
-        if (finding->members[i] == node)
-            return;
-    size_t *grown = reallocarray(finding->members, finding->nmembers + 1, sizeof *grown);
-    if (!grown) {
-        c->failed = true;
-        return;
-    }
-    finding->members = grown;
-    finding->members[finding->nmembers++] = node;
+    c->failed |= finding && !report_finding_member(finding, node);
 }
 
 /* ---- shared facts -------------------------------------------------------------------------------------------- */

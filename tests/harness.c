@@ -412,3 +412,38 @@ void spawned_finish(struct spawned *spawned, struct run_result *result)
     spawned->group.leader = 0;
     forget(&spawned->group);
 }
+
+static bool finding_matches(json_object *finding, const char *id, pid_t pid)
+{
+    return strcmp(json_string_at(finding, "id"), id) == 0 && (!pid || json_int_at(finding, "pid", -1) == pid);
+}
+
+size_t json_count_findings(json_object *document, const char *id, pid_t pid)
+{
+    json_object *findings = json_at(document, "findings");
+    size_t found = 0;
+    for (size_t i = 0; findings && i < json_object_array_length(findings); i++)
+        found += finding_matches(json_object_array_get_idx(findings, i), id, pid);
+    return found;
+}
+
+json_object *json_first_finding(json_object *document, const char *id, pid_t pid)
+{
+    json_object *findings = json_at(document, "findings");
+    for (size_t i = 0; findings && i < json_object_array_length(findings); i++)
+        if (finding_matches(json_object_array_get_idx(findings, i), id, pid))
+            return json_object_array_get_idx(findings, i);
+    return NULL;
+}
+
+void expect_only_findings(json_object *document, const char *const *ids)
+{
+    json_object *findings = json_at(document, "findings");
+    for (size_t i = 0; findings && i < json_object_array_length(findings); i++) {
+        const char *id = json_string_at(json_object_array_get_idx(findings, i), "id");
+        bool allowed = false;
+        for (const char *const *known = ids; *known; known++)
+            allowed |= strcmp(*known, id) == 0;
+        cr_assert(allowed, "unexpected finding '%s': %s", id, json_object_to_json_string(findings));
+    }
+}

@@ -55,29 +55,10 @@ static json_object *diagnose(pid_t pid, int expected_status)
 /* The findings with `id`; fails the test unless there are exactly `count` of them. Returns the first. */
 static json_object *expect_findings(json_object *document, const char *id, size_t count)
 {
-    json_object *findings = json_at(document, "findings"), *first = NULL;
-    size_t found = 0;
-    for (size_t i = 0; i < json_object_array_length(findings); i++) {
-        json_object *finding = json_object_array_get_idx(findings, i);
-        if (strcmp(json_string_at(finding, "id"), id) == 0 && found++ == 0)
-            first = finding;
-    }
+    size_t found = json_count_findings(document, id, 0);
     cr_assert_eq(found, count, "%zu '%s' findings, expected %zu: %s", found, id, count,
-                 json_object_to_json_string(findings));
-    return first;
-}
-
-/* No finding other than the ones named (a NULL-terminated list) */
-static void expect_only_findings(json_object *document, const char *const *ids)
-{
-    json_object *findings = json_at(document, "findings");
-    for (size_t i = 0; i < json_object_array_length(findings); i++) {
-        const char *id = json_string_at(json_object_array_get_idx(findings, i), "id");
-        bool allowed = false;
-        for (const char *const *known = ids; *known; known++)
-            allowed |= strcmp(*known, id) == 0;
-        cr_assert(allowed, "unexpected finding '%s': %s", id, json_object_to_json_string(findings));
-    }
+                 json_object_to_json_string(json_at(document, "findings")));
+    return json_first_finding(document, id, 0);
 }
 
 static void expect_verdict(json_object *document, bool hung, const char *cause, const char *root_cause, pid_t tid)
