@@ -218,7 +218,9 @@ static bool read_build_id(Elf *elf, char *hex, size_t size)
     GElf_Nhdr note;
     size_t name_offset, description_offset;
     size_t offset = gelf_getnote(data, 0, &note, &name_offset, &description_offset);
-    if (offset == 0 || note.n_type != NT_GNU_BUILD_ID || note.n_descsz < 2 || note.n_descsz * 2 + 1 > size)
+    /* n_descsz comes from the file: compared in size_t, never multiplied in 32 bits (0x80000000 * 2 + 1 wraps to 1) */
+    if (offset == 0 || note.n_type != NT_GNU_BUILD_ID || note.n_descsz < 2 || (size_t)note.n_descsz > (size - 1) / 2 ||
+        description_offset > data->d_size || note.n_descsz > data->d_size - description_offset)
         return false;
     const unsigned char *bytes = (const unsigned char *)data->d_buf + description_offset;
     for (size_t i = 0; i < note.n_descsz; i++)
