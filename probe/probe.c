@@ -300,8 +300,9 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
     if (nsamples > PROBE_SAMPLES_MAX)
         nsamples = PROBE_SAMPLES_MAX;
     struct probe_stacks *stacks = NULL;
-    if (!options->no_ptrace && !(final->ptrace_why_not = probe_stop_globally_refused()))
-        stacks = probe_stacks_new();
+    if (!options->no_ptrace && !(final->ptrace_why_not = probe_stop_globally_refused()) &&
+        !(stacks = probe_stacks_new()))
+        final->ptrace_why_not = "out of memory";
     struct hd_snapshot **earlier = calloc(nsamples, sizeof *earlier);
     enum probe_result result = earlier ? PROBE_OK : PROBE_NO_MEMORY;
     double started = monotonic_now();

@@ -3,6 +3,7 @@
 #include "../../probe/symbols.h"
 
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -171,4 +172,22 @@ Test(symbols, malformed_elf_files_give_no_names_and_no_crash)
     resolve_in_file(bytes, size);
     free(bytes);
     free(original);
+}
+
+/* C++ names come out demangled: a function of libstdc++ itself, loaded into this process. */
+Test(symbols, cxx_names_are_demangled)
+{
+    void *library = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+    cr_assert(library, "libstdc++ is installed with gcc");
+    void *function = dlsym(library, "_ZNSt9exceptionD2Ev");
+    cr_assert(function);
+    struct probe_symbols *symbols = probe_symbols_new();
+    struct own_maps maps = read_own_maps();
+    struct hd_frame frame = { .pc = (uint64_t)(uintptr_t)function };
+    cr_assert(probe_symbols_resolve(symbols, getpid(), maps.mappings, maps.count, &frame));
+    cr_assert_str_eq(frame.symbol, "std::exception::~exception()");
+    release(&frame);
+    free_maps(&maps);
+    probe_symbols_free(symbols);
+    dlclose(library);
 }
