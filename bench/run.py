@@ -120,6 +120,22 @@ def table(results):
     return "\n".join(lines)
 
 
+def verdicts(results):
+    """The issue's targets, checked on this run's numbers."""
+    lines = []
+    for result in results:
+        means = result["means"]
+        ours = means["hangdoc --samples 1"]
+        gdb, eu_stack = means["gdb"] / ours, means["eu-stack"] / ours
+        lines.append(f"- {result['name']}: {gdb:.1f}× faster than gdb ({'met' if gdb >= 20 else 'MISSED'}: at "
+                     f"least 20×), {eu_stack:.2f}× eu-stack's speed ({'met' if eu_stack > 1 else 'MISSED'}: faster "
+                     f"than eu-stack)")
+        if result["name"].startswith("tree"):
+            lines.append(f"- {result['name']}: {ours * 1e3:.0f} ms ({'met' if ours < 0.25 else 'MISSED'}: under "
+                         f"250 ms on {os.cpu_count()} CPUs)")
+    return "\n".join(lines)
+
+
 def main():
     output = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "BENCHMARKS.md")
     results = []
@@ -164,6 +180,10 @@ long each process stayed stopped (all its threads at once, one process at a time
 5 samples 250 ms apart to see progress, so its wall time is that second of sampling, not work.
 
 {table(results)}
+
+Targets of the issue, on these numbers:
+
+{verdicts(results)}
 """)
     print(f"bench: wrote {output}", file=sys.stderr)
 

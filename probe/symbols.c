@@ -15,7 +15,8 @@
 #define SYMBOLS_MAX (8u << 20) /* per file: a hostile section header must not make us allocate without bound */
 #define LOADS_MAX 64
 #define OVERLAP_SCAN 64        /* symbols scanned back from the nearest start, for ones that nest or overlap */
-#define LINEAR_LOOKUPS_MAX 64  /* lookups in one file before its table is sorted */
+#define LINEAR_LOOKUPS_MAX 16  /* distinct lookups in one file before its table is sorted */
+#define RECENT_LOOKUPS 64
 #define DEBUG_ROOT "/usr/lib/debug"
 
 /* Names stay in the ELF image (valid while the file is open) and are looked up only for the symbol found. */
@@ -57,6 +58,12 @@ struct elf_file {
     size_t ntables;
     bool sorted;
     unsigned lookups;
+    /* the last lookups: the threads of a pool share their pcs */
+    struct {
+        uint64_t address;
+        const struct symbol *symbol;
+        bool valid;
+    } recent[RECENT_LOOKUPS];
 };
 
 struct probe_symbols {
@@ -382,10 +389,11 @@ static const struct symbol *symbol_covering_sorted(const struct elf_file *file, 
 
 /* A stack names a few addresses per file: scanning the table for each is cheaper than sorting it (glibc's debug
  * table has tens of thousands of functions), until a file is asked often. */
-static const struct symbol *symbol_covering(struct elf_file *file, uint64_t address)
+static const struct symbol *symbol_covering_uncached(struct elf_file *file, uint64_t address)
 {
     if (!file->sorted && ++file->lookups > LINEAR_LOOKUPS_MAX) {
-        qsort(file->symbols, file->nsymbols, sizeof *file->symbols, compare_symbols);
+        if (file->nsymbols > 1)
+            qsort(file->symbols, file->nsymbols, sizeof *file->symbols, compare_symbols);
         file->sorted = true;
     }
     if (file->sorted)
@@ -397,6 +405,21 @@ static const struct symbol *symbol_covering(struct elf_file *file, uint64_t addr
             best = symbol;
     }
     return best;
+}
+
+static const struct symbol *symbol_covering(struct elf_file *file, uint64_t address)
+{
+    size_t slot = (size_t)(address ^ (address >> 7)) % RECENT_LOOKUPS;
+    if (file->recent[slot].valid && file->recent[slot].address == address)
+        return file->recent[slot].symbol;
+    bool was_sorted = file->sorted;
+    const struct symbol *symbol = symbol_covering_uncached(file, address);
+    if (file->sorted != was_sorted) /* sorting moved the symbols: what was remembered points elsewhere now */
+        memset(file->recent, 0, sizeof file->recent);
+    file->recent[slot].address = address;
+    file->recent[slot].symbol = symbol;
+    file->recent[slot].valid = true;
+    return symbol;
 }
 
 static const char *symbol_name(const struct elf_file *file, const struct symbol *symbol)
