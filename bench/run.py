@@ -5,7 +5,7 @@ Usage: bench/run.sh [OUTPUT.md]  (installs what is missing, then runs this with 
 Targets: a small C process (4 threads), one process with 64 threads, a tree of 32 processes x 8 threads, and,
 where python3-torch is installed, a stuck PyTorch DataLoader worker. Every tool takes all stacks of every thread:
 hangdoc once for the whole target (it walks the tree itself), gdb and eu-stack once per process, one after the
-other (summed, as a person would have to run them). Wall time from hyperfine (mean), peak memory from
+other (summed, as a person would have to run them). Wall time from hyperfine (median), peak memory from
 /usr/bin/time -f %M (for the per-process peers: the largest of their runs), the time each target stayed stopped
 from hangdoc's own JSON (stopped_for_s). gdb and eu-stack keep a process stopped from attach to detach, which is
 nearly their whole run: their stopped time is not measured, their wall time per process is its upper bound.
@@ -21,8 +21,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HANGDOC = os.environ.get("HANGDOC", os.path.join(ROOT, "build", "hangdoc"))
-PEER_RUNS = int(os.environ.get("BENCH_PEER_RUNS", "3"))
-HANGDOC_RUNS = int(os.environ.get("BENCH_HANGDOC_RUNS", "20"))
+PEER_RUNS = int(os.environ.get("BENCH_PEER_RUNS", "5"))
+HANGDOC_RUNS = int(os.environ.get("BENCH_HANGDOC_RUNS", "30"))
 
 
 def start_target(argv):
@@ -49,7 +49,8 @@ def per_process(command, pids):
 
 
 def hyperfine(commands, runs, workdir, name):
-    """Mean wall seconds of each command (a dict name -> command)."""
+    """Median wall seconds of each command (a dict name -> command): on a shared machine the median is what one
+    run costs, the mean also counts whatever else ran at the same time."""
     export = os.path.join(workdir, f"{name}.json")
     argv = ["hyperfine", "--style", "none", "--warmup", "1", "--runs", str(runs), "--ignore-failure",
             "--export-json", export]
@@ -57,7 +58,7 @@ def hyperfine(commands, runs, workdir, name):
         argv += ["--command-name", label, command]
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
     with open(export) as results:
-        return {result["command"]: result["mean"] for result in json.load(results)["results"]}
+        return {result["command"]: result["median"] for result in json.load(results)["results"]}
 
 
 def peak_kib(command):
@@ -173,8 +174,9 @@ its symbols).
 
 Every tool takes the stack of every thread of the target. hangdoc takes the whole target in one run (it walks the
 process tree); gdb (`gdb -batch -p PID -ex 'thread apply all bt'`) and eu-stack (`eu-stack -p PID`) run once per
-process, one after the other, summed. Wall time is hyperfine's mean ({HANGDOC_RUNS} runs for hangdoc, {PEER_RUNS}
-for the peers, one warm-up each); the ratio is the peer's time over `hangdoc --samples 1`. Peak RSS from
+process, one after the other, summed. Wall time is hyperfine's median ({HANGDOC_RUNS} runs for hangdoc,
+{PEER_RUNS} for the peers, one warm-up each; the median, because other jobs shared the machine); the ratio is the
+peer's time over `hangdoc --samples 1`. Peak RSS from
 `/usr/bin/time -f %M` (the largest of a peer's per-process runs). "stopped" is hangdoc's own `stopped_for_s`: how
 long each process stayed stopped (all its threads at once, one process at a time). The default hangdoc run takes
 5 samples 250 ms apart to see progress, so its wall time is that second of sampling, not work.
