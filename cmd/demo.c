@@ -178,6 +178,7 @@ int hangdoc_demo(struct hangdoc_options *options)
     pid_t target = trainer;
     options->pids = &target;
     options->npids = 1;
+    options->recap = true;
     int status = hangdoc_diagnose(options);
     options->pids = NULL;
     options->npids = 0;

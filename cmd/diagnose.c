@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 static int exit_for_problem(enum probe_pid_problem problem)
 {
@@ -52,14 +54,39 @@ int hangdoc_diagnose(const struct hangdoc_options *options)
     return hangdoc_diagnose_into(options, &outputs);
 }
 
+/* Colour and width for one text output: a terminal gets both (NO_COLOR, https://no-color.org, turns colour off
+ * unless --color=always); a file or pipe gets neither, except a width from $COLUMNS, so that logs stay greppable
+ * one line per fact. */
+static struct report_text_options text_options_for(FILE *out, const struct hangdoc_options *options)
+{
+    struct report_text_options text = { .verbose = options->verbose, .recap = options->recap };
+    int fd = fileno(out);
+    bool terminal = fd >= 0 && isatty(fd);
+    const char *no_colour = getenv("NO_COLOR");
+    text.colour = options->colour == HANGDOC_COLOUR_ALWAYS ||
+                  (options->colour == HANGDOC_COLOUR_AUTO && terminal && !(no_colour && *no_colour));
+    struct winsize size;
+    if (terminal && ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0)
+        text.width = size.ws_col;
+    const char *columns = getenv("COLUMNS");
+    char *end = NULL;
+    long wanted = columns ? strtol(columns, &end, 10) : 0;
+    if (text.width == 0 && columns && *columns && end && *end == '\0' && wanted >= 40 && wanted <= 1000)
+        text.width = (unsigned)wanted;
+    if (text.width != 0 && text.width < 40)
+        text.width = 40; /* narrower than that, wrapping hurts more than it helps */
+    return text;
+}
+
 static bool render_all(const struct hd_snapshot *snapshot, const struct report_analysis *analysis,
                        const struct hangdoc_options *options, const struct hangdoc_outputs *outputs)
 {
-    struct report_text_options text = { .verbose = options->verbose };
     bool written = true;
     for (size_t i = 0; i < sizeof outputs->text / sizeof outputs->text[0]; i++)
-        if (outputs->text[i])
+        if (outputs->text[i]) {
+            struct report_text_options text = text_options_for(outputs->text[i], options);
             written &= report_render_text(snapshot, analysis, &text, outputs->text[i]);
+        }
     if (outputs->json)
         written &= report_render_json(snapshot, analysis, outputs->json);
     return written;

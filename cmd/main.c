@@ -47,8 +47,10 @@ static const char usage_text[] =
     "  -n, --samples N      read the tree N times (default 5)\n"
     "  -i, --interval DUR   time between samples (default 250ms)\n"
     "  -t, --timeout DUR    give up after DUR (default 30s; 0: never)\n"
-    "  -v, --verbose        show every thread's kernel stack, not only those in D state\n"
+    "  -v, --verbose        list every thread (not only the relevant ones) with its kernel stack\n"
     "      --no-ptrace      never stop a process: no native stacks, only what /proc shows\n"
+    "      --color[=WHEN]   colour the text report: auto (on a terminal, unless NO_COLOR is set), always,\n"
+    "                       never; the report is wrapped to the terminal's width (or $COLUMNS)\n"
     "  -h, --help           show this help and exit\n"
     "  -V, --version        show the version and exit\n"
     "\n"
@@ -106,6 +108,7 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         { "interval", required_argument, NULL, 'i' }, { "timeout", required_argument, NULL, 't' },
         { "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },      { "no-ptrace", no_argument, NULL, 'P' },
+        { "color", optional_argument, NULL, 'C' },  { "colour", optional_argument, NULL, 'C' },
         { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -135,6 +138,16 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
             break;
         case 'P':
             options->no_ptrace = true;
+            break;
+        case 'C':
+            if (!optarg || strcmp(optarg, "always") == 0)
+                options->colour = HANGDOC_COLOUR_ALWAYS;
+            else if (strcmp(optarg, "never") == 0)
+                options->colour = HANGDOC_COLOUR_NEVER;
+            else if (strcmp(optarg, "auto") == 0)
+                options->colour = HANGDOC_COLOUR_AUTO;
+            else
+                return usage_error("--color takes auto, always or never, not '%s'", optarg);
             break;
         case 'h':
             fputs(usage_text, stdout);

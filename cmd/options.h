@@ -5,10 +5,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+enum hangdoc_colour { HANGDOC_COLOUR_AUTO, HANGDOC_COLOUR_ALWAYS, HANGDOC_COLOUR_NEVER };
+
 struct hangdoc_options {
     bool json;
     bool verbose;
     bool no_ptrace; /* never stop a process: no native stacks */
+    enum hangdoc_colour colour; /* auto: on a terminal, unless NO_COLOR is set and not empty */
+    bool recap;                 /* the text report ends with the verdict and fix again (hangdoc demo) */
     unsigned samples;
     unsigned interval_ms;
     unsigned timeout_ms; /* bound on the whole run; 0: none */

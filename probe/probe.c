@@ -242,6 +242,7 @@ static void note_departures(struct hd_snapshot *final, struct hd_snapshot **samp
                          strstr(final->notes[n].text, "exited during sampling");
             if (!now && !noted) {
                 hd_snapshot_note(final, then->pid, 0, "process %d exited during sampling", (int)then->pid);
+                hd_snapshot_add_departed(final, then);
                 continue;
             }
             if (!now)

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void hd_stack_release(struct hd_stack *stack)
 {
@@ -49,7 +50,20 @@ void hd_snapshot_free(struct hd_snapshot *snapshot)
     free(snapshot->notes);
     free(snapshot->roots);
     free(snapshot->unix_peers);
+    free(snapshot->departed);
     free(snapshot);
+}
+
+bool hd_snapshot_add_departed(struct hd_snapshot *snapshot, const struct hd_process *process)
+{
+    struct hd_departed *grown = reallocarray(snapshot->departed, snapshot->ndeparted + 1, sizeof *grown);
+    if (!grown)
+        return false;
+    snapshot->departed = grown;
+    struct hd_departed *departed = &snapshot->departed[snapshot->ndeparted++];
+    *departed = (struct hd_departed){ .pid = process->pid, .ppid = process->ppid };
+    memcpy(departed->comm, process->comm, sizeof departed->comm);
+    return true;
 }
 
 bool hd_snapshot_note(struct hd_snapshot *snapshot, pid_t pid, pid_t tid, const char *format, ...)

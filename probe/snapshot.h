@@ -286,6 +286,13 @@ struct hd_note {
     char *text;
 };
 
+/* A process an earlier sample saw and the last one did not: it exited and was reaped during sampling. */
+struct hd_departed {
+    pid_t pid;
+    pid_t ppid;
+    char comm[HD_COMM_MAX];
+};
+
 struct hd_snapshot {
     double taken_at;  /* CLOCK_REALTIME seconds of the last sample */
     char host[65];
@@ -305,6 +312,8 @@ struct hd_snapshot {
     size_t nnotes;
     struct hd_socket_peer *unix_peers; /* sorted by inode */
     size_t nunix_peers;
+    struct hd_departed *departed; /* processes that vanished between the first sample and the last */
+    size_t ndeparted;
 };
 
 void hd_snapshot_free(struct hd_snapshot *snapshot);
@@ -314,6 +323,9 @@ void hd_stack_release(struct hd_stack *stack);
 /* Adds a note; the text is formatted like printf. Returns false only when memory ran out. */
 bool hd_snapshot_note(struct hd_snapshot *snapshot, pid_t pid, pid_t tid, const char *format, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Records a process that vanished during sampling. False only when memory ran out. */
+bool hd_snapshot_add_departed(struct hd_snapshot *snapshot, const struct hd_process *process);
 
 struct hd_process *hd_snapshot_find_process(const struct hd_snapshot *snapshot, pid_t pid);
 struct hd_thread *hd_process_find_thread(const struct hd_process *process, pid_t tid);

@@ -316,6 +316,16 @@ static void decode_fcntl(struct decode_context *c)
         c->wait->kind = HD_WAIT_OTHER;
 }
 
+/* restart_syscall(2): the kernel resumes an interrupted *timed* sleep (poll, nanosleep, clock_nanosleep, a futex
+ * wait with a timeout) this way after a stop, a debugger's or hangdoc's own PTRACE_INTERRUPT. Its arguments are
+ * not the original call's: only the kind of wait survives, in the wait channel (probe_refine_restarted_wait), and
+ * the timeout is known to exist but not its value. */
+static void decode_restart_syscall(struct decode_context *c)
+{
+    c->wait->kind = HD_WAIT_SLEEP;
+    c->wait->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_UNREADABLE };
+}
+
 static const struct wait_decoder {
     const char *syscall;
     void (*decode)(struct decode_context *);
@@ -353,7 +363,30 @@ static const struct wait_decoder {
     { "rt_sigtimedwait", decode_sigtimedwait },
     { "flock", decode_flock },
     { "fcntl", decode_fcntl },
+    { "restart_syscall", decode_restart_syscall },
 };
+
+/* What a restarted sleep was, by the kernel function it sleeps in: the first pattern found in the wait channel. */
+static const struct restarted_wait {
+    const char *wchan_part;
+    enum hd_wait_kind kind;
+} restarted_waits[] = {
+    { "poll", HD_WAIT_POLL },      /* poll_schedule_timeout, do_poll */
+    { "select", HD_WAIT_POLL },    /* do_select */
+    { "futex", HD_WAIT_FUTEX },    /* futex_wait_queue, futex_do_wait */
+    { "nanosleep", HD_WAIT_SLEEP }, /* do_nanosleep, hrtimer_nanosleep */
+};
+
+void probe_refine_restarted_wait(const struct hd_syscall *syscall, const char *wchan, struct hd_wait *wait)
+{
+    if (syscall->state != HD_SYSCALL_IN || !syscall->name || strcmp(syscall->name, "restart_syscall") != 0)
+        return;
+    for (size_t i = 0; i < COUNT(restarted_waits); i++)
+        if (strstr(wchan, restarted_waits[i].wchan_part)) {
+            wait->kind = restarted_waits[i].kind;
+            return;
+        }
+}
 
 void probe_decode_wait(const struct hd_syscall *syscall, probe_memory_reader read_memory, void *context,
                        const struct probe_clocks *clocks, struct hd_wait *out)

@@ -27,3 +27,7 @@ struct probe_clocks {
  * pointer are read through `read_memory` (may be NULL: the timeout is then "unreadable"). */
 void probe_decode_wait(const struct hd_syscall *syscall, probe_memory_reader read_memory, void *context,
                        const struct probe_clocks *clocks, struct hd_wait *out);
+
+/* A thread in restart_syscall resumes a timed sleep that a stop interrupted; `wchan` tells which kind (poll, futex,
+ * nanosleep). Refines `wait` (decoded as a sleep with an unreadable timeout) accordingly; other calls untouched. */
+void probe_refine_restarted_wait(const struct hd_syscall *syscall, const char *wchan, struct hd_wait *wait);

@@ -78,14 +78,34 @@ struct report_finding {
 
 enum report_hung { REPORT_HUNG_NO, REPORT_HUNG_YES, REPORT_HUNG_UNKNOWN };
 
+/* One independent hang: one root cause, and every finding that is that same root cause (the same inherited lock
+ * in four forked workers is one hang, not four). */
+struct report_hang {
+    const char *cause; /* static: "fork-inheritance", "deadlock", "kernel", "busy-loop", "stopped", "worker-died",
+                        * "unknown" */
+    long finding;      /* the finding that names it (index into findings); -1 for threads asleep forever that no
+                        * rule of the catalogue explains (cause "deadlock") */
+    bool root_cause;   /* false when `finding` only points at it (waiting-on-workers whose workers no rule names) */
+    pid_t pid;
+    pid_t tid;
+    pid_t *chain;      /* from the top process down to the subject's */
+    size_t nchain;
+    size_t *findings;  /* every finding of this hang, `finding` first */
+    size_t nfindings;
+};
+
+/* The verdict's pid, tid, cause, root_cause and chain are those of hangs[0], the first of the catalogue's order. */
 struct report_verdict {
     enum report_hung hung;
-    const char *cause; /* static: "fork-inheritance", "deadlock", "none", "unknown" */
+    const char *cause; /* static: "fork-inheritance", "deadlock", "none", "unknown", ... */
     long root_cause;   /* index into findings, -1 when none */
     pid_t pid;
     pid_t tid;
-    pid_t *chain; /* from the top process down to the root cause's */
+    pid_t *chain; /* from the top process down to the root cause's (hangs[0].chain, not owned) */
     size_t nchain;
+    struct report_hang *hangs;
+    size_t nhangs;
+    size_t unread_waits; /* threads asleep whose wait could not be read (permissions): "could not tell" */
 };
 
 struct report_analysis {

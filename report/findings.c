@@ -6,8 +6,10 @@
 #include "analysis.h"
 
 #include "describe.h"
+#include "remedies.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +32,11 @@ static char *format(const char *pattern, va_list args)
     return vasprintf(&text, pattern, args) < 0 ? NULL : text;
 }
 
-__attribute__((format(printf, 5, 6))) static struct report_finding *
-add_finding(struct context *c, const char *id, enum report_confidence confidence, const struct report_node *node,
-            const char *summary, ...)
+static struct report_finding *add_finding_v(struct context *c, const char *id, enum report_confidence confidence,
+                                            pid_t pid, pid_t tid, const char *summary, va_list args)
+    __attribute__((format(printf, 6, 0)));
+static struct report_finding *add_finding_v(struct context *c, const char *id, enum report_confidence confidence,
+                                            pid_t pid, pid_t tid, const char *summary, va_list args)
 {
     struct report_analysis *a = c->analysis;
     struct report_finding *grown = reallocarray(a->findings, a->nfindings + 1, sizeof *grown);
@@ -42,18 +46,40 @@ add_finding(struct context *c, const char *id, enum report_confidence confidence
     }
     a->findings = grown;
     struct report_finding *finding = &a->findings[a->nfindings++];
-    va_list args;
-    va_start(args, summary);
     *finding = (struct report_finding){
         .id = id,
         .confidence = confidence,
         .hang = strcmp(id, "idle") != 0,
-        .pid = node->process->pid,
-        .tid = node->thread->tid,
+        .pid = pid,
+        .tid = tid,
         .summary = format(summary, args),
     };
-    va_end(args);
     c->failed |= !finding->summary;
+    return finding;
+}
+
+/* A finding about the thread of `node`. */
+__attribute__((format(printf, 5, 6))) static struct report_finding *
+add_finding(struct context *c, const char *id, enum report_confidence confidence, const struct report_node *node,
+            const char *summary, ...)
+{
+    va_list args;
+    va_start(args, summary);
+    struct report_finding *finding =
+        add_finding_v(c, id, confidence, node->process->pid, node->thread->tid, summary, args);
+    va_end(args);
+    return finding;
+}
+
+/* A finding about a process that may have no thread left to point at (one that exited). */
+__attribute__((format(printf, 6, 7))) static struct report_finding *
+add_finding_for(struct context *c, const char *id, enum report_confidence confidence, pid_t pid, pid_t tid,
+                const char *summary, ...)
+{
+    va_list args;
+    va_start(args, summary);
+    struct report_finding *finding = add_finding_v(c, id, confidence, pid, tid, summary, args);
+    va_end(args);
     return finding;
 }
 
@@ -189,10 +215,9 @@ static void rule_unreleasable_locks(struct context *c)
                                       thread_name(c->snapshot, lock->owner_tid),
                                       node->process->ppid == lock->owner_pid ? "parent" : "ancestor",
                                       (int)lock->owner_pid);
-                remedy(c, finding, "Do not fork() while other threads may hold locks: create the workers with "
-                                   "spawn or forkserver instead of fork (Python: "
-                                   "multiprocessing.set_start_method('spawn', force=True) inside "
-                                   "if __name__ == '__main__':), or fork before any thread starts.");
+                remedy(c, finding, "Do not fork() while other threads may hold locks: fork before any thread "
+                                   "starts, exec at once in the child (posix_spawn), or create the workers with "
+                                   "spawn or forkserver instead of fork.");
             } else {
                 finding = add_finding(c, "abandoned-lock", REPORT_LIKELY, node,
                                       "thread %d '%s' waits for %s 0x%" PRIx64 " whose recorded owner, tid %d, is now "
@@ -321,10 +346,8 @@ static void rule_orphaned_waits(struct context *c)
                          "thread %d '%s' of parent %d waits on futex 0x%" PRIx64 " in the same mapping",
                          (int)parent->threads[t].tid, parent->threads[t].name, (int)parent->pid, theirs->address);
         }
-        remedy(c, finding, "The child inherited a runtime's state but not its threads: start workers with spawn or "
-                           "forkserver, or keep the parent from starting that runtime's threads before fork() "
-                           "(GNU OpenMP: no parallel region before forking, or build with LLVM libomp / Intel "
-                           "libiomp5, which are fork-aware).");
+        remedy(c, finding, "The child inherited state whose threads stayed in the parent: start workers with spawn "
+                           "or forkserver, or fork before the parent starts those threads (or takes that lock).");
     }
 }
 
@@ -538,6 +561,156 @@ static void rule_stopped(struct context *c)
     }
 }
 
+/* ---- dead workers ---------------------------------------------------------------------------------------- */
+
+/* A thread of `process` that waits for what a worker would deliver (a pipe, a socket, poll, a futex a result
+ * thread signals), for ever or in a timed loop that gets nothing across samples. Not wait4: it would have reaped
+ * a zombie, so one in wait4 waits for another child. */
+static const struct report_node *stuck_waiter(const struct report_graph *graph, const struct hd_process *process)
+{
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        if (node->process != process || node->thread->syscall.state != HD_SYSCALL_IN)
+            continue;
+        enum hd_wait_kind kind = node->thread->wait.kind;
+        bool waits_for_worker = kind == HD_WAIT_READ || kind == HD_WAIT_WRITE || kind == HD_WAIT_POLL ||
+                                kind == HD_WAIT_FUTEX;
+        bool stuck = node->wake == REPORT_WAKE_NEVER ||
+                     (node->wake == REPORT_WAKE_TIMER && !node->thread->progressing);
+        if (waits_for_worker && stuck)
+            return node;
+    }
+    return NULL;
+}
+
+/* How a worker ended, from its wait status, in words ("killed by SIGKILL", "exited with status 3"). */
+static void describe_exit(int status, char *out, size_t size)
+{
+    int signal = status & 0x7f;
+    if (signal == 0)
+        snprintf(out, size, "exited with status %d", (status >> 8) & 0xff);
+    else if (signal != 0x7f)
+        snprintf(out, size, "killed by SIG%s (%d)%s", sigabbrev_np(signal) ? sigabbrev_np(signal) : "?", signal,
+                 status & 0x80 ? ", core dumped" : "");
+    else
+        snprintf(out, size, "stopped (wait status 0x%x)", (unsigned)status);
+}
+
+/* What to do about a worker that died, by how it died: the first row whose signal matches (0: any). */
+static const struct death_remedy {
+    int signal; /* 0: exited normally, -1: any way */
+    const char *remedy;
+} death_remedies[] = {
+    { SIGKILL, "SIGKILL is what the kernel's OOM killer sends: look for it (dmesg | grep -i 'killed process', "
+               "or the cgroup's memory.events) and give the workers less to hold (fewer workers, smaller batches "
+               "or prefetch) or the job more memory." },
+    { SIGSEGV, "The worker crashed: get its core dump (coredumpctl, or ulimit -c unlimited) or run the work in the "
+               "parent (PyTorch: num_workers=0) to see where." },
+    { SIGBUS, "SIGBUS in a worker is often shared memory running out (/dev/shm full in a container: raise "
+              "--shm-size) or a file truncated under a mapping." },
+    { SIGABRT, "The worker aborted: its stderr has the assertion or the library's message." },
+    { 0, "The worker exited by itself: its stderr says why." },
+    { -1, "The parent must notice a dead worker: reap it (waitpid, SIGCHLD, a pidfd in the poll set) and close its "
+          "own copy of the worker's pipe ends so that EOF arrives, or wait with a timeout and check that the "
+          "workers are alive." },
+};
+
+static void death_remedy(struct context *c, struct report_finding *finding, int signal)
+{
+    for (size_t r = 0; r < COUNT(death_remedies); r++)
+        if (death_remedies[r].signal == signal || death_remedies[r].signal == -1)
+            remedy(c, finding, death_remedies[r].remedy);
+}
+
+static void waiter_evidence(struct context *c, struct report_finding *finding, const struct report_node *waiter)
+{
+    evidence(c, finding, "waiter", "thread %d '%s' of process %d: %s%s", (int)waiter->thread->tid,
+             waiter->thread->name, (int)waiter->process->pid, report_wait_label(waiter->thread),
+             waiter->wake == REPORT_WAKE_TIMER ? ", times out and waits again" : ", no timeout");
+    member(c, finding, (size_t)(waiter - c->analysis->graph.nodes));
+}
+
+/* A child that died while its parent waits for what it would have sent: a zombie (its exit status is known) or a
+ * child that vanished during sampling (reaped by someone, perhaps the kernel under SIG_IGN: likely). */
+static void rule_worker_died(struct context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t p = 0; p < c->snapshot->nprocesses; p++) {
+        const struct hd_process *child = &c->snapshot->processes[p];
+        const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, child->ppid);
+        const struct report_node *waiter = parent && child->zombie ? stuck_waiter(graph, parent) : NULL;
+        if (!waiter)
+            continue;
+        char how[96];
+        describe_exit(child->exit_status, how, sizeof how);
+        struct report_finding *finding = add_finding_for(
+            c, "worker-died", REPORT_CERTAIN, child->pid, child->pid,
+            "worker %d '%s' %s and was never reaped, while thread %d '%s' of its parent %d still waits (%s)",
+            (int)child->pid, child->comm, how, (int)waiter->thread->tid, waiter->thread->name, (int)parent->pid,
+            report_wait_label(waiter->thread));
+        evidence(c, finding, "worker_pid", "%d", (int)child->pid);
+        evidence(c, finding, "exit", "%s", how);
+        evidence(c, finding, "wait_status", "0x%x", (unsigned)child->exit_status);
+        waiter_evidence(c, finding, waiter);
+        int signal = child->exit_status & 0x7f;
+        death_remedy(c, finding, signal == 0x7f ? -2 : signal);
+    }
+    for (size_t d = 0; d < c->snapshot->ndeparted; d++) {
+        const struct hd_departed *gone = &c->snapshot->departed[d];
+        const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, gone->ppid);
+        const struct report_node *waiter = parent ? stuck_waiter(graph, parent) : NULL;
+        if (!waiter)
+            continue;
+        struct report_finding *finding = add_finding_for(
+            c, "worker-died", REPORT_LIKELY, gone->pid, gone->pid,
+            "worker %d '%s' vanished during sampling, while thread %d '%s' of its parent %d kept waiting (%s) "
+            "without noticing", (int)gone->pid, gone->comm, (int)waiter->thread->tid, waiter->thread->name,
+            (int)parent->pid, report_wait_label(waiter->thread));
+        evidence(c, finding, "worker_pid", "%d", (int)gone->pid);
+        evidence(c, finding, "exit", "unknown: reaped before the last sample (by the parent, or by the kernel when "
+                                     "SIGCHLD is ignored)");
+        waiter_evidence(c, finding, waiter);
+        death_remedy(c, finding, -2);
+    }
+}
+
+/* ---- busy loops ---------------------------------------------------------------------------------------------- */
+
+/* A spinning thread gets most of a CPU; on a loaded machine it may get half, so the bar is not 100 %. */
+#define SPINNING_CPU_SHARE_MIN 0.5
+
+/* Running in every sample, using about a CPU, stopped in the same function each time: a busy wait or livelock,
+ * or a long computation that stays in one function. Sampling cannot tell those apart: likely, never certain. */
+static void rule_spinning(struct context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    double sampling_ns = c->snapshot->sampling_s * 1e9;
+    for (size_t i = 0; i < graph->nnodes && sampling_ns > 0; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        const struct hd_thread *thread = node->thread;
+        if (thread->samples_seen < 2 || thread->samples_in_state_r != thread->samples_seen ||
+            thread->leaf_samples < 2 || !thread->leaf_same || !thread->leaf_function)
+            continue;
+        double share = (double)thread->cpu_delta_ns / sampling_ns;
+        if (share < SPINNING_CPU_SHARE_MIN)
+            continue;
+        struct report_finding *finding = add_finding(
+            c, "spinning", REPORT_LIKELY, node,
+            "thread %d '%s' of process %d ran in every sample, using %.0f%% of a CPU, and was in %s each time it "
+            "was stopped: a busy wait or livelock, or one long computation",
+            (int)thread->tid, thread->name, (int)node->process->pid, share * 100, thread->leaf_function);
+        evidence(c, finding, "function", "%s", thread->leaf_function);
+        evidence(c, finding, "cpu_share", "%.0f%%", share * 100);
+        evidence(c, finding, "cpu_s", "%.3f of %.3f s", (double)thread->cpu_delta_ns / 1e9, c->snapshot->sampling_s);
+        evidence(c, finding, "samples", "R in %u of %u; the same function in %u", thread->samples_in_state_r,
+                 thread->samples_seen, thread->leaf_samples);
+        remedy(c, finding, "Sample longer (hangdoc --samples 10 --interval 1s PID): a computation moves on to "
+                           "other functions, a busy wait stays where it is.");
+        remedy(c, finding, "If it polls a flag or a lock in a loop, block instead (a condition variable, a futex, "
+                           "or sched_yield with a back-off) and check that whoever should set the flag is alive.");
+    }
+}
+
 static const struct rule {
     const char *name;
     void (*apply)(struct context *);
@@ -545,15 +718,17 @@ static const struct rule {
     { "unreleasable locks", rule_unreleasable_locks },
     { "lock cycles", rule_lock_cycles },
     { "orphaned waits", rule_orphaned_waits },
+    { "worker died", rule_worker_died },
     { "uninterruptible", rule_uninterruptible },
     { "stopped", rule_stopped },
+    { "spinning", rule_spinning },
     { "waiting on workers", rule_waiting_on_workers },
     { "idle", rule_idle },
 };
 
 /* ---- the verdict --------------------------------------------------------------------------------------------- */
 
-/* Which finding is the root cause when several are found, and what cause it names. */
+/* The findings that can be a root cause, in the order one is preferred over another, with the cause they name. */
 static const struct root_cause {
     const char *id;
     const char *cause;
@@ -562,16 +737,23 @@ static const struct root_cause {
     { "orphaned-wait", "fork-inheritance" },
     { "lock-cycle", "deadlock" },
     { "abandoned-lock", "deadlock" },
+    { "worker-died", "worker-died" },
     { "uninterruptible", "kernel" },
     { "stopped", "stopped" },
+    { "spinning", "busy-loop" },
 };
 
-static void build_chain(struct context *c, const struct hd_process *process)
+static pid_t *chain_to(struct context *c, const struct hd_process *process, pid_t subject_pid, size_t *length)
 {
-    struct report_verdict *verdict = &c->analysis->verdict;
-    pid_t reversed[64];
+    pid_t reversed[65];
     size_t count = 0;
-    for (const struct hd_process *p = process; p && count < 64; p = hd_snapshot_find_process(c->snapshot, p->ppid)) {
+    if (!process) /* a worker that vanished: the chain ends in it, below its parent */
+        reversed[count++] = subject_pid;
+    const struct hd_process *p = process;
+    for (size_t d = 0; !p && d < c->snapshot->ndeparted; d++)
+        if (c->snapshot->departed[d].pid == subject_pid)
+            p = hd_snapshot_find_process(c->snapshot, c->snapshot->departed[d].ppid);
+    for (; p && count < 64; p = hd_snapshot_find_process(c->snapshot, p->ppid)) {
         reversed[count++] = p->pid;
         bool root = false;
         for (size_t r = 0; r < c->snapshot->nroots; r++)
@@ -579,14 +761,157 @@ static void build_chain(struct context *c, const struct hd_process *process)
         if (root)
             break;
     }
-    verdict->chain = calloc(count ? count : 1, sizeof *verdict->chain);
-    if (!verdict->chain) {
+    pid_t *chain = calloc(count ? count : 1, sizeof *chain);
+    if (!chain) {
+        c->failed = true;
+        *length = 0;
+        return NULL;
+    }
+    for (size_t i = 0; i < count; i++)
+        chain[i] = reversed[count - 1 - i];
+    *length = count;
+    return chain;
+}
+
+static const char *evidence_value(const struct report_finding *finding, const char *name)
+{
+    for (size_t e = 0; e < finding->nevidence; e++)
+        if (strcmp(finding->evidence[e].name, name) == 0)
+            return finding->evidence[e].value;
+    return NULL;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Two root-cause findings are one hang when they name the same object: the same lock or futex address with the
+ * same owner, in processes forked from the same parent (fork keeps addresses, so every worker forked while a
+ * lock was held shows it at the same address). Without an address: the same thread (cycles, busy loops) or the
+ * same process. */
+static bool same_hang(const struct hd_snapshot *snapshot, const struct report_finding *a,
+                      const struct report_finding *b)
+{
+    if (strcmp(a->id, b->id) != 0)
+        return false;
+    const char *address = evidence_value(a, "address");
+    if (address) {
+        const struct hd_process *pa = hd_snapshot_find_process(snapshot, a->pid);
+        const struct hd_process *pb = hd_snapshot_find_process(snapshot, b->pid);
+        return same_text(address, evidence_value(b, "address")) &&
+               same_text(evidence_value(a, "owner_pid"), evidence_value(b, "owner_pid")) &&
+               (a->pid == b->pid || (pa && pb && pa->ppid == pb->ppid));
+    }
+    if (strcmp(a->id, "lock-cycle") == 0 || strcmp(a->id, "spinning") == 0)
+        return a->tid == b->tid;
+    return a->pid == b->pid;
+}
+
+static struct report_hang *add_hang(struct context *c, const char *cause, long finding, bool root, pid_t pid,
+                                    pid_t tid)
+{
+    struct report_verdict *verdict = &c->analysis->verdict;
+    struct report_hang *grown = reallocarray(verdict->hangs, verdict->nhangs + 1, sizeof *grown);
+    if (!grown) {
+        c->failed = true;
+        return NULL;
+    }
+    verdict->hangs = grown;
+    struct report_hang *hang = &verdict->hangs[verdict->nhangs++];
+    *hang = (struct report_hang){ .cause = cause, .finding = finding, .root_cause = root, .pid = pid, .tid = tid };
+    return hang;
+}
+
+static void hang_member(struct context *c, struct report_hang *hang, size_t finding)
+{
+    size_t *grown = hang ? reallocarray(hang->findings, hang->nfindings + 1, sizeof *grown) : NULL;
+    if (!grown) {
         c->failed = true;
         return;
     }
-    for (size_t i = 0; i < count; i++)
-        verdict->chain[i] = reversed[count - 1 - i];
-    verdict->nchain = count;
+    hang->findings = grown;
+    hang->findings[hang->nfindings++] = finding;
+}
+
+/* One hang per distinct root cause, in the catalogue's order of preference. */
+static void collect_root_causes(struct context *c)
+{
+    struct report_analysis *a = c->analysis;
+    for (size_t r = 0; r < COUNT(root_causes); r++)
+        for (size_t f = 0; f < a->nfindings && !c->failed; f++) {
+            const struct report_finding *finding = &a->findings[f];
+            if (strcmp(finding->id, root_causes[r].id) != 0)
+                continue;
+            struct report_hang *hang = NULL;
+            for (size_t h = 0; h < a->verdict.nhangs && !hang; h++)
+                if (a->verdict.hangs[h].finding >= 0 &&
+                    same_hang(c->snapshot, &a->findings[a->verdict.hangs[h].finding], finding))
+                    hang = &a->verdict.hangs[h];
+            if (!hang)
+                hang = add_hang(c, root_causes[r].cause, (long)f, true, finding->pid, finding->tid);
+            hang_member(c, hang, f);
+        }
+}
+
+static bool knotted(const struct report_node *node)
+{
+    /* pause() and sigsuspend() wait for a signal by design: a daemon's main thread, not a knot */
+    return node->wake == REPORT_WAKE_NEVER && node->thread->wait.kind != HD_WAIT_SIGNAL;
+}
+
+static bool is_root_cause_id(const char *id)
+{
+    for (size_t r = 0; r < COUNT(root_causes); r++)
+        if (strcmp(root_causes[r].id, id) == 0)
+            return true;
+    return false;
+}
+
+/* Does a root-cause finding name a thread of `process` as a member (the parent left waiting for a dead worker)?
+ * waiting-on-workers does not count: its members are the workers it points at, which may hang unexplained. */
+static bool names_member_of(const struct report_analysis *a, const struct report_finding *finding,
+                            const struct hd_process *process)
+{
+    if (!is_root_cause_id(finding->id))
+        return false;
+    for (size_t m = 0; m < finding->nmembers; m++)
+        if (a->graph.nodes[finding->members[m]].process == process)
+            return true;
+    return false;
+}
+
+/* Threads asleep forever in a process that no finding is about: nobody who could wake them can run, but no rule
+ * of the catalogue says why (a lone thread on a semaphore, a condition variable nobody will signal). That is a
+ * deadlock in the wait-for graph's sense (DESIGN.md): hung, cause "deadlock", no root-cause finding. */
+static void collect_unexplained_knots(struct context *c)
+{
+    struct report_analysis *a = c->analysis;
+    const struct hd_process *last = NULL;
+    for (size_t i = 0; i < a->graph.nnodes && !c->failed; i++) {
+        const struct report_node *node = &a->graph.nodes[i];
+        if (!knotted(node) || node->process == last)
+            continue;
+        bool explained = false;
+        for (size_t f = 0; f < a->nfindings; f++)
+            explained |= a->findings[f].hang && (a->findings[f].pid == node->process->pid ||
+                                                 names_member_of(a, &a->findings[f], node->process));
+        if (explained)
+            continue;
+        last = node->process;
+        add_hang(c, "deadlock", -1, false, node->process->pid, node->thread->tid);
+    }
+}
+
+/* Threads asleep (not running, not in D) whose system call could not be read: their wait is unknown. */
+static size_t unread_waits(const struct report_graph *graph)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        const struct hd_thread *thread = graph->nodes[i].thread;
+        count += thread->syscall.state == HD_SYSCALL_UNREAD && thread->state == 'S' && !thread->progressing;
+    }
+    return count;
 }
 
 static void decide(struct context *c)
@@ -594,42 +919,36 @@ static void decide(struct context *c)
     struct report_analysis *a = c->analysis;
     struct report_verdict *verdict = &a->verdict;
     *verdict = (struct report_verdict){ .hung = REPORT_HUNG_NO, .cause = "none", .root_cause = -1 };
-    bool any_hang = false;
-    for (size_t f = 0; f < a->nfindings; f++)
-        any_hang |= a->findings[f].hang;
-    for (size_t r = 0; r < COUNT(root_causes) && verdict->root_cause < 0; r++)
-        for (size_t f = 0; f < a->nfindings; f++)
-            if (strcmp(a->findings[f].id, root_causes[r].id) == 0) {
-                verdict->root_cause = (long)f;
-                verdict->cause = root_causes[r].cause;
-                break;
-            }
-    bool knot = false;
-    for (size_t i = 0; i < a->graph.nnodes; i++) {
-        const struct report_node *node = &a->graph.nodes[i];
-        bool asleep = node->wake == REPORT_WAKE_NEVER;
-        a->asleep_forever_exists |= asleep;
-        /* pause() and sigsuspend() wait for a signal by design: a daemon's main thread, not a knot */
-        knot |= asleep && node->thread->wait.kind != HD_WAIT_SIGNAL;
-    }
-    if (any_hang) {
-        verdict->hung = REPORT_HUNG_YES;
-        if (verdict->root_cause < 0)
-            verdict->cause = "unknown"; /* only waiting-on-workers: the workers hang for a reason not named */
-    } else if (knot) {
-        verdict->hung = REPORT_HUNG_UNKNOWN;
-        verdict->cause = "unknown";
-    }
-    long subject = verdict->root_cause;
-    for (size_t f = 0; subject < 0 && f < a->nfindings; f++)
+    for (size_t i = 0; i < a->graph.nnodes; i++)
+        a->asleep_forever_exists |= a->graph.nodes[i].wake == REPORT_WAKE_NEVER;
+    collect_root_causes(c);
+    collect_unexplained_knots(c);
+    /* only waiting-on-workers: the workers hang for a reason no rule names, and they wait for a signal */
+    for (size_t f = 0; f < a->nfindings && verdict->nhangs == 0 && !c->failed; f++)
         if (a->findings[f].hang)
-            subject = (long)f;
-    if (subject < 0)
+            hang_member(c, add_hang(c, "unknown", (long)f, false, a->findings[f].pid, a->findings[f].tid), f);
+    for (size_t h = 0; h < verdict->nhangs && !c->failed; h++) {
+        struct report_hang *hang = &verdict->hangs[h];
+        hang->chain = chain_to(c, hd_snapshot_find_process(c->snapshot, hang->pid), hang->pid, &hang->nchain);
+    }
+    verdict->unread_waits = unread_waits(&a->graph);
+    if (c->failed)
         return;
-    const struct report_finding *finding = &a->findings[subject];
-    verdict->pid = finding->pid;
-    verdict->tid = finding->tid;
-    build_chain(c, hd_snapshot_find_process(c->snapshot, finding->pid));
+    if (verdict->nhangs == 0) {
+        if (verdict->unread_waits > 0) {
+            verdict->hung = REPORT_HUNG_UNKNOWN;
+            verdict->cause = "unknown";
+        }
+        return;
+    }
+    const struct report_hang *first = &verdict->hangs[0];
+    verdict->hung = REPORT_HUNG_YES;
+    verdict->cause = first->cause;
+    verdict->root_cause = first->root_cause ? first->finding : -1;
+    verdict->pid = first->pid;
+    verdict->tid = first->tid;
+    verdict->chain = first->chain;
+    verdict->nchain = first->nchain;
 }
 
 struct report_analysis *report_analyze(const struct hd_snapshot *snapshot)
@@ -644,6 +963,8 @@ struct report_analysis *report_analyze(const struct hd_snapshot *snapshot)
     struct context c = { .snapshot = snapshot, .analysis = analysis };
     for (size_t r = 0; r < COUNT(rules) && !c.failed; r++)
         rules[r].apply(&c);
+    if (!c.failed)
+        c.failed = !report_add_specific_remedies(snapshot, analysis);
     if (!c.failed)
         decide(&c);
     if (c.failed) {
@@ -671,7 +992,11 @@ void report_analysis_free(struct report_analysis *analysis)
         free(finding->members);
     }
     free(analysis->findings);
-    free(analysis->verdict.chain);
+    for (size_t h = 0; h < analysis->verdict.nhangs; h++) {
+        free(analysis->verdict.hangs[h].chain);
+        free(analysis->verdict.hangs[h].findings);
+    }
+    free(analysis->verdict.hangs);
     report_graph_release(&analysis->graph);
     free(analysis);
 }

@@ -287,6 +287,27 @@ static json_object *process_object(const struct hd_process *process)
     return object;
 }
 
+static json_object *hang_object(const struct report_analysis *analysis, const struct report_hang *hang)
+{
+    json_object *object = json_object_new_object();
+    json_object_object_add(object, "cause", json_object_new_string(hang->cause));
+    json_object_object_add(object, "root_cause", hang->root_cause && hang->finding >= 0
+                                                     ? json_object_new_string(analysis->findings[hang->finding].id)
+                                                     : NULL);
+    json_object_object_add(object, "finding", hang->finding >= 0 ? json_object_new_int64(hang->finding) : NULL);
+    json_object_object_add(object, "pid", json_object_new_int(hang->pid));
+    json_object_object_add(object, "tid", json_object_new_int(hang->tid));
+    json_object *chain = json_object_new_array();
+    for (size_t i = 0; i < hang->nchain; i++)
+        json_object_array_add(chain, json_object_new_int(hang->chain[i]));
+    json_object_object_add(object, "chain", chain);
+    json_object *findings = json_object_new_array();
+    for (size_t i = 0; i < hang->nfindings; i++)
+        json_object_array_add(findings, json_object_new_int64((int64_t)hang->findings[i]));
+    json_object_object_add(object, "findings", findings);
+    return object;
+}
+
 static json_object *verdict_object(const struct report_analysis *analysis)
 {
     const struct report_verdict *verdict = &analysis->verdict;
@@ -305,6 +326,11 @@ static json_object *verdict_object(const struct report_analysis *analysis)
     for (size_t i = 0; i < verdict->nchain; i++)
         json_object_array_add(chain, json_object_new_int(verdict->chain[i]));
     json_object_object_add(object, "chain", chain);
+    json_object *hangs = json_object_new_array();
+    for (size_t h = 0; h < verdict->nhangs; h++)
+        json_object_array_add(hangs, hang_object(analysis, &verdict->hangs[h]));
+    json_object_object_add(object, "hangs", hangs);
+    json_object_object_add(object, "unread_waits", json_object_new_int64((int64_t)verdict->unread_waits));
     return object;
 }
 

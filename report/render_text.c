@@ -1,9 +1,11 @@
-/* The text report (report.h): a summary line, then the tree, one line per process and per thread. */
+/* The text report (report.h): the verdict in one line, the chain, every other independent hang, the findings
+ * with evidence and fix, then the tree: one line per process, its relevant threads, the healthy ones summarised. */
 #include "report.h"
 
 #include "buffer.h"
 #include "describe.h"
 #include "render_stacks.h"
+#include "wrap.h"
 
 #include <inttypes.h>
 
@@ -14,6 +16,26 @@
 static void put_escaped(struct report_buffer *out, const char *text)
 {
     report_buffer_escaped(out, text, strlen(text));
+}
+
+/* ANSI SGR sequences; only ever written when the caller asked for colour. */
+enum paint { PAINT_HUNG, PAINT_LIKELY, PAINT_GOOD, PAINT_ID, PAINT_FOREVER, PAINT_FIX, PAINT_QUIET };
+
+static void paint(struct report_buffer *out, const struct report_text_options *options, enum paint what)
+{
+    static const char *const codes[] = {
+        [PAINT_HUNG] = "\x1b[1;31m", [PAINT_LIKELY] = "\x1b[1;33m", [PAINT_GOOD] = "\x1b[32m",
+        [PAINT_ID] = "\x1b[1m",      [PAINT_FOREVER] = "\x1b[31m",  [PAINT_FIX] = "\x1b[32m",
+        [PAINT_QUIET] = "\x1b[2m",
+    };
+    if (options->colour)
+        report_buffer_puts(out, codes[what]);
+}
+
+static void unpaint(struct report_buffer *out, const struct report_text_options *options)
+{
+    if (options->colour)
+        report_buffer_puts(out, "\x1b[0m");
 }
 
 static unsigned depth_of(const struct hd_snapshot *snapshot, const struct hd_process *process)
@@ -61,48 +83,95 @@ static void render_process_name(struct report_buffer *out, const struct hd_snaps
     report_buffer_puts(out, "'");
 }
 
+static void render_chain(struct report_buffer *out, const struct hd_snapshot *snapshot, const pid_t *chain,
+                         size_t length)
+{
+    for (size_t i = 0; i < length; i++) {
+        if (i > 0)
+            report_buffer_puts(out, " → ");
+        render_process_name(out, snapshot, chain[i]);
+    }
+}
+
+/* One hang in one line: its cause and what names it. */
+static void render_hang(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                        const struct report_analysis *analysis, const struct report_hang *hang,
+                        const struct report_text_options *options)
+{
+    const struct report_finding *finding = hang->finding >= 0 ? &analysis->findings[hang->finding] : NULL;
+    bool likely = finding && finding->confidence != REPORT_CERTAIN;
+    paint(out, options, likely ? PAINT_LIKELY : PAINT_HUNG);
+    report_buffer_printf(out, "%sHUNG (%s)", likely ? "likely " : "", hang->cause);
+    unpaint(out, options);
+    report_buffer_puts(out, ": ");
+    if (!finding) {
+        /* threads asleep forever that no rule of the catalogue explains */
+        const struct hd_process *process = NULL;
+        const struct hd_thread *thread = hd_snapshot_find_thread(snapshot, hang->tid, (struct hd_process **)&process);
+        report_buffer_printf(out, "thread %d '", (int)hang->tid);
+        put_escaped(out, thread ? thread->name : "?");
+        report_buffer_printf(out, "' of process %d is asleep forever (", (int)hang->pid);
+        if (thread)
+            report_describe_wait(out, thread);
+        report_buffer_puts(out, ") and nothing that could wake it can run; no rule of the catalogue names why\n");
+        return;
+    }
+    put_escaped(out, finding->summary);
+    report_buffer_printf(out, " [%s, %s", finding->id, report_confidence_name(finding->confidence));
+    if (hang->nfindings > 1)
+        report_buffer_printf(out, ", ×%zu", hang->nfindings);
+    report_buffer_puts(out, "]\n");
+}
+
 static void render_verdict(struct report_buffer *out, const struct hd_snapshot *snapshot,
-                           const struct report_analysis *analysis)
+                           const struct report_analysis *analysis, const struct report_text_options *options)
 {
     const struct report_verdict *verdict = &analysis->verdict;
-    size_t asleep = 0;
-    for (size_t i = 0; i < analysis->graph.nnodes; i++)
-        asleep += analysis->graph.nodes[i].wake == REPORT_WAKE_NEVER;
+    report_buffer_puts(out, "verdict: ");
     switch (verdict->hung) {
     case REPORT_HUNG_NO:
-        report_buffer_puts(out, "verdict: not hung: every thread runs, waits with a timeout or on the outside, or "
-                                "can be woken by one that does\n");
+        paint(out, options, PAINT_GOOD);
+        report_buffer_puts(out, "not hung");
+        unpaint(out, options);
+        report_buffer_puts(out, ": every thread runs, waits with a timeout or on the outside, or can be woken by "
+                                "one that does\n");
         return;
     case REPORT_HUNG_UNKNOWN:
-        report_buffer_printf(out, "verdict: could not tell: %zu thread%s asleep forever, but no rule names why\n",
-                             asleep, asleep == 1 ? " is" : "s are");
+        paint(out, options, PAINT_LIKELY);
+        report_buffer_puts(out, "could not tell");
+        unpaint(out, options);
+        report_buffer_printf(out, ": no hang in what could be read, but the waits of %zu sleeping thread%s could "
+                                  "not be read (see the notes)\n",
+                             verdict->unread_waits, verdict->unread_waits == 1 ? "" : "s");
         return;
     case REPORT_HUNG_YES:
         break;
     }
-    report_buffer_printf(out, "verdict: HUNG (%s): ", verdict->cause);
-    long shown = verdict->root_cause;
-    for (size_t f = 0; shown < 0 && f < analysis->nfindings; f++)
-        if (analysis->findings[f].hang)
-            shown = (long)f;
-    const struct report_finding *finding = &analysis->findings[shown];
-    put_escaped(out, finding->summary);
-    report_buffer_printf(out, " [%s, %s]\n", finding->id, report_confidence_name(finding->confidence));
+    render_hang(out, snapshot, analysis, &verdict->hangs[0], options);
     if (verdict->nchain > 0) {
         report_buffer_puts(out, "chain: ");
-        for (size_t i = 0; i < verdict->nchain; i++) {
-            if (i > 0)
-                report_buffer_puts(out, " → ");
-            render_process_name(out, snapshot, verdict->chain[i]);
-        }
+        render_chain(out, snapshot, verdict->chain, verdict->nchain);
+        report_buffer_puts(out, "\n");
+    }
+    if (verdict->nhangs > 1)
+        report_buffer_printf(out, "%zu independent hangs, each with its own root cause:\n", verdict->nhangs);
+    for (size_t h = 1; h < verdict->nhangs; h++) {
+        report_buffer_printf(out, "  %zu. ", h + 1);
+        render_hang(out, snapshot, analysis, &verdict->hangs[h], options);
+        report_buffer_puts(out, "     chain: ");
+        render_chain(out, snapshot, verdict->hangs[h].chain, verdict->hangs[h].nchain);
         report_buffer_puts(out, "\n");
     }
 }
 
-static void render_finding(struct report_buffer *out, const struct report_finding *finding)
+static void render_finding(struct report_buffer *out, const struct report_finding *finding,
+                           const struct report_text_options *options)
 {
-    report_buffer_printf(out, "\n%s (%s) · process %d, thread %d\n  ", finding->id,
-                         report_confidence_name(finding->confidence), (int)finding->pid, (int)finding->tid);
+    report_buffer_puts(out, "\n");
+    paint(out, options, finding->hang ? PAINT_ID : PAINT_QUIET);
+    report_buffer_printf(out, "%s (%s)", finding->id, report_confidence_name(finding->confidence));
+    unpaint(out, options);
+    report_buffer_printf(out, " · process %d, thread %d\n  ", (int)finding->pid, (int)finding->tid);
     put_escaped(out, finding->summary);
     report_buffer_puts(out, "\n");
     for (size_t e = 0; e < finding->nevidence; e++) {
@@ -113,7 +182,11 @@ static void render_finding(struct report_buffer *out, const struct report_findin
         report_buffer_puts(out, "\n");
     }
     for (size_t r = 0; r < finding->nremedies; r++) {
-        report_buffer_puts(out, "  fix: ");
+        report_buffer_puts(out, "  ");
+        paint(out, options, PAINT_FIX);
+        report_buffer_puts(out, "fix:");
+        unpaint(out, options);
+        report_buffer_puts(out, " ");
         put_escaped(out, finding->remedies[r]);
         report_buffer_puts(out, "\n");
     }
@@ -166,7 +239,7 @@ static void render_findings(struct report_buffer *out, const struct hd_snapshot 
             idle++;
             continue;
         }
-        render_finding(out, &analysis->findings[f]);
+        render_finding(out, &analysis->findings[f], options);
     }
     render_lock_blocks(out, snapshot, analysis);
     if (analysis->asleep_forever_exists)
@@ -235,16 +308,74 @@ static void render_thread(struct report_buffer *out, const struct hd_thread *thr
         else
             report_buffer_puts(out, " · no progress");
     }
-    if (node->wake == REPORT_WAKE_NEVER)
-        report_buffer_puts(out, " · asleep forever");
+    if (node->wake == REPORT_WAKE_NEVER) {
+        report_buffer_puts(out, " · ");
+        paint(out, options, PAINT_FOREVER);
+        report_buffer_puts(out, "asleep forever");
+        unpaint(out, options);
+    }
     report_buffer_puts(out, "\n");
     if (thread->kernel_stack && (options->verbose || thread->state == 'D'))
         render_kernel_stack(out, thread->kernel_stack, depth);
 }
 
-static void render_process(struct report_buffer *out, const struct hd_snapshot *snapshot,
-                           const struct hd_process *process, const struct report_text_options *options,
+/* A thread a reader of a hang needs to see: named by a finding, asleep forever, or stopped, in D, exited. */
+static bool relevant(const struct report_analysis *analysis, const struct report_node *node)
+{
+    if (node->wake == REPORT_WAKE_NEVER || node->wake == REPORT_WAKE_EXITED || node->wake == REPORT_WAKE_KERNEL)
+        return true;
+    size_t index = (size_t)(node - analysis->graph.nodes);
+    for (size_t f = 0; f < analysis->nfindings; f++) {
+        const struct report_finding *finding = &analysis->findings[f];
+        if (!finding->hang)
+            continue;
+        if (finding->tid == node->thread->tid)
+            return true;
+        for (size_t m = 0; m < finding->nmembers; m++)
+            if (finding->members[m] == index)
+                return true;
+    }
+    return false;
+}
+
+/* Up to this many healthy threads of a process are listed; more are summarised in one line (unless -v). */
+#define HEALTHY_THREADS_LISTED_MAX 2
+
+/* The relevant threads one line each; the healthy ones too when few, else counted by how they can run. */
+static void render_threads(struct report_buffer *out, const struct report_analysis *analysis,
+                           const struct hd_process *process, unsigned depth, const struct report_text_options *options,
                            const struct report_node *nodes)
+{
+    size_t healthy = 0;
+    size_t by_wake[REPORT_WAKE_EXITED + 1] = { 0 };
+    for (size_t t = 0; t < process->nthreads; t++)
+        if (!relevant(analysis, &nodes[t])) {
+            healthy++;
+            by_wake[nodes[t].wake]++;
+        }
+    bool list_all = options->verbose || healthy <= HEALTHY_THREADS_LISTED_MAX;
+    for (size_t t = 0; t < process->nthreads; t++)
+        if (list_all || relevant(analysis, &nodes[t]))
+            render_thread(out, &process->threads[t], depth, options, &nodes[t]);
+    if (list_all)
+        return;
+    indent(out, depth);
+    paint(out, options, PAINT_QUIET);
+    report_buffer_printf(out, "    + %zu healthy thread%s:", healthy, healthy == 1 ? "" : "s");
+    const char *separator = " ";
+    for (size_t w = 0; w <= REPORT_WAKE_EXITED; w++)
+        if (by_wake[w]) {
+            report_buffer_printf(out, "%s%zu %s", separator, by_wake[w], report_wake_name((enum report_wake)w));
+            separator = ", ";
+        }
+    report_buffer_puts(out, " (-v lists them)");
+    unpaint(out, options);
+    report_buffer_puts(out, "\n");
+}
+
+static void render_process(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                           const struct report_analysis *analysis, const struct hd_process *process,
+                           const struct report_text_options *options, const struct report_node *nodes)
 {
     unsigned depth = depth_of(snapshot, process);
     if (depth == 0 && process != snapshot->processes)
@@ -274,8 +405,7 @@ static void render_process(struct report_buffer *out, const struct hd_snapshot *
         put_escaped(out, process->exe);
         report_buffer_puts(out, "\n");
     }
-    for (size_t t = 0; t < process->nthreads; t++)
-        render_thread(out, &process->threads[t], depth, options, &nodes[t]);
+    render_threads(out, analysis, process, depth, options, nodes);
 }
 
 static void render_notes(struct report_buffer *out, const struct hd_snapshot *snapshot)
@@ -295,6 +425,29 @@ static void render_notes(struct report_buffer *out, const struct hd_snapshot *sn
     }
 }
 
+/* The verdict once more, with the fix of each hang's root cause: the last thing on the screen. */
+static void render_recap(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                         const struct report_analysis *analysis, const struct report_text_options *options)
+{
+    report_buffer_puts(out, "\nIn short:\n");
+    render_verdict(out, snapshot, analysis, options);
+    const struct report_verdict *verdict = &analysis->verdict;
+    for (size_t h = 0; h < verdict->nhangs; h++) {
+        const struct report_hang *hang = &verdict->hangs[h];
+        if (!hang->root_cause || hang->finding < 0)
+            continue;
+        const struct report_finding *finding = &analysis->findings[hang->finding];
+        for (size_t r = 0; r < finding->nremedies; r++) {
+            paint(out, options, PAINT_FIX);
+            report_buffer_puts(out, "fix:");
+            unpaint(out, options);
+            report_buffer_puts(out, " ");
+            put_escaped(out, finding->remedies[r]);
+            report_buffer_puts(out, "\n");
+        }
+    }
+}
+
 bool report_render_text(const struct hd_snapshot *snapshot, const struct report_analysis *analysis,
                         const struct report_text_options *options, FILE *out)
 {
@@ -302,17 +455,23 @@ bool report_render_text(const struct hd_snapshot *snapshot, const struct report_
     if (!options)
         options = &defaults;
     struct report_buffer text = { 0 };
+    render_verdict(&text, snapshot, analysis, options);
     render_header(&text, snapshot);
-    render_verdict(&text, snapshot, analysis);
     render_findings(&text, snapshot, analysis, options);
     const struct report_node *nodes = analysis->graph.nodes;
     for (size_t p = 0; p < snapshot->nprocesses; p++) {
-        render_process(&text, snapshot, &snapshot->processes[p], options, nodes);
+        render_process(&text, snapshot, analysis, &snapshot->processes[p], options, nodes);
         nodes += snapshot->processes[p].nthreads;
     }
     report_render_stacks(&text, snapshot);
     render_notes(&text, snapshot);
-    bool ok = !text.failed && fwrite(text.data, 1, text.length, out) == text.length && fflush(out) == 0;
+    if (options->recap)
+        render_recap(&text, snapshot, analysis, options);
+    struct report_buffer wrapped = { 0 };
+    report_wrap(&wrapped, text.data ? text.data : "", text.length, options->width);
+    bool ok = !text.failed && !wrapped.failed &&
+              fwrite(wrapped.data, 1, wrapped.length, out) == wrapped.length && fflush(out) == 0;
     report_buffer_release(&text);
+    report_buffer_release(&wrapped);
     return ok;
 }

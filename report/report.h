@@ -14,7 +14,11 @@
 #define REPORT_JSON_SCHEMA "hangdoc.report/1"
 
 struct report_text_options {
-    bool verbose; /* every thread's kernel stack, not only those of threads in D */
+    bool verbose;   /* every thread, with its kernel stack; otherwise healthy threads are summarised and only
+                     * threads in D show their kernel stack */
+    bool colour;    /* ANSI colours (the caller decides: a terminal, NO_COLOR, --color) */
+    unsigned width; /* wrap lines at this many columns; 0: never */
+    bool recap;     /* end with the verdict again and the root cause's fix (the demo, whose report scrolls) */
 };
 
 /* False when memory ran out or writing failed. */

@@ -143,6 +143,18 @@ Test(cli, demo_diagnoses_its_tree_and_ends_it)
     cr_assert(strstr(result.out, expected), "the demo ends with the verdict: %s", result.out);
     cr_assert(strstr(result.out, "'demo-loader' of parent"), "%s", result.out);
     cr_assert(strstr(result.out, "fix: Do not fork() while other threads may hold locks"), "%s", result.out);
+    /* ... and ends with it again, with the fix, as the last lines on the screen */
+    const char *recap = strstr(result.out, "\nIn short:\nverdict: HUNG (fork-inheritance): ");
+    cr_assert_not_null(recap, "%s", result.out);
+    snprintf(expected, sizeof expected, "\nchain: %d 'demo-trainer' → %d 'demo-worker'\nfix: Do not fork() ", trainer,
+             worker);
+    cr_assert(strstr(recap, expected), "%s", recap);
+    size_t length = strlen(recap);
+    cr_assert(length > 1 && recap[length - 1] == '\n');
+    const char *last_line = recap + length - 1;
+    while (last_line > recap && last_line[-1] != '\n')
+        last_line--;
+    cr_assert(strncmp(last_line, "fix: ", 5) == 0, "the output ends with the fix: %s", recap);
     /* The demo ended its tree: neither pid names a process any more. */
     cr_assert(kill(trainer, 0) < 0 && errno == ESRCH, "demo-trainer %d is gone", trainer);
     cr_assert(kill(worker, 0) < 0 && errno == ESRCH, "demo-worker %d is gone", worker);

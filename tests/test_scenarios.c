@@ -2,8 +2,14 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <pty.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 TestSuite(scenarios, .fini = fixture_stop_all, .timeout = 120);
@@ -196,9 +202,9 @@ Test(scenarios, text_report_shows_the_futex_wait_with_its_duration)
     snprintf(expected, sizeof expected, "thread %d 'locker' S [futex wait, ", fixture.pids[2]);
     cr_assert(strstr(result.out, expected), "text names the wait: %s", result.out);
     cr_assert(strstr(result.out, "private, expected 2, no timeout"), "%s", result.out);
-    snprintf(expected, sizeof expected, "\nverdict: HUNG (fork-inheritance): thread %d 'locker' waits for mutex 0x",
+    snprintf(expected, sizeof expected, "verdict: HUNG (fork-inheritance): thread %d 'locker' waits for mutex 0x",
              fixture.pids[2]);
-    cr_assert(strstr(result.out, expected), "the verdict comes first: %s", result.out);
+    cr_assert(strncmp(result.out, expected, strlen(expected)) == 0, "the verdict comes first: %s", result.out);
     snprintf(expected, sizeof expected, "held by thread %d 'holder' of parent %d at fork()", fixture.pids[1],
              fixture.pids[0]);
     cr_assert(strstr(result.out, expected), "%s", result.out);
@@ -273,20 +279,38 @@ Test(scenarios, sigstopped_process_is_in_state_t)
     fixture_stop(&fixture);
 }
 
-Test(scenarios, busy_loop_is_running_and_progressing)
+Test(scenarios, busy_loop_is_spinning_in_one_function)
 {
     struct fixture fixture;
     fixture_start(&fixture, "busy_loop");
     pid_t pid = fixture.pids[0];
-    json_object *document = diagnose(pid, NOT_HUNG);
+    json_object *document = diagnose(pid, HUNG);
     json_object *thread = json_thread(json_process(document, pid), pid);
     cr_assert_not_null(thread);
     cr_assert_str_eq(json_string_at(thread, "name"), "spinner");
     cr_assert(json_bool_at(thread, "progressing"), "CPU time grows between samples");
     json_object *cpu_delta = json_at(thread, "samples.cpu_delta_s");
     cr_assert(cpu_delta && json_object_get_double(cpu_delta) > 0.01, "it used CPU while sampled");
-    cr_assert_geq(json_int_at(thread, "samples.in_state_r", 0), 1);
+    cr_assert_eq(json_int_at(thread, "samples.in_state_r", 0), 3);
+    /* stopped at each sample, it was in main() every time: the loop never leaves it */
+    json_object *spinning = expect_findings(document, "spinning", 1);
+    expect_only_findings(document, (const char *const[]){ "spinning", NULL });
+    cr_assert_eq(json_int_at(spinning, "tid", -1), pid);
+    cr_assert_str_eq(json_string_at(spinning, "confidence"), "likely", "sampling cannot tell a busy wait from work");
+    cr_assert_str_eq(json_string_at(spinning, "evidence.function"), "main");
+    expect_verdict(document, true, "busy-loop", "spinning", pid);
     json_object_put(document);
+
+    /* without stopping it, hangdoc cannot tell where it runs: no finding, not hung */
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--json", "--no-ptrace", "-n", "3", "-i", "100ms", pid_text, NULL });
+    cr_assert_eq(result.exit_status, NOT_HUNG, "%s", result.err);
+    document = json_tokener_parse(result.out);
+    expect_only_findings(document, HEALTHY);
+    json_object_put(document);
+    run_result_free(&result);
     fixture_stop(&fixture);
 }
 
@@ -465,9 +489,11 @@ Test(scenarios, priority_inheritance_mutex_owner_is_read_from_the_lock_word)
     cr_assert(json_bool_at(waiter, "wait.lock.priority_inheritance"));
     cr_assert_eq(json_int_at(waiter, "wait.owner_tid", -1), holder);
     cr_assert_str_eq(json_string_at(waiter, "wait.lock.owner_whereabouts"), "same-process");
-    /* The owner waits for a signal, so the waiter is asleep forever, but no rule names a cause. */
+    /* The owner waits for a signal, so the waiter is asleep forever; no rule of the catalogue names why, but
+     * nobody who could wake it can run: a deadlock without a root-cause finding. */
     cr_assert(asleep_forever(document, pid));
-    cr_assert_null(json_at(document, "verdict.hung"), "could not tell");
+    expect_verdict(document, true, "deadlock", NULL, pid);
+    cr_assert_eq(json_object_array_length(json_at(document, "verdict.hangs")), 1);
     json_object_put(document);
     fixture_stop(&fixture);
 }
@@ -634,5 +660,225 @@ Test(scenarios, atexit_lock_held_at_fork)
     expect_only_findings(document, (const char *const[]){ "orphaned-wait", "waiting-on-workers", NULL });
     expect_verdict(document, true, "fork-inheritance", "orphaned-wait", child);
     json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* ---- dead workers and busy loops ---------------------------------------------------------------------------- */
+
+static void expect_worker_died(const char *fixture_name, const char *exit_text, const char *wait_kind)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, fixture_name);
+    pid_t parent = fixture.pids[0], worker = fixture.pids[1];
+    json_object *document = diagnose(parent, HUNG);
+    json_object *zombie = json_process(document, worker);
+    cr_assert_not_null(zombie, "the dead worker is still in the tree, as a zombie");
+    cr_assert_str_eq(json_string_at(zombie, "state"), "Z");
+    json_object *waiter = json_thread(json_process(document, parent), parent);
+    cr_assert_str_eq(json_string_at(waiter, "wait.kind"), wait_kind);
+    json_object *died = expect_findings(document, "worker-died", 1);
+    cr_assert_eq(json_int_at(died, "pid", -1), worker);
+    cr_assert_str_eq(json_string_at(died, "confidence"), "certain");
+    cr_assert(strstr(json_string_at(died, "evidence.exit"), exit_text), "%s", json_string_at(died, "evidence.exit"));
+    cr_assert(member_tid(died, parent), "the waiting parent is named");
+    expect_only_findings(document, (const char *const[]){ "worker-died", NULL });
+    expect_verdict(document, true, "worker-died", "worker-died", worker);
+    cr_assert_eq(json_object_array_length(json_at(document, "verdict.hangs")), 1,
+                 "the parent left waiting is part of the same hang: %s",
+                 json_object_to_json_string(json_at(document, "verdict.hangs")));
+    json_object *chain = json_at(document, "verdict.chain");
+    cr_assert_eq(json_object_array_length(chain), 2);
+    cr_assert_eq(json_object_get_int(json_object_array_get_idx(chain, 1)), worker);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(scenarios, worker_killed_while_its_parent_polls_the_result_pipe)
+{
+    expect_worker_died("worker_died", "killed by SIGKILL (9)", "poll");
+}
+
+Test(scenarios, worker_crashed_while_its_parent_reads_the_result_pipe)
+{
+    expect_worker_died("worker_crashed", "killed by SIGSEGV (11)", "read");
+}
+
+/* ---- remedies specific to what was found ---------------------------------------------------------------------- */
+
+/* How many of the finding's remedies contain `part`. */
+static size_t remedies_with(json_object *finding, const char *part)
+{
+    json_object *remedies = json_at(finding, "remedies");
+    size_t count = 0;
+    for (size_t i = 0; remedies && i < json_object_array_length(remedies); i++)
+        count += strstr(json_object_get_string(json_object_array_get_idx(remedies, i)), part) != NULL;
+    return count;
+}
+
+Test(scenarios, python_child_forked_while_a_thread_holds_a_lock)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "python_fork_lock");
+    pid_t parent = fixture.pids[0], child = fixture.pids[1];
+    json_object *document = diagnose(parent, HUNG_BY_FORK);
+    json_object *orphaned = expect_findings(document, "orphaned-wait", 1);
+    cr_assert_eq(json_int_at(orphaned, "tid", -1), child);
+    expect_verdict(document, true, "fork-inheritance", "orphaned-wait", child);
+    /* a Python process: the start-method remedies, with the exact code, and their caveats */
+    cr_assert_eq(remedies_with(orphaned, "if __name__ == '__main__': "
+                                         "torch.multiprocessing.set_start_method('spawn', force=True)"), 1);
+    cr_assert_eq(remedies_with(orphaned, "context has already been set"), 1);
+    cr_assert_eq(remedies_with(orphaned, "no lambdas"), 1);
+    cr_assert_eq(remedies_with(orphaned, "imports the main module again"), 1);
+    cr_assert_eq(remedies_with(orphaned, "atexit"), 0, "the lock is Python's, not libc's");
+    cr_assert_eq(remedies_with(orphaned, "OpenMP"), 0);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(scenarios, remedies_name_atexit_for_libcs_lock_and_openmp_for_libgomp)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "atexit_fork");
+    json_object *document = hangdoc_json(fixture.pids[0], NULL);
+    json_object *orphaned = expect_findings(document, "orphaned-wait", 1);
+    cr_assert_eq(remedies_with(orphaned, "do not register atexit handlers"), 1, "the lock lies in libc's data");
+    cr_assert_eq(remedies_with(orphaned, "set_start_method"), 0, "not a Python process");
+    cr_assert_eq(remedies_with(orphaned, "OpenMP"), 0);
+    json_object_put(document);
+    fixture_stop(&fixture);
+
+    fixture_start(&fixture, "openmp_fork");
+    document = hangdoc_json(fixture.pids[0], NULL);
+    orphaned = expect_findings(document, "orphaned-wait", 1);
+    cr_assert_eq(remedies_with(orphaned, "GNU OpenMP (libgomp) is not fork-safe"), 1);
+    cr_assert_eq(remedies_with(orphaned, "atexit"), 0);
+    cr_assert_eq(remedies_with(orphaned, "set_start_method"), 0);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* ---- several hangs; the text report on a terminal --------------------------------------------------------------- */
+
+Test(scenarios, two_independent_hangs_are_reported_each_with_its_root_cause)
+{
+    struct fixture inherited, died;
+    fixture_start(&inherited, "inherited_mutex");
+    fixture_start(&died, "worker_died");
+    char first[16], second[16];
+    snprintf(first, sizeof first, "%d", inherited.pids[0]);
+    snprintf(second, sizeof second, "%d", died.pids[0]);
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--json", "-n", "3", "-i", "100ms", first, second, NULL });
+    cr_assert_eq(result.exit_status, HUNG_BY_FORK, "the first hang decides the status; stderr: %s", result.err);
+    json_validate(result.out);
+    json_object *document = json_tokener_parse(result.out);
+    expect_verdict(document, true, "fork-inheritance", "inherited-lock", inherited.pids[2]);
+    json_object *hangs = json_at(document, "verdict.hangs");
+    cr_assert_eq(json_object_array_length(hangs), 2, "%s", json_object_to_json_string(hangs));
+    json_object *other = json_object_array_get_idx(hangs, 1);
+    cr_assert_str_eq(json_string_at(other, "cause"), "worker-died");
+    cr_assert_str_eq(json_string_at(other, "root_cause"), "worker-died");
+    cr_assert_eq(json_int_at(other, "pid", -1), died.pids[1]);
+    json_object *chain = json_at(other, "chain");
+    cr_assert_eq(json_object_array_length(chain), 2);
+    cr_assert_eq(json_object_get_int(json_object_array_get_idx(chain, 0)), died.pids[0]);
+    json_object *finding = json_object_array_get_idx(json_at(document, "findings"),
+                                                     (size_t)json_int_at(other, "finding", -1));
+    cr_assert_str_eq(json_string_at(finding, "id"), "worker-died");
+    json_object_put(document);
+    run_result_free(&result);
+
+    hangdoc_run(&result, (const char *[]){ "-n", "2", "-i", "50ms", first, second, NULL });
+    cr_assert(strstr(result.out, "\n2 independent hangs, each with its own root cause:\n  2. HUNG (worker-died): worker "),
+              "%s", result.out);
+    run_result_free(&result);
+    fixture_stop(&died);
+    fixture_stop(&inherited);
+}
+
+/* Runs hangdoc with its standard output on a pseudo-terminal `columns` wide; NO_COLOR as given (NULL: unset). */
+static char *hangdoc_on_terminal(const char *const *arguments, const char *no_colour, unsigned short columns)
+{
+    struct winsize size = { .ws_row = 50, .ws_col = columns };
+    int terminal;
+    pid_t child = forkpty(&terminal, NULL, NULL, &size);
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (no_colour)
+            setenv("NO_COLOR", no_colour, 1);
+        else
+            unsetenv("NO_COLOR");
+        unsetenv("COLUMNS");
+        const char *argv[16] = { getenv("HANGDOC_BIN") };
+        for (size_t i = 0; arguments[i] && i < 14; i++)
+            argv[i + 1] = arguments[i];
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    char *text = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&text, &length);
+    char chunk[4096];
+    ssize_t got;
+    while ((got = read(terminal, chunk, sizeof chunk)) > 0) /* EIO once hangdoc has exited */
+        fwrite(chunk, 1, (size_t)got, out);
+    fclose(out);
+    close(terminal);
+    int status;
+    waitpid(child, &status, 0);
+    return text;
+}
+
+/* The longest line, in columns (code points; colour sequences and the terminal's \r take none), leaving out lines
+ * that hold a path of the build directory: a word longer than the line is never broken, and its length depends on
+ * where the tests run. */
+static size_t widest_line(const char *text)
+{
+    size_t widest = 0, columns = 0;
+    const char *fixtures = getenv("HANGDOC_FIXTURES"), *line = text;
+    for (const char *p = text; *p; p++) {
+        if (*p == '\n') {
+            bool path = fixtures && memmem(line, (size_t)(p - line), fixtures, strlen(fixtures));
+            widest = columns > widest && !path ? columns : widest;
+            columns = 0;
+            line = p + 1;
+        } else if (*p == '\x1b') {
+            while (*p && *p != 'm')
+                p++;
+        } else if (*p != '\r' && ((unsigned char)*p & 0xc0) != 0x80) {
+            columns++;
+        }
+    }
+    return widest;
+}
+
+Test(scenarios, on_a_terminal_colour_unless_no_color_and_wrapped_to_its_width)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "inherited_mutex");
+    char pid[16];
+    snprintf(pid, sizeof pid, "%d", fixture.pids[0]);
+    const char *arguments[] = { "-n", "2", "-i", "50ms", pid, NULL };
+    char *text = hangdoc_on_terminal(arguments, NULL, 72);
+    cr_assert(strstr(text, "verdict: \x1b[1;31mHUNG (fork-inheritance)\x1b[0m: "), "colour on a terminal: %s", text);
+    cr_assert_leq(widest_line(text), 72, "wrapped to the terminal's 72 columns (long paths aside): %s", text);
+    cr_assert_gt(widest_line(text), 50);
+    free(text);
+    text = hangdoc_on_terminal(arguments, "1", 200);
+    cr_assert_null(strchr(text, '\x1b'), "NO_COLOR: no colour: %s", text);
+    free(text);
+    text = hangdoc_on_terminal(arguments, "", 200);
+    cr_assert_not_null(strchr(text, '\x1b'), "an empty NO_COLOR does not count");
+    free(text);
+    const char *always[] = { "--color=always", "-n", "2", "-i", "50ms", pid, NULL };
+    text = hangdoc_on_terminal(always, "1", 200);
+    cr_assert_not_null(strchr(text, '\x1b'), "--color=always wins over NO_COLOR");
+    free(text);
+    struct run_result result;
+    hangdoc_run(&result, arguments);
+    cr_assert_null(strchr(result.out, '\x1b'), "no colour into a pipe");
+    run_result_free(&result);
     fixture_stop(&fixture);
 }

@@ -6,6 +6,7 @@
 #include "../../report/analysis.h"
 
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -542,9 +543,12 @@ Test(orphaned_wait, not_for_a_child_that_exec_d)
     struct report_analysis *analysis = analyze(snapshot);
     cr_assert_eq(count_findings(analysis, "orphaned-wait"), 0);
     EXPECT_IDS(analysis, "waiting-on-workers");
+    /* the exec'd child's threads are still asleep forever: a deadlock no rule explains, in the child */
     cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
-    cr_assert_str_eq(analysis->verdict.cause, "unknown");
+    cr_assert_str_eq(analysis->verdict.cause, "deadlock");
     cr_assert_eq(analysis->verdict.root_cause, -1);
+    cr_assert_eq(analysis->verdict.nhangs, 1u);
+    cr_assert_eq(analysis->verdict.hangs[0].finding, -1);
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
@@ -633,12 +637,13 @@ Test(pipe, parent_reads_from_a_worker_asleep_forever)
     cr_assert(strstr(workers->summary, "a pipe"), "%s", workers->summary);
     cr_assert_str_eq(evidence_of(workers, "timed_loop"), "no");
 
+    /* the root is the worker's knot, which no rule names: a deadlock in the worker, reached through the parent */
     cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
-    cr_assert_str_eq(analysis->verdict.cause, "unknown");
+    cr_assert_str_eq(analysis->verdict.cause, "deadlock");
     cr_assert_eq(analysis->verdict.root_cause, -1);
-    cr_assert_eq(analysis->verdict.pid, 700);
-    cr_assert_eq(analysis->verdict.tid, 700);
-    assert_chain(analysis, (const pid_t[]){ 700 }, 1);
+    cr_assert_eq(analysis->verdict.pid, 800);
+    cr_assert_eq(analysis->verdict.tid, 800);
+    assert_chain(analysis, (const pid_t[]){ 700, 800 }, 2);
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
@@ -670,7 +675,9 @@ Test(pipe, reader_of_a_pipe_only_other_readers_hold_waits_on_the_outside)
     cr_assert_eq(analysis->graph.nedges, 0u);
     cr_assert_eq(wake_of(analysis, 700), REPORT_WAKE_OUTSIDE);
     cr_assert_eq(count_findings(analysis, "waiting-on-workers"), 0);
-    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_UNKNOWN, "800 alone is asleep forever, with no finding");
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES, "800 alone is asleep forever, with no finding");
+    cr_assert_str_eq(analysis->verdict.cause, "deadlock");
+    cr_assert_eq(analysis->verdict.tid, 800);
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
@@ -716,17 +723,22 @@ Test(signal, pause_alone_is_no_hang)
     hd_snapshot_free(snapshot);
 }
 
-Test(signal, lone_futex_sleeper_is_an_unexplained_knot)
+Test(signal, lone_futex_sleeper_is_an_unexplained_deadlock)
 {
+    /* a lone thread on a semaphore nobody can post, in a process that was not forked: no catalogue id names it,
+     * but nobody can ever wake it: hung, cause "deadlock", no root-cause finding */
     struct hd_snapshot *snapshot = new_snapshot(910);
     add_process(snapshot, 910, 1, HD_ORIGIN_EXEC, 910, 1);
     asleep_in_futex(thread_of(snapshot, 910), 0x7f0000000040);
     struct report_analysis *analysis = analyze(snapshot);
     cr_assert_eq(wake_of(analysis, 910), REPORT_WAKE_NEVER);
     cr_assert_eq(analysis->nfindings, 0u);
-    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_UNKNOWN);
-    cr_assert_str_eq(analysis->verdict.cause, "unknown");
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(analysis->verdict.cause, "deadlock");
     cr_assert_eq(analysis->verdict.root_cause, -1);
+    cr_assert_eq(analysis->verdict.tid, 910);
+    assert_chain(analysis, (const pid_t[]){ 910 }, 1);
+    cr_assert_eq(analysis->verdict.nhangs, 1u);
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
@@ -942,6 +954,397 @@ Test(stopped, by_a_tracer_and_by_a_signal)
     cr_assert(strstr(first->summary, "tracer, process 777"), "%s", first->summary);
     cr_assert_str_eq(evidence_of(first, "tracer_pid"), "777");
     cr_assert_str_eq(analysis->verdict.cause, "stopped");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* ---- worker-died ------------------------------------------------------------------------------------------- */
+
+/* Parent 1000 polls (5 s timeout, in a loop) the read end of a pipe whose write end it holds itself, as a
+ * multiprocessing queue does; its worker 1100 is a zombie with wait status `status`. */
+static struct hd_snapshot *parent_polling_a_dead_worker(int status)
+{
+    struct hd_snapshot *snapshot = new_snapshot(1000);
+    struct hd_process *parent = add_process(snapshot, 1000, 1, HD_ORIGIN_EXEC, 1000, 1);
+    struct hd_process *worker = add_process(snapshot, 1100, 1000, HD_ORIGIN_FORKED, 1100, 1);
+    add_fd(parent, 3, HD_FD_PIPE, 4242, 0);
+    add_fd(parent, 4, HD_FD_PIPE, 4242, 1);
+    struct hd_wait *wait = asleep_in(thread_of(snapshot, 1000), "poll", HD_WAIT_POLL, "poll");
+    wait->nfds = 1;
+    wait->fds[0] = 3;
+    wait->nfds_known = 1;
+    wait->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_FINITE, .remaining_ns = 4000000000 };
+    worker->state = 'Z';
+    worker->zombie = true;
+    worker->exit_status = status;
+    thread_of(snapshot, 1100)->state = 'Z';
+    thread_of(snapshot, 1100)->syscall.state = HD_SYSCALL_NONE;
+    return snapshot;
+}
+
+Test(worker_died, zombie_killed_by_sigkill_while_the_parent_polls)
+{
+    struct hd_snapshot *snapshot = parent_polling_a_dead_worker(SIGKILL);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 1000), REPORT_WAKE_TIMER);
+    EXPECT_IDS(analysis, "worker-died");
+    const struct report_finding *died = the_finding(analysis, "worker-died");
+    cr_assert_eq(died->pid, 1100);
+    cr_assert_eq(died->tid, 1100);
+    cr_assert_eq(died->confidence, REPORT_CERTAIN);
+    cr_assert_str_eq(evidence_of(died, "exit"), "killed by SIGKILL (9)");
+    cr_assert_str_eq(evidence_of(died, "wait_status"), "0x9");
+    cr_assert(strstr(evidence_of(died, "waiter"), "thread 1000 'thread1000' of process 1000: poll"),
+              "%s", evidence_of(died, "waiter"));
+    cr_assert(has_member(analysis, died, 1000));
+    cr_assert(strstr(died->remedies[0], "OOM killer"), "%s", died->remedies[0]);
+    cr_assert_eq(died->nremedies, 2u, "the SIGKILL remedy and the parent's");
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(analysis->verdict.cause, "worker-died");
+    cr_assert_str_eq(root_cause_id(analysis), "worker-died");
+    assert_chain(analysis, (const pid_t[]){ 1000, 1100 }, 2);
+    cr_assert_eq(analysis->verdict.nhangs, 1u);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(worker_died, a_parent_reading_forever_is_part_of_the_same_hang)
+{
+    struct hd_snapshot *snapshot = parent_polling_a_dead_worker(SIGKILL);
+    reading(thread_of(snapshot, 1000), 3); /* no timeout: asleep forever, as the pipe's writer is itself */
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 1000), REPORT_WAKE_NEVER);
+    EXPECT_IDS(analysis, "worker-died");
+    cr_assert_eq(analysis->verdict.nhangs, 1u, "not a second, unexplained deadlock in the parent");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(worker_died, exit_status_and_core_dump_are_decoded)
+{
+    struct hd_snapshot *snapshot = parent_polling_a_dead_worker(3 << 8);
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *died = the_finding(analysis, "worker-died");
+    cr_assert_str_eq(evidence_of(died, "exit"), "exited with status 3");
+    cr_assert(strstr(died->remedies[0], "stderr"), "%s", died->remedies[0]);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+    snapshot = parent_polling_a_dead_worker(SIGSEGV | 0x80);
+    analysis = analyze(snapshot);
+    died = the_finding(analysis, "worker-died");
+    cr_assert_str_eq(evidence_of(died, "exit"), "killed by SIGSEGV (11), core dumped");
+    cr_assert(strstr(died->remedies[0], "core dump"), "%s", died->remedies[0]);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(worker_died, not_while_the_parent_makes_progress_or_waits_for_a_signal)
+{
+    struct hd_snapshot *snapshot = parent_polling_a_dead_worker(SIGKILL);
+    thread_of(snapshot, 1000)->progressing = true; /* its poll returns and it goes on: it will reap */
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "worker-died"), 0);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+
+    snapshot = parent_polling_a_dead_worker(SIGKILL);
+    in_pause(thread_of(snapshot, 1000)); /* a zombie whose parent only pauses: untidy, not a hang */
+    analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "worker-died"), 0);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(worker_died, worker_that_vanished_during_sampling)
+{
+    struct hd_snapshot *snapshot = parent_polling_a_dead_worker(SIGKILL);
+    snapshot->nprocesses = 1; /* the worker is gone: only an earlier sample saw it */
+    free(snapshot->processes[1].threads);
+    snapshot->processes[1] = (struct hd_process){ 0 };
+    struct hd_process gone = { .pid = 1100, .ppid = 1000, .comm = "worker" };
+    cr_assert(hd_snapshot_add_departed(snapshot, &gone));
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *died = the_finding(analysis, "worker-died");
+    cr_assert_eq(died->pid, 1100);
+    cr_assert_eq(died->confidence, REPORT_LIKELY);
+    cr_assert(strstr(died->summary, "worker 1100 'worker' vanished during sampling"), "%s", died->summary);
+    cr_assert_str_eq(analysis->verdict.cause, "worker-died");
+    assert_chain(analysis, (const pid_t[]){ 1000, 1100 }, 2);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+
+    /* a parent in wait4 gets the status: a child that vanished was reaped by it; and a parent in wait4 with a
+     * zombie child waits for another one */
+    snapshot = parent_polling_a_dead_worker(SIGKILL);
+    snapshot->nprocesses = 1;
+    free(snapshot->processes[1].threads);
+    snapshot->processes[1] = (struct hd_process){ 0 };
+    cr_assert(hd_snapshot_add_departed(snapshot, &gone));
+    in_wait4(thread_of(snapshot, 1000), 1100);
+    analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "worker-died"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+
+    snapshot = parent_polling_a_dead_worker(SIGKILL);
+    in_wait4(thread_of(snapshot, 1000), 1200);
+    analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "worker-died"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* ---- spinning ---------------------------------------------------------------------------------------------- */
+
+/* Thread 1200 running in all of 3 samples over 2 s, using `cpu_s` of CPU, stopped `leaf_samples` times in
+ * `function` (leaf_same as given). */
+static struct hd_snapshot *spinner(double cpu_s, unsigned leaf_samples, bool leaf_same, const char *function)
+{
+    struct hd_snapshot *snapshot = new_snapshot(1200);
+    snapshot->samples = 3;
+    snapshot->sampling_s = 2.0;
+    add_process(snapshot, 1200, 1, HD_ORIGIN_EXEC, 1200, 1);
+    struct hd_thread *thread = thread_of(snapshot, 1200);
+    thread->samples_seen = 3;
+    thread->samples_in_state_r = 3;
+    thread->progressing = true;
+    thread->cpu_delta_ns = (uint64_t)(cpu_s * 1e9);
+    thread->leaf_samples = leaf_samples;
+    thread->leaf_same = leaf_same;
+    thread->leaf_function = function ? strdup(function) : NULL;
+    return snapshot;
+}
+
+Test(spinning, same_function_whole_cpu_every_sample)
+{
+    struct hd_snapshot *snapshot = spinner(1.96, 3, true, "spin_until_ready");
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "spinning");
+    const struct report_finding *spinning = the_finding(analysis, "spinning");
+    cr_assert_eq(spinning->tid, 1200);
+    cr_assert_eq(spinning->confidence, REPORT_LIKELY, "a long computation looks the same: never certain");
+    cr_assert_str_eq(evidence_of(spinning, "function"), "spin_until_ready");
+    cr_assert_str_eq(evidence_of(spinning, "cpu_share"), "98%");
+    cr_assert_str_eq(evidence_of(spinning, "samples"), "R in 3 of 3; the same function in 3");
+    cr_assert(strstr(spinning->summary, "or one long computation"), "%s", spinning->summary);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(analysis->verdict.cause, "busy-loop");
+    cr_assert_str_eq(root_cause_id(analysis), "spinning");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(spinning, not_when_the_function_changes_or_is_unknown)
+{
+    const struct {
+        double cpu_s;
+        unsigned leaf_samples;
+        bool leaf_same;
+        const char *function;
+        const char *why;
+    } cases[] = {
+        { 1.96, 3, false, NULL, "different functions: a computation moving on" },
+        { 1.96, 0, false, NULL, "no stacks (--no-ptrace, or another user)" },
+        { 1.96, 1, true, "f", "one stack proves nothing about staying" },
+        { 0.40, 3, true, "f", "20 % of a CPU: mostly waiting for it" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct hd_snapshot *snapshot =
+            spinner(cases[i].cpu_s, cases[i].leaf_samples, cases[i].leaf_same, cases[i].function);
+        struct report_analysis *analysis = analyze(snapshot);
+        cr_assert_eq(count_findings(analysis, "spinning"), 0, "%s", cases[i].why);
+        cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO, "%s", cases[i].why);
+        report_analysis_free(analysis);
+        hd_snapshot_free(snapshot);
+    }
+}
+
+Test(spinning, not_when_it_slept_in_one_sample)
+{
+    struct hd_snapshot *snapshot = spinner(1.96, 3, true, "f");
+    thread_of(snapshot, 1200)->samples_in_state_r = 2;
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "spinning"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* ---- several hangs ------------------------------------------------------------------------------------------ */
+
+Test(hangs, one_inherited_lock_in_several_workers_is_one_hang)
+{
+    /* parent 100 (waits for 200, thread 101 holds the lock) and two workers forked while it was held */
+    struct hd_snapshot *snapshot = fork_with_held_lock(HD_MAPPING_ANONYMOUS_PRIVATE);
+    add_process(snapshot, 300, 100, HD_ORIGIN_FORKED, 300, 1);
+    waiting_on_mutex(thread_of(snapshot, 300), LOCK_ADDRESS, 101, 100, HD_OWNER_OTHER_PROCESS,
+                     HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "inherited-lock"), 2);
+    cr_assert_eq(analysis->verdict.nhangs, 1u, "the same lock at the same address: one root cause");
+    cr_assert_eq(analysis->verdict.hangs[0].nfindings, 2u);
+    cr_assert_str_eq(analysis->verdict.hangs[0].cause, "fork-inheritance");
+    cr_assert_eq(analysis->verdict.tid, 200);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(hangs, independent_hangs_are_reported_each_with_its_root_cause)
+{
+    /* the inherited lock under 100, and beside it a second tree: 1000 polling for its dead worker 1100 */
+    struct hd_snapshot *snapshot = fork_with_held_lock(HD_MAPPING_ANONYMOUS_PRIVATE);
+    snapshot->roots = realloc(snapshot->roots, 2 * sizeof *snapshot->roots);
+    snapshot->roots[1] = 1000;
+    snapshot->nroots = 2;
+    struct hd_snapshot *other = parent_polling_a_dead_worker(SIGKILL);
+    for (size_t p = 0; p < other->nprocesses; p++)
+        snapshot->processes[snapshot->nprocesses++] = other->processes[p];
+    other->nprocesses = 0;
+    hd_snapshot_free(other);
+    /* and a third: a lone thread asleep on a semaphore nobody can post */
+    add_process(snapshot, 1300, 1, HD_ORIGIN_EXEC, 1300, 1);
+    asleep_in_futex(thread_of(snapshot, 1300), 0x7f0000000040);
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_verdict *verdict = &analysis->verdict;
+    cr_assert_eq(verdict->nhangs, 3u);
+    cr_assert_str_eq(verdict->hangs[0].cause, "fork-inheritance");
+    cr_assert_eq(verdict->hangs[0].tid, 200);
+    cr_assert_str_eq(analysis->findings[verdict->hangs[0].finding].id, "inherited-lock");
+    cr_assert_str_eq(verdict->hangs[1].cause, "worker-died");
+    cr_assert_eq(verdict->hangs[1].pid, 1100);
+    cr_assert_eq(verdict->hangs[1].nchain, 2u);
+    cr_assert_eq(verdict->hangs[1].chain[0], 1000);
+    cr_assert_str_eq(verdict->hangs[2].cause, "deadlock");
+    cr_assert_eq(verdict->hangs[2].finding, -1);
+    cr_assert_eq(verdict->hangs[2].tid, 1300);
+    cr_assert_str_eq(verdict->cause, "fork-inheritance", "the first hang is the verdict's");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(verdict, waits_that_could_not_be_read_give_could_not_tell)
+{
+    struct hd_snapshot *snapshot = new_snapshot(1400);
+    add_process(snapshot, 1400, 1, HD_ORIGIN_EXEC, 1400, 1);
+    struct hd_thread *thread = thread_of(snapshot, 1400);
+    thread->state = 'S';
+    thread->syscall.state = HD_SYSCALL_UNREAD;
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_UNKNOWN);
+    cr_assert_eq(analysis->verdict.unread_waits, 1u);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* ---- specific remedies --------------------------------------------------------------------------------------- */
+
+static void add_mapping(struct hd_process *process, uint64_t start, uint64_t end, const char *permissions,
+                        const char *path)
+{
+    struct hd_mapping *grown = reallocarray(process->mappings, process->nmappings + 1, sizeof *grown);
+    cr_assert_not_null(grown);
+    process->mappings = grown;
+    struct hd_mapping *mapping = &process->mappings[process->nmappings++];
+    *mapping = (struct hd_mapping){ .start = start, .end = end, .path = path ? strdup(path) : NULL };
+    memcpy(mapping->permissions, permissions, 5);
+}
+
+static size_t remedies_containing(const struct report_finding *finding, const char *part)
+{
+    size_t count = 0;
+    for (size_t r = 0; r < finding->nremedies; r++)
+        count += strstr(finding->remedies[r], part) != NULL;
+    return count;
+}
+
+Test(remedies, python_start_method_only_for_a_python_child)
+{
+    struct hd_snapshot *snapshot = fork_with_held_lock(HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *inherited = the_finding(analysis, "inherited-lock");
+    cr_assert_eq(remedies_containing(inherited, "set_start_method"), 0, "not Python: no Python remedy");
+    cr_assert_eq(inherited->nremedies, 1u);
+    report_analysis_free(analysis);
+
+    struct hd_process *child = &snapshot->processes[1];
+    child->exe = strdup("/usr/bin/python3.11");
+    analysis = analyze(snapshot);
+    inherited = the_finding(analysis, "inherited-lock");
+    cr_assert_eq(remedies_containing(inherited, "if __name__ == '__main__': "
+                                                "torch.multiprocessing.set_start_method('spawn', force=True)"), 1);
+    cr_assert_eq(remedies_containing(inherited, "context has already been set"), 1, "why not in Jupyter");
+    cr_assert_eq(remedies_containing(inherited, "no lambdas"), 1, "what must pickle");
+    cr_assert_eq(remedies_containing(inherited, "imports the main module again"), 1, "the re-import pitfall");
+    cr_assert_eq(remedies_containing(inherited, "atexit"), 0);
+    report_analysis_free(analysis);
+
+    free(child->exe);
+    child->exe = strdup("/opt/app/bin/server"); /* an embedding program: libpython mapped */
+    add_mapping(child, 0x7f0000000000, 0x7f0000100000, "r-xp", "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0");
+    analysis = analyze(snapshot);
+    cr_assert_eq(remedies_containing(the_finding(analysis, "inherited-lock"), "torch.multiprocessing"), 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* Forked child 1600 of 1500, its one thread asleep forever on a private futex at `address`. */
+static struct hd_snapshot *child_asleep_at(uint64_t address)
+{
+    struct hd_snapshot *snapshot = new_snapshot(1500);
+    add_process(snapshot, 1500, 1, HD_ORIGIN_EXEC, 1500, 1);
+    add_process(snapshot, 1600, 1500, HD_ORIGIN_FORKED, 1600, 1);
+    in_wait4(thread_of(snapshot, 1500), 1600);
+    asleep_in_futex(thread_of(snapshot, 1600), address);
+    return snapshot;
+}
+
+Test(remedies, atexit_when_the_lock_lies_in_libc_data)
+{
+    struct hd_snapshot *snapshot = child_asleep_at(0x7fc15fe9d2c8);
+    struct hd_process *child = &snapshot->processes[1];
+    add_mapping(child, 0x7fc15fe9b000, 0x7fc15fe9d000, "rw-p", "/usr/lib/x86_64-linux-gnu/libc.so.6");
+    add_mapping(child, 0x7fc15fe9d000, 0x7fc15feaa000, "rw-p", NULL); /* libc's .bss */
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *orphaned = the_finding(analysis, "orphaned-wait");
+    cr_assert_eq(remedies_containing(orphaned, "do not register atexit handlers"), 1);
+    cr_assert_eq(remedies_containing(orphaned, "OpenMP"), 0, "libgomp is not mapped");
+    cr_assert_eq(remedies_containing(orphaned, "set_start_method"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+
+    snapshot = child_asleep_at(0x55d2a0c4e040); /* the heap, after the program's own data */
+    child = &snapshot->processes[1];
+    add_mapping(child, 0x55d2a0c00000, 0x55d2a0c4e000, "rw-p", "/usr/bin/app");
+    add_mapping(child, 0x55d2a0c4e000, 0x55d2a0c6f000, "rw-p", "[heap]");
+    analysis = analyze(snapshot);
+    cr_assert_eq(remedies_containing(the_finding(analysis, "orphaned-wait"), "atexit"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(remedies, openmp_choices_when_the_child_maps_libgomp)
+{
+    struct hd_snapshot *snapshot = child_asleep_at(0x55d2a0c4e040);
+    add_mapping(&snapshot->processes[1], 0x7f1000000000, 0x7f1000040000, "r-xp",
+                "/usr/lib/x86_64-linux-gnu/libgomp.so.1.0.0");
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *orphaned = the_finding(analysis, "orphaned-wait");
+    cr_assert_eq(remedies_containing(orphaned, "GNU OpenMP (libgomp) is not fork-safe"), 1);
+    cr_assert_eq(remedies_containing(orphaned, "LLVM libomp, Intel libiomp5"), 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(remedies, python_pool_advice_when_the_parent_of_a_dead_worker_is_python)
+{
+    struct hd_snapshot *snapshot = parent_polling_a_dead_worker(SIGKILL);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(remedies_containing(the_finding(analysis, "worker-died"), "ProcessPoolExecutor"), 0);
+    report_analysis_free(analysis);
+    strcpy(snapshot->processes[0].comm, "python3");
+    analysis = analyze(snapshot);
+    cr_assert_eq(remedies_containing(the_finding(analysis, "worker-died"), "BrokenProcessPool"), 1);
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }

@@ -74,10 +74,13 @@ Test(render, text_tree_waits_and_escaping)
     struct hd_snapshot *snapshot = two_process_snapshot();
     char *text = render(snapshot, false);
     cr_assert(strstr(text, "hangdoc: 2 processes, 2 threads, 3 samples over 0.2 s on host\\e[1m"), "%s", text);
-    cr_assert(strstr(text, "\nverdict: HUNG (unknown): thread 4000 'trainer' of process 4000 waits through wait4 on "
-                           "processes that are themselves asleep forever [waiting-on-workers, certain]\n"
-                           "chain: 4000 'trainer'\n"),
-              "%s", text);
+    cr_assert(strncmp(text, "verdict: HUNG (deadlock): thread 4012 'w\\nrk)er' of process 4012 is asleep forever "
+                            "(futex wait 0x55d2a0c4e040 private, expected 2, no timeout) and nothing that could wake "
+                            "it can run; no rule of the catalogue names why\n"
+                            "chain: 4000 'trainer' → 4012 'w\\nrk)er'\n"
+                            "hangdoc: 2 processes", 200) == 0,
+              "the verdict comes first, then the chain: %s", text);
+    cr_assert(strstr(text, "\nwaiting-on-workers (certain) · process 4000, thread 4000\n"), "%s", text);
     cr_assert(strstr(text, "process 4000 'trainer' S sleeping, uid 0, 1 thread\n"), "%s", text);
     cr_assert(strstr(text, "    cmdline: python3 train\\e[31m.py\n"), "%s", text);
     cr_assert(strstr(text, "    thread 4000 'trainer' S [wait4, 41 s] wait4 pid 4012, no timeout · no progress · asleep forever\n"),
@@ -105,8 +108,13 @@ Test(render, json_contract_keys)
     cr_assert(json_object_object_get_ex(document, "verdict", &verdict));
     cr_assert(json_object_object_get_ex(verdict, "hung", &value) && json_object_get_boolean(value));
     cr_assert(json_object_object_get_ex(verdict, "cause", &value));
-    cr_assert_str_eq(json_object_get_string(value), "unknown", "only waiting-on-workers: the cause is not named");
+    cr_assert_str_eq(json_object_get_string(value), "deadlock", "the worker's knot, which no rule names");
     cr_assert(json_object_object_get_ex(verdict, "root_cause", &value) && value == NULL);
+    cr_assert(json_object_object_get_ex(verdict, "hangs", &value));
+    cr_assert_eq(json_object_array_length(value), 1);
+    json_object *hang = json_object_array_get_idx(value, 0), *field;
+    cr_assert(json_object_object_get_ex(hang, "tid", &field) && json_object_get_int(field) == 4012);
+    cr_assert(json_object_object_get_ex(hang, "finding", &field) && field == NULL);
     for (const char *key = "root_cause\0pid\0tid\0chain\0"; *key; key += strlen(key) + 1)
         cr_assert(json_object_object_get_ex(verdict, key, NULL), "verdict.%s", key);
     for (const char *key = "findings\0processes\0graph\0notes\0snapshot\0"; *key; key += strlen(key) + 1)
@@ -137,6 +145,110 @@ Test(render, json_contract_keys)
     json_object_object_get_ex(thread, "blocked_for_s", &value);
     cr_assert_float_eq(json_object_get_double(value), 41.0, 1e-9);
     json_object_put(document);
+    free(text);
+    hd_snapshot_free(snapshot);
+}
+
+/* ---- width, colour, healthy threads ---------------------------------------------------------------------------- */
+
+#include "../../report/buffer.h"
+#include "../../report/wrap.h"
+
+static char *wrapped(const char *text, unsigned width)
+{
+    struct report_buffer out = { 0 };
+    report_wrap(&out, text, strlen(text), width);
+    cr_assert_not(out.failed);
+    return out.data ? out.data : strdup("");
+}
+
+Test(wrap, breaks_at_spaces_with_a_hanging_indent)
+{
+    char *text = wrapped("  fix: one two three four five six seven\nshort\n", 20);
+    cr_assert_str_eq(text, "  fix: one two three\n"
+                           "       four five six\n"
+                           "       seven\n"
+                           "short\n");
+    free(text);
+    text = wrapped("  · name: alpha beta gamma\n", 16);
+    cr_assert_str_eq(text, "  · name: alpha\n    beta gamma\n", "the middle dot is one column");
+    free(text);
+    text = wrapped("    thread 1 'x' S [wait4, 1 s] wait4 pid 2\n", 24);
+    cr_assert_str_eq(text, "    thread 1 'x' S\n      [wait4, 1 s] wait4\n      pid 2\n", "no prefix: two deeper");
+    free(text);
+}
+
+Test(wrap, colours_take_no_columns_and_long_words_stay_whole)
+{
+    char *text = wrapped("\x1b[1;31mHUNG\x1b[0m: abc def\n", 12);
+    cr_assert_str_eq(text, "\x1b[1;31mHUNG\x1b[0m: abc\n  def\n");
+    free(text);
+    text = wrapped("see /a/very/long/path/that/does/not/fit here\n", 10);
+    cr_assert_str_eq(text, "see\n  /a/very/long/path/that/does/not/fit\n  here\n");
+    free(text);
+    text = wrapped("unchanged line that is long\n", 0);
+    cr_assert_str_eq(text, "unchanged line that is long\n", "width 0: no wrapping");
+    free(text);
+}
+
+static char *render_with(const struct hd_snapshot *snapshot, const struct report_text_options *options)
+{
+    char *text = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&text, &length);
+    cr_assert_not_null(out);
+    struct report_analysis *analysis = report_analyze(snapshot);
+    cr_assert_not_null(analysis);
+    cr_assert(report_render_text(snapshot, analysis, options, out));
+    fclose(out);
+    report_analysis_free(analysis);
+    return text;
+}
+
+Test(render, colour_only_when_asked_and_target_escapes_stay_escaped)
+{
+    struct hd_snapshot *snapshot = two_process_snapshot();
+    char *plain = render_with(snapshot, &(struct report_text_options){ 0 });
+    cr_assert_null(strchr(plain, 0x1b));
+    char *coloured = render_with(snapshot, &(struct report_text_options){ .colour = true });
+    const char *verdict = "verdict: \x1b[1;31mHUNG (deadlock)\x1b[0m: ";
+    cr_assert(strncmp(coloured, verdict, strlen(verdict)) == 0, "%s", coloured);
+    cr_assert(strstr(coloured, "\x1b[31masleep forever\x1b[0m"), "%s", coloured);
+    cr_assert(strstr(coloured, "on host\\e[1m"), "the target's escape is still escaped: %s", coloured);
+    free(plain);
+    free(coloured);
+    hd_snapshot_free(snapshot);
+}
+
+Test(render, healthy_threads_are_summarised_unless_verbose)
+{
+    struct hd_snapshot *snapshot = two_process_snapshot();
+    struct hd_process *parent = &snapshot->processes[0];
+    parent->threads = realloc(parent->threads, 5 * sizeof *parent->threads);
+    for (int t = 1; t < 5; t++)
+        parent->threads[t] = (struct hd_thread){ .tid = 4000 + t, .name = "pool", .state = 'R', .samples_seen = 3,
+                                                 .syscall = { .state = HD_SYSCALL_RUNNING }, .wait.fd = -1 };
+    parent->nthreads = 5;
+    parent->thread_count = 5;
+    char *text = render_with(snapshot, &(struct report_text_options){ 0 });
+    cr_assert(strstr(text, "    thread 4000 'trainer' S [wait4, 41 s]"), "the relevant thread is listed: %s", text);
+    cr_assert_null(strstr(text, "thread 4001 "), "%s", text);
+    cr_assert(strstr(text, "\n    + 4 healthy threads: 4 running (-v lists them)\n"), "%s", text);
+    free(text);
+    text = render_with(snapshot, &(struct report_text_options){ .verbose = true });
+    cr_assert(strstr(text, "    thread 4004 'pool' R [running]"), "%s", text);
+    cr_assert_null(strstr(text, "healthy threads:"));
+    free(text);
+    hd_snapshot_free(snapshot);
+}
+
+Test(render, recap_repeats_the_verdict_at_the_end)
+{
+    struct hd_snapshot *snapshot = two_process_snapshot();
+    char *text = render_with(snapshot, &(struct report_text_options){ .recap = true });
+    const char *recap = strstr(text, "\nIn short:\nverdict: HUNG (deadlock): thread 4012");
+    cr_assert_not_null(recap, "%s", text);
+    cr_assert(strstr(recap, "\nchain: 4000 'trainer' → 4012 'w\\nrk)er'\n"), "%s", recap);
     free(text);
     hd_snapshot_free(snapshot);
 }

@@ -686,3 +686,33 @@ Test(decode_wait, vfork_is_other)
     cr_assert_eq(wait.kind, HD_WAIT_OTHER);
     cr_assert_str_eq(wait.operation, "vfork");
 }
+
+/* After a stop (a debugger's, or hangdoc's own stack capture) a timed poll, nanosleep or futex wait resumes as
+ * restart_syscall, whose arguments are not the original's: a timed wait of unknown length, named by its wchan. */
+Test(decode_wait, restart_syscall_is_a_timed_wait_named_by_its_wait_channel)
+{
+    static const struct {
+        const char *wchan;
+        enum hd_wait_kind kind;
+    } cases[] = {
+        { "poll_schedule_timeout.constprop.0", HD_WAIT_POLL },
+        { "do_select", HD_WAIT_POLL },
+        { "futex_wait_queue", HD_WAIT_FUTEX },
+        { "hrtimer_nanosleep", HD_WAIT_SLEEP },
+        { "", HD_WAIT_SLEEP },
+        { "something_else", HD_WAIT_SLEEP },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct hd_syscall syscall = call("restart_syscall", 0x1000, 0, 0, 0, 0, 0);
+        struct hd_wait wait = decode(&syscall, NULL);
+        probe_refine_restarted_wait(&syscall, cases[i].wchan, &wait);
+        cr_assert_eq(wait.kind, cases[i].kind, "wchan '%s'", cases[i].wchan);
+        cr_assert_eq(wait.timeout.kind, HD_TIMEOUT_UNREADABLE);
+        cr_assert_str_eq(wait.operation, "restart_syscall");
+    }
+    /* any other call keeps what it decoded to */
+    struct hd_syscall syscall = call("read", 5, 0, 0, 0, 0, 0);
+    struct hd_wait wait = decode(&syscall, NULL);
+    probe_refine_restarted_wait(&syscall, "poll_schedule_timeout", &wait);
+    cr_assert_eq(wait.kind, HD_WAIT_READ);
+}

@@ -1,0 +1,159 @@
+/* Specific remedies (remedies.h): a table of (finding ids, fact about the finding's process, remedy). */
+#include "remedies.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+static bool starts_with(const char *text, const char *prefix)
+{
+    return text && strncmp(text, prefix, strlen(prefix)) == 0;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path;
+}
+
+static bool maps_library(const struct hd_process *process, const char *name_prefix)
+{
+    for (size_t m = 0; m < process->nmappings; m++)
+        if (starts_with(base_name(process->mappings[m].path), name_prefix))
+            return true;
+    return false;
+}
+
+bool report_is_python(const struct hd_process *process)
+{
+    return starts_with(process->comm, "python") || starts_with(base_name(process->exe), "python") ||
+           maps_library(process, "libpython");
+}
+
+/* ---- facts ----------------------------------------------------------------------------------------------------- */
+
+struct subject {
+    const struct hd_snapshot *snapshot;
+    const struct report_finding *finding;
+    const struct hd_process *process; /* the finding's; NULL when it exited */
+    const struct hd_thread *thread;
+};
+
+static bool python_forked(const struct subject *s)
+{
+    return s->process && report_is_python(s->process);
+}
+
+/* A dead worker's parent is the one that must change how it waits. */
+static bool python_parent(const struct subject *s)
+{
+    pid_t parent_pid = s->process ? s->process->ppid : 0;
+    for (size_t d = 0; !parent_pid && d < s->snapshot->ndeparted; d++)
+        if (s->snapshot->departed[d].pid == s->finding->pid)
+            parent_pid = s->snapshot->departed[d].ppid;
+    const struct hd_process *parent = hd_snapshot_find_process(s->snapshot, parent_pid);
+    return parent && report_is_python(parent);
+}
+
+/* The futex lies in libc's own data: the anonymous mapping right after libc's writable one holds its .bss,
+ * where glibc keeps its internal locks (__exit_funcs_lock of atexit, among others). */
+static bool lock_in_libc(const struct subject *s)
+{
+    if (!s->process || !s->thread || s->thread->wait.kind != HD_WAIT_FUTEX)
+        return false;
+    const struct hd_mapping *mapping = hd_process_find_mapping(s->process, s->thread->wait.address);
+    if (!mapping)
+        return false;
+    if (starts_with(base_name(mapping->path), "libc.so") || starts_with(base_name(mapping->path), "libc-"))
+        return true;
+    if (mapping->path)
+        return false;
+    for (size_t m = 0; m < s->process->nmappings; m++) {
+        const struct hd_mapping *before = &s->process->mappings[m];
+        if (before->end == mapping->start)
+            return starts_with(base_name(before->path), "libc.so") || starts_with(base_name(before->path), "libc-");
+    }
+    return false;
+}
+
+static bool gnu_openmp(const struct subject *s)
+{
+    return s->process && maps_library(s->process, "libgomp");
+}
+
+/* ---- the table ----------------------------------------------------------------------------------------------- */
+
+#define FORK_FINDINGS "inherited-lock orphaned-wait fork-unsafe-runtime cuda-inherited"
+
+static const struct specific_remedy {
+    const char *ids; /* space-separated finding ids it may follow */
+    bool (*applies)(const struct subject *);
+    const char *remedy;
+} specific_remedies[] = {
+    { FORK_FINDINGS, python_forked,
+      "Python: create the workers with spawn instead of fork. In the script that starts the job, first thing under "
+      "the main guard, before any DataLoader, Pool or CUDA work: if __name__ == '__main__': "
+      "torch.multiprocessing.set_start_method('spawn', force=True) (plain Python: multiprocessing."
+      "set_start_method('spawn', force=True)); or for one DataLoader only: DataLoader(..., "
+      "multiprocessing_context='spawn')." },
+    { FORK_FINDINGS, python_forked,
+      "Not from Jupyter or IPython: there set_start_method fails with 'context has already been set', and even "
+      "with force=True spawned workers cannot import classes defined in the notebook; move the Dataset and the "
+      "training loop into a .py module and run it as a script, or use 'forkserver'." },
+    { FORK_FINDINGS, python_forked,
+      "Under spawn (and forkserver) the Dataset, collate_fn, worker_init_fn and all they hold are pickled to every "
+      "worker: no lambdas or local functions, no open files, locks, sockets or database handles, no unpicklable "
+      "models; open such things lazily in each worker (worker_init_fn, or on first use in __getitem__)." },
+    { FORK_FINDINGS, python_forked,
+      "Under spawn every worker imports the main module again: whatever runs outside if __name__ == '__main__': "
+      "(training, CUDA initialisation, creating the DataLoader) runs again in every worker; keep the module's top "
+      "level to imports and definitions." },
+    { "orphaned-wait", lock_in_libc,
+      "The lock is glibc's own (it lies in libc's data; glibc does not reset __exit_funcs_lock at fork(), "
+      "pytorch#130610): do not register atexit handlers (atexit, __cxa_atexit: also C++ function-local statics "
+      "and libraries loaded with dlopen) in a thread while another thread may fork; register them before starting "
+      "threads, or exec at once in the child (posix_spawn, subprocess)." },
+    { "orphaned-wait fork-unsafe-runtime", gnu_openmp,
+      "GNU OpenMP (libgomp) is not fork-safe: its thread pool lives on only in the parent. Run no OpenMP parallel "
+      "region in the parent before forking (or OMP_NUM_THREADS=1 there), create the workers with spawn or "
+      "forkserver, or use a fork-aware OpenMP runtime (LLVM libomp, Intel libiomp5)." },
+    { "worker-died", python_parent,
+      "Python: multiprocessing.Pool never notices a worker killed in the middle of a task and waits forever; "
+      "concurrent.futures.ProcessPoolExecutor raises BrokenProcessPool instead. A PyTorch DataLoader checks its "
+      "workers itself; DataLoader(timeout=seconds) bounds the wait for each batch." },
+};
+
+static bool listed(const char *ids, const char *id)
+{
+    size_t length = strlen(id);
+    for (const char *p = strstr(ids, id); p; p = strstr(p + 1, id))
+        if ((p == ids || p[-1] == ' ') && (p[length] == ' ' || p[length] == '\0'))
+            return true;
+    return false;
+}
+
+static bool append(struct report_finding *finding, const char *text)
+{
+    char **grown = reallocarray(finding->remedies, finding->nremedies + 1, sizeof *grown);
+    if (!grown)
+        return false;
+    finding->remedies = grown;
+    finding->remedies[finding->nremedies] = strdup(text);
+    return finding->remedies[finding->nremedies++] != NULL;
+}
+
+bool report_add_specific_remedies(const struct hd_snapshot *snapshot, struct report_analysis *analysis)
+{
+    for (size_t f = 0; f < analysis->nfindings; f++) {
+        struct report_finding *finding = &analysis->findings[f];
+        struct hd_process *process = NULL;
+        const struct hd_thread *thread = hd_snapshot_find_thread(snapshot, finding->tid, &process);
+        struct subject subject = { .snapshot = snapshot, .finding = finding, .process = process, .thread = thread };
+        for (size_t r = 0; r < COUNT(specific_remedies); r++)
+            if (listed(specific_remedies[r].ids, finding->id) && specific_remedies[r].applies(&subject) &&
+                !append(finding, specific_remedies[r].remedy))
+                return false;
+    }
+    return true;
+}
