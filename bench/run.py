@@ -85,6 +85,7 @@ def measure(name, pids, workdir):
     root = pids[0]
     commands = {
         "hangdoc --samples 1": f"{HANGDOC} --samples 1 {root} >/dev/null",
+        "hangdoc --samples 1 --no-ptrace": f"{HANGDOC} --samples 1 --no-ptrace {root} >/dev/null",
         "hangdoc (default: 5 samples)": f"{HANGDOC} {root} >/dev/null",
         "eu-stack": per_process("eu-stack -p {pid} >/dev/null 2>&1", pids),
         "gdb": per_process("gdb -batch -p {pid} -ex 'thread apply all bt' >/dev/null 2>&1", pids),
@@ -110,6 +111,8 @@ def table(results):
             if tool == "hangdoc --samples 1":
                 stopped = (f"{result['stopped_total'] * 1e3:.1f} in all, {result['stopped_longest'] * 1e3:.1f} "
                            f"per process at most")
+            elif tool.endswith("--no-ptrace"):
+                stopped = "never stopped (no stacks: the /proc part alone)"
             elif tool.startswith("hangdoc"):
                 stopped = "stacks once; 4 more samples stop only threads in R"
             else:
@@ -180,6 +183,9 @@ peer's time over `hangdoc --samples 1`. Peak RSS from
 `/usr/bin/time -f %M` (the largest of a peer's per-process runs). "stopped" is hangdoc's own `stopped_for_s`: how
 long each process stayed stopped (all its threads at once, one process at a time). The default hangdoc run takes
 5 samples 250 ms apart to see progress, so its wall time is that second of sampling, not work.
+`hangdoc --samples 1 --no-ptrace` is the same report without stacks: the difference to `--samples 1` is what the
+stacks cost; the rest is reading /proc for every thread (states, system calls, wait channels, kernel stacks, maps,
+descriptors, the process list that gives the tree, the unix socket peers), which eu-stack and gdb do not do.
 
 {table(results)}
 
