@@ -358,6 +358,11 @@ Test(stacks, sigint_at_random_moments_detaches_and_exits)
     interrupt_at_random_moments(SIGINT, SAFETY_RUNS);
 }
 
+Test(stacks, sigterm_at_random_moments_detaches_and_exits)
+{
+    interrupt_at_random_moments(SIGTERM, SAFETY_RUNS / 3);
+}
+
 /* A target that exits while it is sampled, and one whose threads and children come and go: hangdoc reports
  * what it saw, never crashes, never leaves anything traced. */
 Test(stacks, target_exiting_during_sampling)
