@@ -8,9 +8,9 @@ cd "$(dirname "$0")"
 
 # Debian 12 packages: the build, the libraries (pkg-config names in meson.build), the test runner, man for the
 # man page test, binutils' strip for the stripped stack fixture, python3-jsonschema to validate the JSON reports
-# against their schema.
+# against their schema, python3-torch and python3-numpy for the DataLoader scenarios (run with /usr/bin/python3).
 packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev
-          libcriterion-dev man-db python3 python3-jsonschema)
+          libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy)
 
 install_missing() {
     local missing=() package

@@ -3,6 +3,7 @@
 
 #include "../probe/probe.h"
 #include "../report/buffer.h"
+#include "../report/catalogue.h"
 #include "../report/report.h"
 #include "exit_codes.h"
 
@@ -92,7 +93,48 @@ static bool render_all(const struct hd_snapshot *snapshot, const struct report_a
     return written;
 }
 
+/* The built-in catalogue, extended by --catalogue FILE; NULL after saying why not, with *status set. */
+static struct report_catalogue *load_catalogue(const char *path, int *status)
+{
+    struct report_catalogue *catalogue = report_catalogue_new();
+    if (!catalogue) {
+        fprintf(stderr, "hangdoc: out of memory\n");
+        *status = EXIT_INTERNAL;
+        return NULL;
+    }
+    char error[256];
+    if (path && report_catalogue_load(catalogue, path, error, sizeof error) != 0) {
+        fprintf(stderr, "hangdoc: --catalogue %s: %s\n", path, error);
+        report_catalogue_free(catalogue);
+        *status = EXIT_USAGE;
+        return NULL;
+    }
+    return catalogue;
+}
+
+int hangdoc_check_catalogue(const char *path)
+{
+    int status = 0;
+    report_catalogue_free(load_catalogue(path, &status));
+    return status;
+}
+
+static int diagnose_with(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs,
+                         const struct report_catalogue *catalogue);
+
 int hangdoc_diagnose_into(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs)
+{
+    int status = 0;
+    struct report_catalogue *catalogue = load_catalogue(options->catalogue_path, &status);
+    if (!catalogue)
+        return status;
+    status = diagnose_with(options, outputs, catalogue);
+    report_catalogue_free(catalogue);
+    return status;
+}
+
+static int diagnose_with(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs,
+                         const struct report_catalogue *catalogue)
 {
     int refused = check_targets(options);
     if (refused)
@@ -123,7 +165,7 @@ int hangdoc_diagnose_into(const struct hangdoc_options *options, const struct ha
         hd_snapshot_free(snapshot);
         return EXIT_INTERNAL;
     }
-    struct report_analysis *analysis = report_analyze(snapshot);
+    struct report_analysis *analysis = report_analyze_with(snapshot, catalogue);
     if (!analysis) {
         fprintf(stderr, "hangdoc: out of memory\n");
         hd_snapshot_free(snapshot);

@@ -15,3 +15,5 @@ struct hangdoc_outputs {
     FILE *json;
 };
 int hangdoc_diagnose_into(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs);
+/* Loads --catalogue FILE once to check it: 0, or the exit status after saying what is wrong (on stderr). */
+int hangdoc_check_catalogue(const char *path);

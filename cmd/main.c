@@ -39,6 +39,7 @@ static const char usage_text[] =
     "      --kill-after DUR how long to wait after SIG (default 5s)\n"
     "      --keep-running   report, but leave the tree running\n"
     "      --no-ptrace      diagnose without stopping any process (no native stacks)\n"
+    "      --catalogue FILE as below\n"
     "  SIGUSR1 makes hangdoc run diagnose at once and go on; SIGTERM, SIGINT and SIGHUP make it diagnose\n"
     "  (a few seconds at most), then pass the signal on to the tree.\n"
     "\n"
@@ -51,6 +52,7 @@ static const char usage_text[] =
     "      --no-ptrace      never stop a process: no native stacks, only what /proc shows\n"
     "      --color[=WHEN]   colour the text report: auto (on a terminal, unless NO_COLOR is set), always,\n"
     "                       never; the report is wrapped to the terminal's width (or $COLUMNS)\n"
+    "      --catalogue FILE extend the catalogue of fork-unsafe runtimes with the rows of FILE (see hangdoc(1))\n"
     "  -h, --help           show this help and exit\n"
     "  -V, --version        show the version and exit\n"
     "\n"
@@ -108,7 +110,8 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         { "interval", required_argument, NULL, 'i' }, { "timeout", required_argument, NULL, 't' },
         { "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },      { "no-ptrace", no_argument, NULL, 'P' },
-        { "color", optional_argument, NULL, 'C' },  { "colour", optional_argument, NULL, 'C' },
+        { "color", optional_argument, NULL, 'c' },  { "colour", optional_argument, NULL, 'c' },
+        { "catalogue", required_argument, NULL, 'C' },
         { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -139,7 +142,7 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         case 'P':
             options->no_ptrace = true;
             break;
-        case 'C':
+        case 'c':
             if (!optarg || strcmp(optarg, "always") == 0)
                 options->colour = HANGDOC_COLOUR_ALWAYS;
             else if (strcmp(optarg, "never") == 0)
@@ -148,6 +151,9 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
                 options->colour = HANGDOC_COLOUR_AUTO;
             else
                 return usage_error("--color takes auto, always or never, not '%s'", optarg);
+            break;
+        case 'C':
+            options->catalogue_path = optarg;
             break;
         case 'h':
             fputs(usage_text, stdout);

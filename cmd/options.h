@@ -18,6 +18,7 @@ struct hangdoc_options {
     unsigned timeout_ms; /* bound on the whole run; 0: none */
     pid_t *pids;
     size_t npids;
+    const char *catalogue_path; /* --catalogue: rows that extend the runtime catalogue; NULL: the built-in one */
 };
 
 /* Parses "42" as a pid: decimal, positive, no sign, no trailing bytes. */

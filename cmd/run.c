@@ -40,6 +40,7 @@ struct run_options {
     bool no_ptrace;
     const char *json_path;
     const char *report_path;
+    const char *catalogue_path;
     char **command;
 };
 
@@ -124,6 +125,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
         { "json", required_argument, NULL, 'j' },    { "report", required_argument, NULL, 'r' },
         { "signal", required_argument, NULL, 'S' },  { "kill-after", required_argument, NULL, 'k' },
         { "keep-running", no_argument, NULL, 'K' },  { "no-ptrace", no_argument, NULL, 'P' },
+        { "catalogue", required_argument, NULL, 'C' },
         { NULL, 0, NULL, 0 },
     };
     *run = (struct run_options){ .kill_after_ms = DEFAULT_KILL_AFTER_MS, .end_signal = SIGTERM };
@@ -158,6 +160,11 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
             break;
         case 'P':
             run->no_ptrace = true;
+            break;
+        case 'C':
+            run->catalogue_path = optarg;
+            if (hangdoc_check_catalogue(optarg) != 0)
+                return EXIT_USAGE;
             break;
         case ':':
             return run_usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -352,6 +359,8 @@ static _Noreturn void diagnose_children_of(pid_t wrapper, const struct hangdoc_o
     options.pids = pids;
     options.npids = count;
     options.no_ptrace = run->no_ptrace;
+    if (run->catalogue_path)
+        options.catalogue_path = run->catalogue_path;
     if (quick) {
         options.samples = 3;
         options.interval_ms = 100;

@@ -2,6 +2,8 @@
 #include "probe.h"
 
 #include "fds.h"
+#include "inherit.h"
+#include "libraries.h"
 #include "locks.h"
 #include "procfs.h"
 #include "proctree.h"
@@ -346,6 +348,11 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
         int error = probe_read_unix_peers(&final->unix_peers, &final->nunix_peers);
         if (error)
             hd_snapshot_note(final, 0, 0, "unix socket peers: sock_diag refused: %s", strerror(-error));
+        probe_refine_origins(final);
+        probe_classify_fds(final);
+        probe_prove_inherited_fds(final);
+        if (!probe_read_libraries(final))
+            result = PROBE_NO_MEMORY;
         fold_samples(final, earlier, nsamples - 1);
         note_departures(final, earlier, nsamples - 1);
         if (stacks) {

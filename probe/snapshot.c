@@ -33,9 +33,17 @@ static void process_free(struct hd_process *process)
     for (size_t i = 0; i < process->nmappings; i++)
         free(process->mappings[i].path);
     free(process->mappings);
-    for (size_t i = 0; i < process->nfds; i++)
+    for (size_t i = 0; i < process->nfds; i++) {
         free(process->fds[i].target);
+        free(process->fds[i].socket_name);
+    }
     free(process->fds);
+    for (size_t i = 0; i < process->nlibraries; i++) {
+        free(process->libraries[i].path);
+        free(process->libraries[i].soname);
+        free(process->libraries[i].build_id);
+    }
+    free(process->libraries);
 }
 
 void hd_snapshot_free(struct hd_snapshot *snapshot)
@@ -215,4 +223,71 @@ const char *hd_wait_kind_name(enum hd_wait_kind kind)
         [HD_WAIT_SIGNAL] = "signal", [HD_WAIT_LOCK] = "file-lock",  [HD_WAIT_OTHER] = "syscall",
     };
     return (size_t)kind < sizeof names / sizeof names[0] ? names[kind] : "none";
+}
+
+const char *hd_fd_class_name(enum hd_fd_class fd_class)
+{
+    static const char *const names[] = {
+        [HD_FD_CLASS_OTHER] = "other",       [HD_FD_CLASS_FILE] = "file",
+        [HD_FD_CLASS_DEVICE] = "device",     [HD_FD_CLASS_NVIDIA] = "nvidia",
+        [HD_FD_CLASS_NVIDIA_UVM] = "nvidia-uvm", [HD_FD_CLASS_DRI] = "dri",
+        [HD_FD_CLASS_PIPE] = "pipe",         [HD_FD_CLASS_SOCKET] = "socket",
+        [HD_FD_CLASS_UNIX_SOCKET] = "unix-socket", [HD_FD_CLASS_X11] = "x11",
+        [HD_FD_CLASS_WAYLAND] = "wayland",   [HD_FD_CLASS_DBUS] = "dbus",
+        [HD_FD_CLASS_EVENTFD] = "eventfd",   [HD_FD_CLASS_MEMFD] = "memfd",
+        [HD_FD_CLASS_SHM] = "shm",           [HD_FD_CLASS_ANON] = "anon",
+    };
+    return (size_t)fd_class < sizeof names / sizeof names[0] && names[fd_class] ? names[fd_class] : "other";
+}
+
+const char *hd_python_start_method_name(enum hd_python_start_method method)
+{
+    static const char *const names[] = {
+        [HD_PYTHON_NONE] = NULL, [HD_PYTHON_FORK] = "fork", [HD_PYTHON_SPAWN] = "spawn",
+        [HD_PYTHON_FORKSERVER] = "forkserver",
+    };
+    return (size_t)method < sizeof names / sizeof names[0] ? names[method] : NULL;
+}
+
+const char *hd_python_role_name(enum hd_python_role role)
+{
+    static const char *const names[] = {
+        [HD_PYTHON_ROLE_NONE] = NULL,
+        [HD_PYTHON_ROLE_MAIN] = "main",
+        [HD_PYTHON_ROLE_FORK_CHILD] = "fork-child",
+        [HD_PYTHON_ROLE_SPAWN_CHILD] = "spawn-child",
+        [HD_PYTHON_ROLE_FORKSERVER] = "forkserver",
+        [HD_PYTHON_ROLE_FORKSERVER_CHILD] = "forkserver-child",
+        [HD_PYTHON_ROLE_RESOURCE_TRACKER] = "resource-tracker",
+    };
+    return (size_t)role < sizeof names / sizeof names[0] ? names[role] : NULL;
+}
+
+const struct hd_library *hd_process_find_library(const struct hd_process *process, uint64_t address)
+{
+    for (size_t i = 0; i < process->nlibraries; i++)
+        if (address >= process->libraries[i].start && address < process->libraries[i].end)
+            return &process->libraries[i];
+    return NULL;
+}
+
+const struct hd_library *hd_process_library_of_data(const struct hd_process *process, uint64_t address)
+{
+    const struct hd_library *library = hd_process_find_library(process, address);
+    if (library)
+        return library;
+    const struct hd_mapping *mapping = hd_process_find_mapping(process, address);
+    if (!mapping || mapping->path || mapping == process->mappings)
+        return NULL;
+    /* ld.so maps a library's .bss past the end of its file as anonymous memory right after its last mapping */
+    const struct hd_mapping *before = mapping - 1;
+    if (before->end != mapping->start || !before->path)
+        return NULL;
+    return hd_process_find_library(process, before->start);
+}
+
+const char *hd_basename(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path;
 }

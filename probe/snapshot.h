@@ -227,12 +227,75 @@ enum hd_fd_kind {
     HD_FD_ANON,   /* anon_inode: eventfd, epoll, signalfd, timerfd, ... */
 };
 
+/* What an fd is, finer than its kind: the handles that tie a forked child to its parent's runtimes. */
+enum hd_fd_class {
+    HD_FD_CLASS_OTHER,
+    HD_FD_CLASS_FILE,
+    HD_FD_CLASS_DEVICE,       /* another character or block device */
+    HD_FD_CLASS_NVIDIA,       /* /dev/nvidia*, or a character device of major 195 */
+    HD_FD_CLASS_NVIDIA_UVM,   /* /dev/nvidia-uvm, /dev/nvidia-uvm-tools (their major is dynamic) */
+    HD_FD_CLASS_DRI,          /* /dev/dri/card*, renderD* */
+    HD_FD_CLASS_PIPE,
+    HD_FD_CLASS_SOCKET,       /* not a unix socket of a known service */
+    HD_FD_CLASS_UNIX_SOCKET,  /* a unix socket of no known service */
+    HD_FD_CLASS_X11,          /* unix socket /tmp/.X11-unix/X<n> (path or abstract name) */
+    HD_FD_CLASS_WAYLAND,      /* unix socket wayland-<n> */
+    HD_FD_CLASS_DBUS,         /* unix socket of a D-Bus bus */
+    HD_FD_CLASS_EVENTFD,
+    HD_FD_CLASS_MEMFD,
+    HD_FD_CLASS_SHM,          /* /dev/shm/... (POSIX shared memory) */
+    HD_FD_CLASS_ANON,         /* other anon_inode: epoll, signalfd, timerfd, ... */
+};
+
+/* The open file an fd of a child shares with an fd of its parent, proven with kcmp(KCMP_FILE). */
+struct hd_fd_origin {
+    pid_t pid; /* 0: not proven to be inherited (see hd_fd.inherited_checked) */
+    int fd;
+};
+
 struct hd_fd {
     int fd;
     enum hd_fd_kind kind;
     uint64_t inode;  /* of the pipe or socket */
     int access_mode; /* O_RDONLY, O_WRONLY or O_RDWR, from fdinfo; -1 when unknown */
     char *target;    /* readlink of /proc/<pid>/fd/<fd> */
+    enum hd_fd_class fd_class;
+    bool device_known;      /* a device: its numbers below */
+    unsigned device_major;  /* of the device itself (st_rdev), not of the filesystem */
+    unsigned device_minor;
+    char *socket_name;      /* unix socket: the bound path, "@name" for an abstract one; NULL when unnamed */
+    bool inherited_checked; /* kcmp was asked against every fd of the parent */
+    struct hd_fd_origin inherited_from;
+};
+
+/* One mapped ELF object (the executable, a shared library): read from its file with libelf. */
+struct hd_library {
+    char *path;      /* as the maps file names it; " (deleted)" included when the file is gone */
+    char *soname;    /* DT_SONAME, NULL when it has none or the file could not be read */
+    char *build_id;  /* NT_GNU_BUILD_ID in hex, NULL when none */
+    uint64_t start;  /* the lowest and highest address of its mappings */
+    uint64_t end;
+    uint64_t inode;
+    bool in_parent;  /* the parent maps the same file at the same address: inherited through fork() */
+};
+
+/* The Python multiprocessing start method a process was created by, or runs its children with. */
+enum hd_python_start_method {
+    HD_PYTHON_NONE,      /* not Python, or no multiprocessing seen */
+    HD_PYTHON_FORK,
+    HD_PYTHON_SPAWN,
+    HD_PYTHON_FORKSERVER,
+};
+
+/* What a process is to Python's multiprocessing, from its command line and its parent. */
+enum hd_python_role {
+    HD_PYTHON_ROLE_NONE,
+    HD_PYTHON_ROLE_MAIN,             /* a Python process with multiprocessing children */
+    HD_PYTHON_ROLE_FORK_CHILD,       /* forked from a Python parent */
+    HD_PYTHON_ROLE_SPAWN_CHILD,      /* python -c 'from multiprocessing.spawn import spawn_main; ...' */
+    HD_PYTHON_ROLE_FORKSERVER,       /* python -c 'from multiprocessing.forkserver import main; ...' */
+    HD_PYTHON_ROLE_FORKSERVER_CHILD, /* forked by the forkserver */
+    HD_PYTHON_ROLE_RESOURCE_TRACKER, /* python -c 'from multiprocessing.resource_tracker import main; ...' */
 };
 
 /* A connected unix socket and the inode of its peer (sock_diag). */
@@ -275,6 +338,10 @@ struct hd_process {
     size_t nmappings;
     struct hd_fd *fds;
     size_t nfds;
+    struct hd_library *libraries; /* sorted by start address */
+    size_t nlibraries;
+    enum hd_python_role python_role;
+    enum hd_python_start_method python_start_method; /* how it was created (children of the main: how they are) */
     /* ptrace: how long the process was stopped to take its stacks, in total over the run (0 when never) */
     double stopped_for_s;
 };
@@ -314,6 +381,7 @@ struct hd_snapshot {
     size_t nunix_peers;
     struct hd_departed *departed; /* processes that vanished between the first sample and the last */
     size_t ndeparted;
+    enum hd_python_start_method python_start_method; /* of the tree: the method its Python children show */
 };
 
 void hd_snapshot_free(struct hd_snapshot *snapshot);
@@ -342,4 +410,14 @@ const char *hd_owner_whereabouts_name(enum hd_owner_whereabouts whereabouts);
 
 const char *hd_arch_name(enum hd_arch arch);
 const char *hd_origin_name(enum hd_origin origin);
+const char *hd_fd_class_name(enum hd_fd_class fd_class);
+const char *hd_python_start_method_name(enum hd_python_start_method method); /* NULL for HD_PYTHON_NONE */
+const char *hd_python_role_name(enum hd_python_role role);                   /* NULL for HD_PYTHON_ROLE_NONE */
+/* The library of `process` whose mappings hold `address`, or NULL. */
+const struct hd_library *hd_process_find_library(const struct hd_process *process, uint64_t address);
+/* The library whose data `address` lies in: its own mappings, or the anonymous mapping right after its last one
+ * (the .bss beyond the file's pages). NULL when neither. */
+const struct hd_library *hd_process_library_of_data(const struct hd_process *process, uint64_t address);
+/* The last path component, or the path itself */
+const char *hd_basename(const char *path);
 const char *hd_wait_kind_name(enum hd_wait_kind kind);

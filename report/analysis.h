@@ -108,8 +108,11 @@ struct report_verdict {
     size_t unread_waits; /* threads asleep whose wait could not be read (permissions): "could not tell" */
 };
 
+struct report_catalogue;
+
 struct report_analysis {
     struct report_graph graph;
+    const struct report_catalogue *catalogue; /* borrowed: the runtimes the findings and renderers classify by */
     struct report_finding *findings;
     size_t nfindings;
     struct report_verdict verdict;
@@ -118,6 +121,9 @@ struct report_analysis {
 
 /* NULL only when memory ran out. */
 struct report_analysis *report_analyze(const struct hd_snapshot *snapshot);
+/* The same with a runtime catalogue of the caller's (catalogue.h), which must outlive the analysis. */
+struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot,
+                                            const struct report_catalogue *catalogue);
 void report_analysis_free(struct report_analysis *analysis);
 
 const char *report_confidence_name(enum report_confidence confidence);

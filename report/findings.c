@@ -5,8 +5,10 @@
  */
 #include "analysis.h"
 
+#include "catalogue.h"
 #include "describe.h"
 #include "remedies.h"
+#include "inheritance.h"
 
 #include <inttypes.h>
 #include <signal.h>
@@ -385,6 +387,10 @@ static void rule_waiting_on_workers(struct context *c)
             if (edge->from != i)
                 continue;
             any_edge = true;
+            /* a thread of its own process that only waits to be woken (by this very thread, as like as not: the
+             * queue feeder of a Python parent) runs nothing by itself */
+            if (graph->nodes[edge->to].process == node->process && graph->nodes[edge->to].wake == REPORT_WAKE_WAKER)
+                continue;
             all_hung &= !can_run(graph->nodes[edge->to].wake);
             if (graph->nodes[edge->to].process != node->process &&
                 (edge->kind == REPORT_EDGE_PIPE || edge->kind == REPORT_EDGE_SOCKET || edge->kind == REPORT_EDGE_CHILD)) {
@@ -735,6 +741,8 @@ static const struct root_cause {
 } root_causes[] = {
     { "inherited-lock", "fork-inheritance" },
     { "orphaned-wait", "fork-inheritance" },
+    { "fork-unsafe-runtime", "fork-inheritance" },
+    { "cuda-inherited", "fork-inheritance" },
     { "lock-cycle", "deadlock" },
     { "abandoned-lock", "deadlock" },
     { "worker-died", "worker-died" },
@@ -742,6 +750,15 @@ static const struct root_cause {
     { "stopped", "stopped" },
     { "spinning", "busy-loop" },
 };
+
+/* The cause a root-cause id names; "" for the others. */
+static const char *cause_of(const char *id)
+{
+    for (size_t r = 0; r < COUNT(root_causes); r++)
+        if (strcmp(root_causes[r].id, id) == 0)
+            return root_causes[r].cause;
+    return "";
+}
 
 static pid_t *chain_to(struct context *c, const struct hd_process *process, pid_t subject_pid, size_t *length)
 {
@@ -790,11 +807,15 @@ static bool same_text(const char *a, const char *b)
  * same owner, in processes forked from the same parent (fork keeps addresses, so every worker forked while a
  * lock was held shows it at the same address). Without an address: the same thread (cycles, busy loops) or the
  * same process. */
+static const char *cause_of(const char *id);
+
 static bool same_hang(const struct hd_snapshot *snapshot, const struct report_finding *a,
                       const struct report_finding *b)
 {
+    /* Findings of one cause about the same process are one hang seen from two sides: the orphaned wait of a
+     * forked child and the fork-unsafe runtime it sleeps in (fork-unsafe-runtime, cuda-inherited). */
     if (strcmp(a->id, b->id) != 0)
-        return false;
+        return a->pid == b->pid && strcmp(cause_of(a->id), cause_of(b->id)) == 0;
     const char *address = evidence_value(a, "address");
     if (address) {
         const struct hd_process *pa = hd_snapshot_find_process(snapshot, a->pid);
@@ -845,9 +866,9 @@ static void collect_root_causes(struct context *c)
                 continue;
             struct report_hang *hang = NULL;
             for (size_t h = 0; h < a->verdict.nhangs && !hang; h++)
-                if (a->verdict.hangs[h].finding >= 0 &&
-                    same_hang(c->snapshot, &a->findings[a->verdict.hangs[h].finding], finding))
-                    hang = &a->verdict.hangs[h];
+                for (size_t m = 0; m < a->verdict.hangs[h].nfindings && !hang; m++)
+                    if (same_hang(c->snapshot, &a->findings[a->verdict.hangs[h].findings[m]], finding))
+                        hang = &a->verdict.hangs[h];
             if (!hang)
                 hang = add_hang(c, root_causes[r].cause, (long)f, true, finding->pid, finding->tid);
             hang_member(c, hang, f);
@@ -953,9 +974,17 @@ static void decide(struct context *c)
 
 struct report_analysis *report_analyze(const struct hd_snapshot *snapshot)
 {
+    const struct report_catalogue *catalogue = report_catalogue_builtin();
+    return catalogue ? report_analyze_with(snapshot, catalogue) : NULL;
+}
+
+struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot,
+                                            const struct report_catalogue *catalogue)
+{
     struct report_analysis *analysis = calloc(1, sizeof *analysis);
     if (!analysis)
         return NULL;
+    analysis->catalogue = catalogue;
     if (!report_build_graph(snapshot, &analysis->graph)) {
         free(analysis);
         return NULL;
@@ -963,6 +992,7 @@ struct report_analysis *report_analyze(const struct hd_snapshot *snapshot)
     struct context c = { .snapshot = snapshot, .analysis = analysis };
     for (size_t r = 0; r < COUNT(rules) && !c.failed; r++)
         rules[r].apply(&c);
+    c.failed = c.failed || !report_analyze_inheritance(snapshot, catalogue, analysis);
     if (!c.failed)
         c.failed = !report_add_specific_remedies(snapshot, analysis);
     if (!c.failed)

@@ -56,32 +56,6 @@ static bool python_parent(const struct subject *s)
     return parent && report_is_python(parent);
 }
 
-/* The futex lies in libc's own data: the anonymous mapping right after libc's writable one holds its .bss,
- * where glibc keeps its internal locks (__exit_funcs_lock of atexit, among others). */
-static bool lock_in_libc(const struct subject *s)
-{
-    if (!s->process || !s->thread || s->thread->wait.kind != HD_WAIT_FUTEX)
-        return false;
-    const struct hd_mapping *mapping = hd_process_find_mapping(s->process, s->thread->wait.address);
-    if (!mapping)
-        return false;
-    if (starts_with(base_name(mapping->path), "libc.so") || starts_with(base_name(mapping->path), "libc-"))
-        return true;
-    if (mapping->path)
-        return false;
-    for (size_t m = 0; m < s->process->nmappings; m++) {
-        const struct hd_mapping *before = &s->process->mappings[m];
-        if (before->end == mapping->start)
-            return starts_with(base_name(before->path), "libc.so") || starts_with(base_name(before->path), "libc-");
-    }
-    return false;
-}
-
-static bool gnu_openmp(const struct subject *s)
-{
-    return s->process && maps_library(s->process, "libgomp");
-}
-
 /* ---- the table ----------------------------------------------------------------------------------------------- */
 
 #define FORK_FINDINGS "inherited-lock orphaned-wait fork-unsafe-runtime cuda-inherited"
@@ -109,15 +83,6 @@ static const struct specific_remedy {
       "Under spawn every worker imports the main module again: whatever runs outside if __name__ == '__main__': "
       "(training, CUDA initialisation, creating the DataLoader) runs again in every worker; keep the module's top "
       "level to imports and definitions." },
-    { "orphaned-wait", lock_in_libc,
-      "The lock is glibc's own (it lies in libc's data; glibc does not reset __exit_funcs_lock at fork(), "
-      "pytorch#130610): do not register atexit handlers (atexit, __cxa_atexit: also C++ function-local statics "
-      "and libraries loaded with dlopen) in a thread while another thread may fork; register them before starting "
-      "threads, or exec at once in the child (posix_spawn, subprocess)." },
-    { "orphaned-wait fork-unsafe-runtime", gnu_openmp,
-      "GNU OpenMP (libgomp) is not fork-safe: its thread pool lives on only in the parent. Run no OpenMP parallel "
-      "region in the parent before forking (or OMP_NUM_THREADS=1 there), create the workers with spawn or "
-      "forkserver, or use a fork-aware OpenMP runtime (LLVM libomp, Intel libiomp5)." },
     { "worker-died", python_parent,
       "Python: multiprocessing.Pool never notices a worker killed in the middle of a task and waits forever; "
       "concurrent.futures.ProcessPoolExecutor raises BrokenProcessPool instead. A PyTorch DataLoader checks its "

@@ -8,6 +8,7 @@
 #include "buffer.h"
 #include "describe.h"
 #include "render_stacks.h"
+#include "render_inheritance.h"
 
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -231,7 +232,7 @@ static json_object *thread_object(const struct hd_thread *thread)
     return object;
 }
 
-static json_object *fds_array(const struct hd_process *process)
+static json_object *fds_array(const struct hd_process *process, const struct report_catalogue *catalogue)
 {
     static const char *const classes[] = {
         [HD_FD_OTHER] = "other", [HD_FD_FILE] = "file", [HD_FD_PIPE] = "pipe",
@@ -250,12 +251,15 @@ static json_object *fds_array(const struct hd_process *process)
         if (fd->access_mode >= 0 && fd->access_mode <= 2)
             json_object_object_add(object, "access", json_object_new_string(modes[fd->access_mode]));
         json_object_object_add(object, "inherited_from", NULL);
+        json_object_object_add(object, "kind", json_object_new_string(classes[fd->kind]));
+        report_json_fd_inheritance(object, fd, catalogue);
         json_object_array_add(fds, object);
     }
     return fds;
 }
 
-static json_object *process_object(const struct hd_process *process)
+static json_object *process_object(const struct hd_snapshot *snapshot, const struct hd_process *process,
+                                   const struct report_catalogue *catalogue)
 {
     json_object *object = json_object_new_object();
     json_object_object_add(object, "pid", json_object_new_int(process->pid));
@@ -278,8 +282,9 @@ static json_object *process_object(const struct hd_process *process)
     json_object_object_add(object, "kernel_thread", json_object_new_boolean(process->kernel_thread));
     json_object_object_add(object, "exit_status", process->zombie ? json_object_new_int(process->exit_status) : NULL);
     json_object_object_add(object, "libraries", json_object_new_array());
-    json_object_object_add(object, "fds", fds_array(process));
+    json_object_object_add(object, "fds", fds_array(process, catalogue));
     json_object_object_add(object, "stopped_for_s", json_object_new_double(process->stopped_for_s));
+    report_json_process_inheritance(object, snapshot, process, catalogue);
     json_object *threads = json_object_new_array();
     for (size_t t = 0; t < process->nthreads; t++)
         json_object_array_add(threads, thread_object(&process->threads[t]));
@@ -420,6 +425,7 @@ static json_object *snapshot_header(const struct hd_snapshot *snapshot)
     for (size_t r = 0; r < snapshot->nroots; r++)
         json_object_array_add(roots, json_object_new_int(snapshot->roots[r]));
     json_object_object_add(header, "roots", roots);
+    report_json_snapshot_inheritance(header, snapshot);
     return header;
 }
 
@@ -452,7 +458,7 @@ bool report_render_json(const struct hd_snapshot *snapshot, const struct report_
     json_object_object_add(document, "findings", findings);
     json_object *processes = json_object_new_array();
     for (size_t p = 0; p < snapshot->nprocesses; p++)
-        json_object_array_add(processes, process_object(&snapshot->processes[p]));
+        json_object_array_add(processes, process_object(snapshot, &snapshot->processes[p], analysis->catalogue));
     json_object_object_add(document, "processes", processes);
     json_object_object_add(document, "graph", graph_object(&analysis->graph));
     json_object_object_add(document, "notes", notes_array(snapshot));

@@ -4,6 +4,7 @@
 
 #include "buffer.h"
 #include "describe.h"
+#include "render_inheritance.h"
 #include "render_stacks.h"
 #include "wrap.h"
 
@@ -405,6 +406,10 @@ static void render_process(struct report_buffer *out, const struct hd_snapshot *
         put_escaped(out, process->exe);
         report_buffer_puts(out, "\n");
     }
+    char prefix[4 * 64 + 1] = "";
+    for (unsigned level = 0; level < depth && level < 64; level++)
+        strcat(prefix, "    ");
+    report_text_process_inheritance(out, snapshot, process, analysis->catalogue, prefix);
     render_threads(out, analysis, process, depth, options, nodes);
 }
 

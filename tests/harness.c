@@ -53,14 +53,14 @@ static void forget(struct fixture *fixture)
 }
 
 /* Reads the ready line; false on timeout, EOF or a malformed line. */
-static bool read_ready_line(int fd, struct fixture *fixture)
+static bool read_ready_line_within(int fd, struct fixture *fixture, long timeout_ms)
 {
     char line[512];
     size_t length = 0;
     struct timespec started;
     clock_gettime(CLOCK_MONOTONIC, &started);
     while (length < sizeof line - 1 && !memchr(line, '\n', length)) {
-        long left = READY_TIMEOUT_MS - elapsed_ms(&started);
+        long left = timeout_ms - elapsed_ms(&started);
         struct pollfd ready = { .fd = fd, .events = POLLIN };
         if (left <= 0 || poll(&ready, 1, (int)left) != 1)
             return false;
@@ -84,6 +84,11 @@ static bool read_ready_line(int fd, struct fixture *fixture)
     return fixture->npids > 0;
 }
 
+static bool read_ready_line(int fd, struct fixture *fixture)
+{
+    return read_ready_line_within(fd, fixture, READY_TIMEOUT_MS);
+}
+
 /* Forks and execs `path` in a process group of its own that dies with us; the fds given (-1: keep ours) become
  * its stdout, stderr and fd 3. */
 static pid_t spawn_in_own_group(const char *path, const char *const *argv, int out_fd, int err_fd, int ready_fd)
@@ -103,6 +108,9 @@ static pid_t spawn_in_own_group(const char *path, const char *const *argv, int o
             dup2(err_fd, 2);
         if (ready_fd >= 0)
             dup2(ready_fd, 3);
+        /* nothing else of the test runner's (Criterion's shared-memory arenas, other tests' pipes) leaks into the
+         * fixture: what a forked child inherits is part of what hangdoc reports */
+        close_range(ready_fd >= 0 ? 4 : 3, ~0U, 0);
         execv(path, (char *const *)argv);
         _exit(127);
     }
@@ -111,6 +119,11 @@ static pid_t spawn_in_own_group(const char *path, const char *const *argv, int o
 }
 
 void fixture_start(struct fixture *fixture, const char *name)
+{
+    fixture_start_within(fixture, name, READY_TIMEOUT_MS);
+}
+
+void fixture_start_within(struct fixture *fixture, const char *name, long ready_timeout_ms)
 {
     *fixture = (struct fixture){ 0 };
     char path[4096];
@@ -121,11 +134,11 @@ void fixture_start(struct fixture *fixture, const char *name)
     close(pipe_fds[1]);
     fixture->leader = child;
     remember(fixture);
-    bool ready = read_ready_line(pipe_fds[0], fixture);
+    bool ready = read_ready_line_within(pipe_fds[0], fixture, ready_timeout_ms);
     close(pipe_fds[0]);
     if (!ready) {
         fixture_stop(fixture);
-        cr_assert_fail("fixture %s did not report that it is in position within %d ms", name, READY_TIMEOUT_MS);
+        cr_assert_fail("fixture %s did not report that it is in position within %ld ms", name, ready_timeout_ms);
     }
 }
 
@@ -205,6 +218,7 @@ void program_run_as(struct run_result *result, int as_uid, const char *const *ar
         dup2(err_pipe[1], 2);
         if (as_uid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)as_uid) != 0 || setuid((uid_t)as_uid) != 0))
             _exit(126);
+        close_range(3, ~0U, 0);
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }

@@ -20,6 +20,8 @@ struct fixture {
 
 /* Starts scenarios/<name> and waits (bounded) for its ready line; aborts the test when it does not come. */
 void fixture_start(struct fixture *fixture, const char *name);
+/* The same with a deadline of the caller's for the ready line (fixtures that import large Python modules). */
+void fixture_start_within(struct fixture *fixture, const char *name, long ready_timeout_ms);
 /* Kills the fixture's process group and every pid it reported, and reaps the leader. Idempotent. */
 void fixture_stop(struct fixture *fixture);
 /* Stops every fixture still running: the suite's .fini. */

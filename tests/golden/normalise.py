@@ -30,6 +30,11 @@ VOLATILE = [
     # machine specifics
     (re.compile(r"/usr/lib/[a-z0-9_]+-linux-gnu/"), "/usr/lib/<multiarch>/"),
     (re.compile(r"python3\.\d+"), "python3.X"),
+    # the build of a system library (libc's build-id changes with every Debian update)
+    (re.compile(r"\b[0-9a-f]{40}\b"), "<build-id>"),
+    # a thread that makes progress is caught on a CPU (R, no wait channel) or between two turns (S): one form
+    (re.compile(r"' [RS] \[([^,\]]+)(?:, <duration>)?\](.*?)(?: · in <wchan>)? · progressing \(<cpu>\)"),
+     r"' <R or S> [\1]\2 · progressing (<cpu>)"),
 ]
 
 

@@ -1,0 +1,253 @@
+/* Mapped ELF objects (libraries.h). */
+#include "libraries.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LIBRARIES_MAX 2048
+#define SONAME_MAX 256
+#define BUILD_ID_MAX 64 /* bytes; SHA-1 ids are 20 */
+
+/* Paths in maps that are not files ld.so or the kernel loaded code from. */
+static const char *const not_objects[] = { "/dev/", "/memfd:", "/SYSV", "/dev/shm/" };
+
+static bool may_be_object(const struct hd_mapping *mapping)
+{
+    if (!mapping->path || mapping->path[0] != '/' || mapping->inode == 0)
+        return false;
+    for (size_t i = 0; i < sizeof not_objects / sizeof not_objects[0]; i++)
+        if (strncmp(mapping->path, not_objects[i], strlen(not_objects[i])) == 0)
+            return false;
+    return true;
+}
+
+static char *read_soname(Elf *elf)
+{
+    Elf_Scn *section = NULL;
+    while ((section = elf_nextscn(elf, section))) {
+        GElf_Shdr header;
+        if (!gelf_getshdr(section, &header) || header.sh_type != SHT_DYNAMIC || header.sh_entsize == 0)
+            continue;
+        Elf_Data *data = elf_getdata(section, NULL);
+        size_t count = data ? data->d_size / header.sh_entsize : 0;
+        for (size_t i = 0; i < count; i++) {
+            GElf_Dyn entry;
+            if (!gelf_getdyn(data, (int)i, &entry) || entry.d_tag == DT_NULL)
+                break;
+            if (entry.d_tag != DT_SONAME)
+                continue;
+            const char *name = elf_strptr(elf, header.sh_link, entry.d_un.d_val);
+            return name ? strndup(name, SONAME_MAX) : NULL;
+        }
+    }
+    return NULL;
+}
+
+static char *hex_of(const unsigned char *bytes, size_t length)
+{
+    if (length == 0 || length > BUILD_ID_MAX)
+        return NULL;
+    char *text = malloc(length * 2 + 1);
+    for (size_t i = 0; text && i < length; i++)
+        snprintf(text + i * 2, 3, "%02x", bytes[i]);
+    return text;
+}
+
+static char *read_build_id(Elf *elf)
+{
+    Elf_Scn *section = NULL;
+    while ((section = elf_nextscn(elf, section))) {
+        GElf_Shdr header;
+        if (!gelf_getshdr(section, &header) || header.sh_type != SHT_NOTE)
+            continue;
+        Elf_Data *data = elf_getdata(section, NULL);
+        size_t offset = 0, name_offset, descriptor_offset;
+        GElf_Nhdr note;
+        while (data && (offset = gelf_getnote(data, offset, &note, &name_offset, &descriptor_offset)) > 0) {
+            if (note.n_type != NT_GNU_BUILD_ID || note.n_namesz != 4 ||
+                memcmp((const char *)data->d_buf + name_offset, "GNU", 4) != 0)
+                continue;
+            return hex_of((const unsigned char *)data->d_buf + descriptor_offset, note.n_descsz);
+        }
+    }
+    return NULL;
+}
+
+bool probe_read_elf_identity(int fd, char **soname, char **build_id)
+{
+    *soname = NULL;
+    *build_id = NULL;
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return false;
+    /* ELF_C_READ, not mmap: a file truncated under us must give a read error, not SIGBUS */
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+    if (!elf)
+        return false;
+    bool is_elf = elf_kind(elf) == ELF_K_ELF;
+    if (is_elf) {
+        *soname = read_soname(elf);
+        *build_id = read_build_id(elf);
+    }
+    elf_end(elf);
+    return is_elf;
+}
+
+/* What one file said, shared by every process that maps it. */
+struct identity {
+    char *path;
+    uint64_t inode;
+    bool is_elf;
+    char *soname;
+    char *build_id;
+};
+
+struct identities {
+    struct identity *items;
+    size_t count;
+};
+
+/* Opens `path` for reading only when it is a regular file with the mapping's inode: O_PATH first, so that a path
+ * the target swapped for a FIFO or a device is never opened for real. */
+static int open_regular(const char *path, uint64_t inode)
+{
+    int handle = open(path, O_PATH | O_CLOEXEC);
+    if (handle < 0)
+        return -1;
+    struct stat status;
+    int fd = -1;
+    if (fstat(handle, &status) == 0 && S_ISREG(status.st_mode) && status.st_ino == inode) {
+        char again[64];
+        snprintf(again, sizeof again, "/proc/self/fd/%d", handle);
+        fd = open(again, O_RDONLY | O_CLOEXEC);
+    }
+    close(handle);
+    return fd;
+}
+
+/* Opens the file the way the target sees it: through its mapping (works for deleted files, needs
+ * CAP_SYS_ADMIN), else through its root directory (another mount namespace). The same inode only: a file
+ * replaced since it was mapped is another file. */
+static int open_mapped_file(pid_t pid, const struct hd_mapping *mapping)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, mapping->start, mapping->end);
+    int fd = open_regular(path, mapping->inode);
+    if (fd < 0) {
+        snprintf(path, sizeof path, "/proc/%d/root%s", (int)pid, mapping->path);
+        fd = open_regular(path, mapping->inode);
+    }
+    return fd;
+}
+
+static const struct identity *identify(struct identities *known, pid_t pid, const struct hd_mapping *mapping)
+{
+    for (size_t i = 0; i < known->count; i++)
+        if (known->items[i].inode == mapping->inode && strcmp(known->items[i].path, mapping->path) == 0)
+            return &known->items[i];
+    struct identity *grown = reallocarray(known->items, known->count + 1, sizeof *grown);
+    if (!grown)
+        return NULL;
+    known->items = grown;
+    struct identity *identity = &known->items[known->count];
+    *identity = (struct identity){ .path = strdup(mapping->path), .inode = mapping->inode };
+    if (!identity->path)
+        return NULL;
+    known->count++;
+    int fd = open_mapped_file(pid, mapping);
+    if (fd >= 0) {
+        identity->is_elf = probe_read_elf_identity(fd, &identity->soname, &identity->build_id);
+        close(fd);
+    }
+    return identity;
+}
+
+static void identities_release(struct identities *known)
+{
+    for (size_t i = 0; i < known->count; i++) {
+        free(known->items[i].path);
+        free(known->items[i].soname);
+        free(known->items[i].build_id);
+    }
+    free(known->items);
+}
+
+static struct hd_library *find_by_path(struct hd_process *process, const struct hd_mapping *mapping)
+{
+    for (size_t i = 0; i < process->nlibraries; i++)
+        if (process->libraries[i].inode == mapping->inode && strcmp(process->libraries[i].path, mapping->path) == 0)
+            return &process->libraries[i];
+    return NULL;
+}
+
+static bool add_library(struct hd_process *process, const struct hd_mapping *mapping, const struct identity *identity)
+{
+    if (process->nlibraries == LIBRARIES_MAX)
+        return true;
+    struct hd_library *grown = reallocarray(process->libraries, process->nlibraries + 1, sizeof *grown);
+    if (!grown)
+        return false;
+    process->libraries = grown;
+    struct hd_library *library = &process->libraries[process->nlibraries++];
+    *library = (struct hd_library){
+        .path = strdup(mapping->path),
+        .soname = identity->soname ? strdup(identity->soname) : NULL,
+        .build_id = identity->build_id ? strdup(identity->build_id) : NULL,
+        .start = mapping->start,
+        .end = mapping->end,
+        .inode = mapping->inode,
+    };
+    return library->path && (!identity->soname || library->soname) && (!identity->build_id || library->build_id);
+}
+
+static bool read_process_libraries(struct identities *known, struct hd_process *process)
+{
+    for (size_t m = 0; m < process->nmappings; m++) {
+        const struct hd_mapping *mapping = &process->mappings[m];
+        if (!may_be_object(mapping))
+            continue;
+        struct hd_library *library = find_by_path(process, mapping);
+        if (library) {
+            library->start = mapping->start < library->start ? mapping->start : library->start;
+            library->end = mapping->end > library->end ? mapping->end : library->end;
+            continue;
+        }
+        const struct identity *identity = identify(known, process->pid, mapping);
+        if (!identity)
+            return false;
+        /* unreadable files stay listed when their name says shared object: the path alone still classifies */
+        if ((identity->is_elf || strstr(hd_basename(mapping->path), ".so")) && !add_library(process, mapping, identity))
+            return false;
+    }
+    return true;
+}
+
+static void mark_inherited(const struct hd_snapshot *snapshot, struct hd_process *process)
+{
+    const struct hd_process *parent = hd_snapshot_find_process(snapshot, process->ppid);
+    for (size_t i = 0; parent && i < process->nlibraries; i++) {
+        struct hd_library *library = &process->libraries[i];
+        const struct hd_library *theirs = hd_process_find_library(parent, library->start);
+        library->in_parent = theirs && theirs->start == library->start && theirs->inode == library->inode &&
+                             strcmp(theirs->path, library->path) == 0;
+    }
+}
+
+bool probe_read_libraries(struct hd_snapshot *snapshot)
+{
+    struct identities known = { 0 };
+    bool ok = true;
+    for (size_t p = 0; p < snapshot->nprocesses && ok; p++)
+        ok = read_process_libraries(&known, &snapshot->processes[p]);
+    for (size_t p = 0; p < snapshot->nprocesses && ok; p++)
+        mark_inherited(snapshot, &snapshot->processes[p]);
+    identities_release(&known);
+    return ok;
+}

@@ -1,0 +1,261 @@
+/* Inheritance forensics in the reports (render_inheritance.h). */
+#include "render_inheritance.h"
+
+#include "inheritance.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CENSUS_GROUPS_MAX 64
+#define TEXT_ITEMS_MAX 6
+
+static json_object *escaped_string(const char *text)
+{
+    char *escaped = report_escape(text ? text : "");
+    json_object *value = json_object_new_string(escaped ? escaped : "");
+    free(escaped);
+    return value;
+}
+
+static json_object *nullable_string(const char *text)
+{
+    return text ? escaped_string(text) : NULL;
+}
+
+static json_object *library_object(const struct hd_library *library, const struct report_catalogue *catalogue)
+{
+    const struct report_runtime *runtime = report_catalogue_library(catalogue, library);
+    json_object *object = json_object_new_object();
+    json_object_object_add(object, "path", escaped_string(library->path));
+    json_object_object_add(object, "soname", nullable_string(library->soname));
+    json_object_object_add(object, "build_id", nullable_string(library->build_id));
+    json_object_object_add(object, "class", json_object_new_string(runtime ? runtime->id : "other"));
+    json_object_object_add(object, "fork_safety",
+                           runtime ? json_object_new_string(report_fork_safety_name(runtime->safety)) : NULL);
+    json_object_object_add(object, "in_parent", json_object_new_boolean(library->in_parent));
+    return object;
+}
+
+/* The parent thread census: threads grouped by name, by the runtime they run, and by the library the outermost
+ * frame of their stack starts in (when stacks were taken). */
+struct census_group {
+    const char *name;
+    const struct report_runtime *runtime;
+    const char *start_library;
+    unsigned count;
+};
+
+/* The library of the outermost frame that is not libc's: where the thread's start routine lives. */
+static const char *start_library(const struct hd_process *process, const struct hd_thread *thread)
+{
+    for (size_t f = thread->stack.nframes; f-- > 0;) {
+        const struct hd_library *library = hd_process_find_library(process, thread->stack.frames[f].pc);
+        if (library && strncmp(hd_basename(library->path), "libc.so", 7) != 0)
+            return library->soname ? library->soname : hd_basename(library->path);
+    }
+    return NULL;
+}
+
+static const struct report_runtime *runtime_of_thread(const struct report_catalogue *catalogue,
+                                                      const struct hd_process *process, const struct hd_thread *thread)
+{
+    const struct report_runtime *runtime = report_catalogue_thread(catalogue, thread->name);
+    for (size_t r = 0; !runtime && catalogue && r < catalogue->nrows; r++)
+        if (report_thread_runs(catalogue, process, thread, &catalogue->rows[r]))
+            runtime = &catalogue->rows[r];
+    return runtime;
+}
+
+static size_t take_census(const struct hd_process *process, const struct report_catalogue *catalogue,
+                          struct census_group *groups, size_t max)
+{
+    size_t count = 0;
+    for (size_t t = 0; t < process->nthreads; t++) {
+        const struct hd_thread *thread = &process->threads[t];
+        struct census_group key = { thread->name, runtime_of_thread(catalogue, process, thread),
+                                    start_library(process, thread), 1 };
+        size_t g = 0;
+        while (g < count && !(strcmp(groups[g].name, key.name) == 0 && groups[g].runtime == key.runtime &&
+                              (groups[g].start_library == key.start_library ||
+                               (groups[g].start_library && key.start_library &&
+                                strcmp(groups[g].start_library, key.start_library) == 0))))
+            g++;
+        if (g < count)
+            groups[g].count++;
+        else if (count < max)
+            groups[count++] = key;
+    }
+    return count;
+}
+
+static json_object *census_array(const struct hd_process *process, const struct report_catalogue *catalogue)
+{
+    struct census_group groups[CENSUS_GROUPS_MAX];
+    size_t count = take_census(process, catalogue, groups, CENSUS_GROUPS_MAX);
+    json_object *array = json_object_new_array();
+    for (size_t g = 0; g < count; g++) {
+        json_object *object = json_object_new_object();
+        json_object_object_add(object, "name", escaped_string(groups[g].name));
+        json_object_object_add(object, "count", json_object_new_int((int)groups[g].count));
+        json_object_object_add(object, "runtime", groups[g].runtime ? json_object_new_string(groups[g].runtime->id) : NULL);
+        json_object_object_add(object, "start_library", nullable_string(groups[g].start_library));
+        json_object_array_add(array, object);
+    }
+    return array;
+}
+
+static json_object *device_mappings_array(const struct hd_process *process)
+{
+    json_object *array = json_object_new_array();
+    for (size_t m = 0; m < process->nmappings; m++) {
+        const struct hd_mapping *mapping = &process->mappings[m];
+        if (!mapping->path || strncmp(mapping->path, "/dev/", 5) != 0 || strncmp(mapping->path, "/dev/shm/", 9) == 0)
+            continue;
+        char range[48];
+        snprintf(range, sizeof range, "0x%" PRIx64 "-0x%" PRIx64, mapping->start, mapping->end);
+        json_object *object = json_object_new_object();
+        json_object_object_add(object, "range", json_object_new_string(range));
+        json_object_object_add(object, "path", escaped_string(mapping->path));
+        json_object_object_add(object, "permissions", json_object_new_string(mapping->permissions));
+        json_object_array_add(array, object);
+    }
+    return array;
+}
+
+void report_json_process_inheritance(json_object *object, const struct hd_snapshot *snapshot,
+                                     const struct hd_process *process, const struct report_catalogue *catalogue)
+{
+    (void)snapshot;
+    json_object *libraries = json_object_new_array();
+    for (size_t l = 0; l < process->nlibraries; l++)
+        json_object_array_add(libraries, library_object(&process->libraries[l], catalogue));
+    json_object_object_add(object, "libraries", libraries);
+    const char *role = hd_python_role_name(process->python_role);
+    const char *method = hd_python_start_method_name(process->python_start_method);
+    json_object_object_add(object, "python_role", role ? json_object_new_string(role) : NULL);
+    json_object_object_add(object, "python_start_method", method ? json_object_new_string(method) : NULL);
+    json_object_object_add(object, "device_mappings", device_mappings_array(process));
+    json_object_object_add(object, "thread_census", census_array(process, catalogue));
+}
+
+void report_json_fd_inheritance(json_object *object, const struct hd_fd *fd, const struct report_catalogue *catalogue)
+{
+    json_object_object_add(object, "class", json_object_new_string(hd_fd_class_name(fd->fd_class)));
+    if (fd->device_known) {
+        char device[32];
+        snprintf(device, sizeof device, "%u:%u", fd->device_major, fd->device_minor);
+        json_object_object_add(object, "device", json_object_new_string(device));
+    }
+    if (fd->socket_name)
+        json_object_object_add(object, "socket_name", escaped_string(fd->socket_name));
+    const struct report_runtime *runtime = report_catalogue_handle(catalogue, fd);
+    json_object_object_add(object, "runtime", runtime ? json_object_new_string(runtime->id) : NULL);
+    json_object *origin = NULL;
+    if (fd->inherited_from.pid) {
+        origin = json_object_new_object();
+        json_object_object_add(origin, "pid", json_object_new_int(fd->inherited_from.pid));
+        json_object_object_add(origin, "fd", json_object_new_int(fd->inherited_from.fd));
+    }
+    json_object_object_add(object, "inherited_from", origin);
+}
+
+void report_json_snapshot_inheritance(json_object *header, const struct hd_snapshot *snapshot)
+{
+    const char *method = hd_python_start_method_name(snapshot->python_start_method);
+    json_object_object_add(header, "python_start_method", method ? json_object_new_string(method) : NULL);
+}
+
+/* ---- text ------------------------------------------------------------------------------------------------------- */
+
+static void put_escaped(struct report_buffer *out, const char *text)
+{
+    report_buffer_escaped(out, text, strlen(text));
+}
+
+/* Handles worth a line: those that tie the child to a runtime or a service of the parent's */
+static bool handle_of_note(const struct hd_fd *fd, const struct report_catalogue *catalogue)
+{
+    switch (fd->fd_class) {
+    case HD_FD_CLASS_NVIDIA: case HD_FD_CLASS_NVIDIA_UVM: case HD_FD_CLASS_DRI: case HD_FD_CLASS_X11:
+    case HD_FD_CLASS_WAYLAND: case HD_FD_CLASS_DBUS: case HD_FD_CLASS_EVENTFD: case HD_FD_CLASS_MEMFD:
+    case HD_FD_CLASS_SHM:
+        return true;
+    default:
+        return report_catalogue_handle(catalogue, fd) != NULL;
+    }
+}
+
+static void text_origin(struct report_buffer *out, const struct hd_process *process, const char *indent)
+{
+    const char *role = hd_python_role_name(process->python_role);
+    const char *method = hd_python_start_method_name(process->python_start_method);
+    if (process->origin == HD_ORIGIN_UNKNOWN && !role)
+        return;
+    report_buffer_printf(out, "%s    origin: %s", indent, hd_origin_name(process->origin));
+    if (role)
+        report_buffer_printf(out, ", Python %s", role);
+    if (method)
+        report_buffer_printf(out, ", start method %s", method);
+    report_buffer_puts(out, "\n");
+}
+
+static void text_runtimes(struct report_buffer *out, const struct hd_process *process,
+                          const struct report_catalogue *catalogue, const char *indent)
+{
+    size_t shown = 0;
+    for (size_t l = 0; l < process->nlibraries; l++) {
+        const struct hd_library *library = &process->libraries[l];
+        const struct report_runtime *runtime = report_catalogue_library(catalogue, library);
+        if (!runtime || strcmp(runtime->id, "glibc-atexit") == 0)
+            continue;
+        if (shown == TEXT_ITEMS_MAX) {
+            report_buffer_puts(out, "; ...");
+            break;
+        }
+        if (shown++ == 0)
+            report_buffer_printf(out, "%s    runtimes: ", indent);
+        else
+            report_buffer_puts(out, "; ");
+        put_escaped(out, library->soname ? library->soname : hd_basename(library->path));
+        report_buffer_printf(out, " (%s, %s%s)", runtime->name, report_fork_safety_words(runtime->safety),
+                             library->in_parent ? ", inherited" : "");
+    }
+    if (shown)
+        report_buffer_puts(out, "\n");
+}
+
+static void text_handles(struct report_buffer *out, const struct hd_process *process,
+                         const struct report_catalogue *catalogue, const char *indent)
+{
+    size_t shown = 0, inherited = 0;
+    for (size_t f = 0; f < process->nfds; f++) {
+        const struct hd_fd *fd = &process->fds[f];
+        if (!fd->inherited_from.pid)
+            continue;
+        inherited++;
+        if (!handle_of_note(fd, catalogue) || shown == TEXT_ITEMS_MAX)
+            continue;
+        if (shown++ == 0)
+            report_buffer_printf(out, "%s    inherited handles: ", indent);
+        else
+            report_buffer_puts(out, "; ");
+        report_buffer_printf(out, "fd %d ", fd->fd);
+        put_escaped(out, fd->target);
+        report_buffer_printf(out, " (%s) = parent %d's fd %d", hd_fd_class_name(fd->fd_class),
+                             (int)fd->inherited_from.pid, fd->inherited_from.fd);
+    }
+    if (shown)
+        report_buffer_printf(out, " (kcmp; %zu fd%s inherited in all)\n", inherited, inherited == 1 ? "" : "s");
+}
+
+void report_text_process_inheritance(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                                     const struct hd_process *process, const struct report_catalogue *catalogue,
+                                     const char *indent)
+{
+    (void)snapshot;
+    text_origin(out, process, indent);
+    text_runtimes(out, process, catalogue, indent);
+    text_handles(out, process, catalogue, indent);
+}

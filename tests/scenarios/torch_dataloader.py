@@ -1,0 +1,47 @@
+"""PyTorch DataLoader workers forked from a parent that ran a parallel op (GNU OpenMP, in Debian's torch).
+
+hang:    each worker raises its thread count back to 2 and runs a parallel op: libgomp's pool was copied without its
+         threads, the op waits for ever, and the parent waits for batches that never come.
+healthy: the workers hand over their batches and wait for more indices; the parent sleeps.
+Writes "pids <parent> <worker>..." to fd 4 (python_fixture.c).
+"""
+import os
+import sys
+import time
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+MODE = sys.argv[1]
+
+
+class ParallelItems(Dataset):
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, index):
+        if MODE == "hang":
+            torch.set_num_threads(2)  # DataLoader set it to 1 in the worker
+            matrix = torch.ones(512, 512)
+            return float((matrix @ matrix).sum())
+        return index
+
+
+def main():
+    torch.set_num_threads(2)
+    matrix = torch.ones(512, 512)
+    (matrix @ matrix).sum()  # the parent's OpenMP pool now has a second thread
+    loader = DataLoader(ParallelItems(), batch_size=1, num_workers=2)
+    batches = iter(loader)
+    pids = [os.getpid()] + [worker.pid for worker in batches._workers]
+    if MODE == "healthy":
+        next(batches)
+    os.write(4, ("pids " + " ".join(map(str, pids)) + "\n").encode())
+    os.close(4)
+    if MODE == "hang":
+        next(batches)
+    time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,342 @@
+/* The runtime catalogue (report/catalogue.h), the inheritance probes' parsers (probe/inherit.h, probe/libraries.h)
+ * and the inheritance rules (report/inheritance.h) over hand-built snapshots. */
+#include "../../probe/inherit.h"
+#include "../../probe/libraries.h"
+#include "../../report/analysis.h"
+#include "../../report/catalogue.h"
+#include "../../report/inheritance.h"
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the catalogue ------------------------------------------------------------------------------------------------ */
+
+static struct hd_library library_named(const char *path, const char *soname)
+{
+    return (struct hd_library){ .path = (char *)path, .soname = (char *)soname };
+}
+
+static const char *library_class(const struct report_catalogue *catalogue, const char *path, const char *soname)
+{
+    struct hd_library library = library_named(path, soname);
+    const struct report_runtime *runtime = report_catalogue_library(catalogue, &library);
+    return runtime ? runtime->id : NULL;
+}
+
+Test(catalogue, built_in_rows_classify_libraries_by_soname_file_name_and_path)
+{
+    const struct report_catalogue *catalogue = report_catalogue_builtin();
+    cr_assert_not_null(catalogue);
+    cr_assert_str_eq(library_class(catalogue, "/usr/lib/x86_64-linux-gnu/libgomp.so.1.0.0", "libgomp.so.1"),
+                     "gnu-openmp");
+    cr_assert_str_eq(library_class(catalogue, "/usr/lib/libcuda.so.535.54.03", "libcuda.so.1"), "cuda");
+    cr_assert_str_eq(library_class(catalogue, "/opt/x/libnvidia-ml.so.1", NULL), "cuda", "by file name");
+    cr_assert_str_eq(library_class(catalogue, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3",
+                                   "libblas.so.3"), "openblas", "by path");
+    cr_assert_null(library_class(catalogue, "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3", "libblas.so.3"),
+                   "reference BLAS has no threads");
+    cr_assert_str_eq(library_class(catalogue, "/usr/lib/libQt5Core.so.5.15.8", "libQt5Core.so.5"), "qt");
+    cr_assert_null(library_class(catalogue, "/usr/lib/libz.so.1.2.13", "libz.so.1"));
+    cr_assert_eq(report_catalogue_find(catalogue, "llvm-openmp")->safety, REPORT_FORK_AWARE);
+    cr_assert_eq(report_catalogue_find(catalogue, "gnu-openmp")->safety, REPORT_FORK_UNSAFE);
+    cr_assert_eq(report_catalogue_find(catalogue, "opencv")->safety, REPORT_FORK_DEPENDS);
+    for (size_t i = 0; i < catalogue->nrows; i++)
+        cr_assert(catalogue->rows[i].reason[0], "row %s has a reason", catalogue->rows[i].id);
+}
+
+Test(catalogue, threads_and_handles)
+{
+    const struct report_catalogue *catalogue = report_catalogue_builtin();
+    cr_assert_str_eq(report_catalogue_thread(catalogue, "cuda-EvtHandlr")->id, "cuda");
+    cr_assert_str_eq(report_catalogue_thread(catalogue, "gmain")->id, "glib");
+    cr_assert_str_eq(report_catalogue_thread(catalogue, "QThread")->id, "qt");
+    cr_assert_null(report_catalogue_thread(catalogue, "python3"));
+    struct hd_fd nvidia = { .target = (char *)"/dev/nvidiactl", .fd_class = HD_FD_CLASS_NVIDIA };
+    cr_assert_str_eq(report_catalogue_handle(catalogue, &nvidia)->id, "cuda");
+    struct hd_fd renamed = { .target = (char *)"/dev/gpu0", .fd_class = HD_FD_CLASS_NVIDIA };
+    cr_assert_str_eq(report_catalogue_handle(catalogue, &renamed)->id, "cuda", "by class: character major 195");
+    struct hd_fd x11 = { .target = (char *)"socket:[123]", .fd_class = HD_FD_CLASS_X11 };
+    cr_assert_str_eq(report_catalogue_handle(catalogue, &x11)->id, "x11");
+    struct hd_fd file = { .target = (char *)"/tmp/data.bin", .fd_class = HD_FD_CLASS_FILE };
+    cr_assert_null(report_catalogue_handle(catalogue, &file));
+}
+
+Test(catalogue, a_file_extends_rows_and_adds_new_ones)
+{
+    struct report_catalogue *catalogue = report_catalogue_new();
+    cr_assert_not_null(catalogue);
+    size_t rows = catalogue->nrows;
+    char error[128] = "";
+    const char *text = "# comment\n"
+                       "[cuda]\n"
+                       "handles = */fake-nvidia-*\n"
+                       "\n"
+                       "[acme]\n"
+                       "name = ACME runtime\n"
+                       "libraries = libacme.so* \n"
+                       "threads = acme-*\n"
+                       "safety = depends\n"
+                       "reason = it depends\n"
+                       "remedy = ACME_THREADS=1\n"
+                       "remedy = or spawn\n";
+    cr_assert_eq(report_catalogue_parse(catalogue, text, error, sizeof error), 0, "%s", error);
+    cr_assert_eq(catalogue->nrows, rows + 1);
+    struct hd_fd fake = { .target = (char *)"/tmp/fake-nvidia-12 (deleted)", .fd_class = HD_FD_CLASS_FILE };
+    cr_assert_str_eq(report_catalogue_handle(catalogue, &fake)->id, "cuda");
+    struct hd_fd real = { .target = (char *)"/dev/nvidia0", .fd_class = HD_FD_CLASS_NVIDIA };
+    cr_assert_str_eq(report_catalogue_handle(catalogue, &real)->id, "cuda", "the built-in patterns stay");
+    const struct report_runtime *acme = report_catalogue_find(catalogue, "acme");
+    cr_assert_str_eq(acme->name, "ACME runtime");
+    cr_assert_eq(acme->safety, REPORT_FORK_DEPENDS);
+    cr_assert_eq(acme->nremedies, 2);
+    cr_assert_str_eq(acme->remedies[1], "or spawn");
+    cr_assert_str_eq(library_class(catalogue, "/opt/libacme.so.2", NULL), "acme");
+    cr_assert_str_eq(report_catalogue_thread(catalogue, "acme-io")->id, "acme");
+    report_catalogue_free(catalogue);
+}
+
+Test(catalogue, errors_name_the_line)
+{
+    static const struct {
+        const char *text;
+        int line;
+        const char *says;
+    } cases[] = {
+        { "libraries = x\n", 1, "before the first [id]" },
+        { "[cuda]\nhandels = x\n", 2, "unknown key" },
+        { "[cuda]\nsafety = maybe\n", 2, "safety is one of" },
+        { "[bad id]\n", 1, "an id is" },
+        { "[cuda\n", 1, "a section is [id]" },
+        { "[cuda]\njust words\n", 2, "expected [id] or key = value" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct report_catalogue *catalogue = report_catalogue_new();
+        char error[128] = "";
+        cr_assert_eq(report_catalogue_parse(catalogue, cases[i].text, error, sizeof error), cases[i].line,
+                     "case %zu: %s", i, error);
+        cr_assert(strstr(error, cases[i].says), "case %zu: %s", i, error);
+        report_catalogue_free(catalogue);
+    }
+}
+
+/* ---- the probe's parsers --------------------------------------------------------------------------------------------- */
+
+Test(probe_inherit, fd_classes_from_targets)
+{
+    static const struct {
+        const char *target;
+        enum hd_fd_class fd_class;
+    } cases[] = {
+        { "/dev/nvidia0", HD_FD_CLASS_NVIDIA },         { "/dev/nvidiactl", HD_FD_CLASS_NVIDIA },
+        { "/dev/nvidia-uvm", HD_FD_CLASS_NVIDIA_UVM },  { "/dev/dri/renderD128", HD_FD_CLASS_DRI },
+        { "/dev/shm/torch_1_2", HD_FD_CLASS_SHM },      { "/memfd:pulse (deleted)", HD_FD_CLASS_MEMFD },
+        { "/dev/null", HD_FD_CLASS_DEVICE },            { "/home/u/data.h5", HD_FD_CLASS_FILE },
+        { "pipe:[4026]", HD_FD_CLASS_PIPE },            { "socket:[77]", HD_FD_CLASS_SOCKET },
+        { "anon_inode:[eventfd]", HD_FD_CLASS_EVENTFD }, { "anon_inode:[eventpoll]", HD_FD_CLASS_ANON },
+        { "anon_inode:inotify", HD_FD_CLASS_ANON },     { "net:[4026531840]", HD_FD_CLASS_OTHER },
+        { "", HD_FD_CLASS_OTHER },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cr_assert_eq(probe_fd_class_of_target(cases[i].target), cases[i].fd_class, "%s: %s", cases[i].target,
+                     hd_fd_class_name(probe_fd_class_of_target(cases[i].target)));
+    cr_assert_eq(probe_fd_class_of_target(NULL), HD_FD_CLASS_OTHER);
+}
+
+Test(probe_inherit, unix_socket_names)
+{
+    cr_assert_eq(probe_unix_socket_class("/tmp/.X11-unix/X0"), HD_FD_CLASS_X11);
+    cr_assert_eq(probe_unix_socket_class("@/tmp/.X11-unix/X1"), HD_FD_CLASS_X11);
+    cr_assert_eq(probe_unix_socket_class("/run/user/1000/wayland-0"), HD_FD_CLASS_WAYLAND);
+    cr_assert_eq(probe_unix_socket_class("/run/dbus/system_bus_socket"), HD_FD_CLASS_DBUS);
+    cr_assert_eq(probe_unix_socket_class("/run/user/1000/bus"), HD_FD_CLASS_DBUS);
+    cr_assert_eq(probe_unix_socket_class("@/tmp/dbus-Xa1b2"), HD_FD_CLASS_DBUS);
+    cr_assert_eq(probe_unix_socket_class("/var/run/docker.sock"), HD_FD_CLASS_UNIX_SOCKET);
+    cr_assert_eq(probe_unix_socket_class(NULL), HD_FD_CLASS_UNIX_SOCKET);
+}
+
+Test(probe_inherit, net_unix_lines)
+{
+    uint64_t inode = 0;
+    char *name = NULL;
+    const char *header = "Num       RefCount Protocol Flags    Type St Inode Path\n";
+    cr_assert_not(probe_parse_net_unix_line(header, strlen(header), &inode, &name));
+    const char *bound = "0000000000000000: 00000002 00000000 00010000 0001 01 23456 /tmp/.X11-unix/X0\n";
+    cr_assert(probe_parse_net_unix_line(bound, strlen(bound), &inode, &name));
+    cr_assert_eq(inode, 23456);
+    cr_assert_str_eq(name, "/tmp/.X11-unix/X0");
+    free(name);
+    const char *spaces = "0000000000000000: 00000002 00000000 00010000 0001 01 77 /tmp/a b c\n";
+    cr_assert(probe_parse_net_unix_line(spaces, strlen(spaces), &inode, &name));
+    cr_assert_str_eq(name, "/tmp/a b c");
+    free(name);
+    const char *unnamed = "0000000000000000: 00000003 00000000 00000000 0001 03 99\n";
+    cr_assert(probe_parse_net_unix_line(unnamed, strlen(unnamed), &inode, &name));
+    cr_assert_eq(inode, 99);
+    cr_assert_null(name);
+    const char *truncated = "0000000000000000: 00000003 00000000";
+    cr_assert_not(probe_parse_net_unix_line(truncated, strlen(truncated), &inode, &name));
+}
+
+/* argv strings are writable in a process; string literals are not */
+#define S(text) ((char *)(text))
+
+Test(probe_inherit, python_roles_from_command_lines)
+{
+    char *spawn[] = { S("/usr/bin/python3"), S("-c"),
+                      S("from multiprocessing.spawn import spawn_main; spawn_main(tracker_fd=5, pipe_handle=7)"),
+                      S("--multiprocessing-fork") };
+    cr_assert_eq(probe_python_role_of_cmdline(spawn, 4), HD_PYTHON_ROLE_SPAWN_CHILD);
+    char *forkserver[] = { S("python3"), S("-c"), S("from multiprocessing.forkserver import main; main(8, 9, ['__main__'])") };
+    cr_assert_eq(probe_python_role_of_cmdline(forkserver, 3), HD_PYTHON_ROLE_FORKSERVER);
+    char *tracker[] = { S("python3"), S("-c"), S("from multiprocessing.resource_tracker import main;main(4)") };
+    cr_assert_eq(probe_python_role_of_cmdline(tracker, 3), HD_PYTHON_ROLE_RESOURCE_TRACKER);
+    char *script[] = { S("python3"), S("train.py"), S("-c"), S("config.yaml") };
+    cr_assert_eq(probe_python_role_of_cmdline(script, 4), HD_PYTHON_ROLE_NONE);
+    char *dangling[] = { S("python3"), S("-c") };
+    cr_assert_eq(probe_python_role_of_cmdline(dangling, 2), HD_PYTHON_ROLE_NONE);
+}
+
+Test(probe_inherit, elf_identity_of_a_real_file_and_of_text)
+{
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    cr_assert_geq(fd, 0);
+    char *soname, *build_id;
+    cr_assert(probe_read_elf_identity(fd, &soname, &build_id));
+    cr_assert_null(soname, "an executable has no soname");
+    cr_assert_not_null(build_id, "gcc links with --build-id");
+    cr_assert_geq(strlen(build_id), 16);
+    free(build_id);
+    close(fd);
+    char path[] = "/tmp/hangdoc-not-elf-XXXXXX";
+    fd = mkstemp(path);
+    cr_assert_eq(write(fd, "\x7f" "ELF but not really", 19), 19);
+    unlink(path);
+    cr_assert_not(probe_read_elf_identity(fd, &soname, &build_id));
+    cr_assert_null(soname);
+    cr_assert_null(build_id);
+    close(fd);
+}
+
+/* ---- the rules ------------------------------------------------------------------------------------------------------- */
+
+#define DRIVER_DATA 0x7f0000201000ull
+
+static struct hd_process *add_process(struct hd_snapshot *snapshot, pid_t pid, pid_t ppid, enum hd_origin origin,
+                                      size_t nthreads)
+{
+    struct hd_process *process = &snapshot->processes[snapshot->nprocesses++];
+    *process = (struct hd_process){ .pid = pid, .ppid = ppid, .state = 'S', .origin = origin,
+                                    .thread_count = (int)nthreads, .nthreads = nthreads,
+                                    .threads = calloc(nthreads, sizeof *process->threads) };
+    snprintf(process->comm, sizeof process->comm, "proc%d", (int)pid);
+    for (size_t t = 0; t < nthreads; t++) {
+        struct hd_thread *thread = &process->threads[t];
+        thread->tid = pid + (pid_t)t;
+        snprintf(thread->name, sizeof thread->name, "proc%d", (int)pid);
+        thread->state = 'R';
+        thread->syscall.state = HD_SYSCALL_RUNNING;
+        thread->progressing = true;
+        thread->samples_seen = 2;
+        thread->wait.fd = -1;
+    }
+    /* the driver: code, then its data (file-backed), as ld.so maps it */
+    process->libraries = calloc(1, sizeof *process->libraries);
+    process->libraries[0] = (struct hd_library){ .path = strdup("/usr/lib/libcuda.so.535.1"),
+                                                 .soname = strdup("libcuda.so.1"), .start = 0x7f0000000000ull,
+                                                 .end = 0x7f0000202000ull, .inode = 42, .in_parent = ppid != 1 };
+    process->nlibraries = 1;
+    process->mappings = calloc(1, sizeof *process->mappings);
+    process->mappings[0] = (struct hd_mapping){ .start = 0x7f0000200000ull, .end = 0x7f0000202000ull, .inode = 42,
+                                                .permissions = "rw-p", .path = strdup("/usr/lib/libcuda.so.535.1") };
+    process->nmappings = 1;
+    process->fds = calloc(1, sizeof *process->fds);
+    process->fds[0] = (struct hd_fd){ .fd = 9, .kind = HD_FD_FILE, .target = strdup("/dev/nvidiactl"),
+                                      .fd_class = HD_FD_CLASS_NVIDIA, .inherited_checked = ppid != 1 };
+    if (ppid != 1)
+        process->fds[0].inherited_from = (struct hd_fd_origin){ .pid = ppid, .fd = 9 };
+    process->nfds = 1;
+    return process;
+}
+
+/* Parent 100 with its cuda-EvtHandlr thread 101 in a timed wait; child 200 forked from it, its thread either
+ * asleep for ever on the driver's mutex (owned by 101) or running. */
+static struct hd_snapshot *cuda_tree(bool child_stuck)
+{
+    struct hd_snapshot *snapshot = calloc(1, sizeof *snapshot);
+    snapshot->processes = calloc(2, sizeof *snapshot->processes);
+    snapshot->roots = malloc(sizeof *snapshot->roots);
+    snapshot->roots[0] = 100;
+    snapshot->nroots = 1;
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 2);
+    struct hd_process *child = add_process(snapshot, 200, 100, HD_ORIGIN_FORKED, 1);
+    struct hd_thread *event = &snapshot->processes[0].threads[1];
+    snprintf(event->name, sizeof event->name, "cuda-EvtHandlr");
+    if (!child_stuck)
+        return snapshot;
+    struct hd_thread *worker = &child->threads[0];
+    worker->state = 'S';
+    worker->progressing = false;
+    worker->syscall = (struct hd_syscall){ .state = HD_SYSCALL_IN, .name = "futex" };
+    worker->wait = (struct hd_wait){
+        .kind = HD_WAIT_FUTEX, .operation = "FUTEX_WAIT", .fd = -1, .address = DRIVER_DATA, .futex_private = true,
+        .expected = 2, .timeout = { .kind = HD_TIMEOUT_NONE }, .mapping_kind = HD_MAPPING_FILE_PRIVATE,
+        .lock = { .kind = HD_LOCK_MUTEX, .object_address = DRIVER_DATA, .type = "normal", .word_read = true,
+                  .word = 2, .owner_tid = 101, .owner_pid = 100, .owner_whereabouts = HD_OWNER_OTHER_PROCESS },
+    };
+    return snapshot;
+}
+
+static const struct report_finding *finding_of(const struct report_analysis *analysis, const char *id)
+{
+    for (size_t f = 0; f < analysis->nfindings; f++)
+        if (strcmp(analysis->findings[f].id, id) == 0)
+            return &analysis->findings[f];
+    return NULL;
+}
+
+static const char *evidence_of(const struct report_finding *finding, const char *name)
+{
+    for (size_t e = 0; finding && e < finding->nevidence; e++)
+        if (strcmp(finding->evidence[e].name, name) == 0)
+            return finding->evidence[e].value;
+    return NULL;
+}
+
+Test(inheritance_rules, stuck_child_of_a_cuda_parent)
+{
+    struct hd_snapshot *snapshot = cuda_tree(true);
+    struct report_analysis *analysis = report_analyze(snapshot);
+    cr_assert_not_null(analysis);
+    const struct report_finding *lock = finding_of(analysis, "inherited-lock");
+    cr_assert_not_null(lock);
+    cr_assert_str_eq(evidence_of(lock, "runtime"), "cuda");
+    cr_assert_str_eq(evidence_of(lock, "runtime_text"), "inside libcuda.so.1, NVIDIA CUDA, not fork-safe");
+    cr_assert_str_eq(evidence_of(lock, "attributed_by"), "the memory its futex lies in");
+    cr_assert(strstr(evidence_of(lock, "parent_thread"), "thread 101 'cuda-EvtHandlr'"));
+    cr_assert(strstr(evidence_of(lock, "inherited_handle"), "fd 9 /dev/nvidiactl (nvidia) is fd 9 of parent 100"));
+    const struct report_finding *runtime = finding_of(analysis, "fork-unsafe-runtime");
+    cr_assert_not_null(runtime);
+    cr_assert_eq(runtime->tid, 200);
+    const struct report_finding *cuda = finding_of(analysis, "cuda-inherited");
+    cr_assert_not_null(cuda);
+    cr_assert_eq(cuda->pid, 200);
+    cr_assert_str_eq(analysis->findings[analysis->verdict.root_cause].id, "inherited-lock");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(inheritance_rules, a_healthy_child_that_merely_inherited_cuda_gets_no_finding)
+{
+    struct hd_snapshot *snapshot = cuda_tree(false);
+    struct report_analysis *analysis = report_analyze(snapshot);
+    cr_assert_not_null(analysis);
+    cr_assert_null(finding_of(analysis, "fork-unsafe-runtime"));
+    cr_assert_null(finding_of(analysis, "cuda-inherited"));
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
