@@ -181,13 +181,19 @@ def main():
                platform.machine())
     tools = {tool: subprocess.run([tool, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
              for tool in ("gdb", "eu-stack")}
+    notes = ""  # a hand-written "## Notes" section of an earlier run is kept
+    if os.path.exists(output):
+        with open(output) as earlier:
+            text = earlier.read()
+        if "\n## Notes\n" in text:
+            notes = text[text.index("\n## Notes\n"):]
     with open(output, "w") as out:
         out.write(f"""# Benchmarks: native stacks of every thread, hangdoc vs gdb vs eu-stack
 
 Reproduce: `bash bench/run.sh` (builds nothing: it uses `build/hangdoc`, or `$HANGDOC`; installs gdb, elfutils
 and time when missing). Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} CPUs ({cpu}), Linux
-{platform.release()}, {tools['gdb']}, {tools['eu-stack']}, as root, with libc6-dbg installed (all three tools read
-its symbols).
+{platform.release()}, {tools['gdb']}, {tools['eu-stack']}, as root, with libc6-dbg
+installed (all three tools read its symbols).
 
 Every tool takes the stack of every thread of the target. hangdoc takes the whole target in one run (it walks the
 process tree); gdb (`gdb -batch -p PID -ex 'thread apply all bt'`) and eu-stack (`eu-stack -p PID`) run once per
@@ -210,7 +216,7 @@ the tree, the unix socket peers), which eu-stack and gdb do not do.
 Targets of the issue, on these numbers:
 
 {verdicts(results)}
-""")
+{notes}""")
     print(f"bench: wrote {output}", file=sys.stderr)
 
 
