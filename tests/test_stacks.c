@@ -92,6 +92,19 @@ Test(stacks, known_stacks_of_an_optimised_build_in_json_and_text)
     struct run_result result;
     hangdoc_run(&result, (const char *[]){ "--samples", "1", pid_text, NULL });
     cr_assert(strstr(result.out, "\nnative stacks ("), "a stacks section: %s", result.out);
+    /* the pause thread's line names its stack, and that stack is the pause chain */
+    char line_start[64];
+    snprintf(line_start, sizeof line_start, "thread %d '", (int)fixture.pids[1]);
+    const char *line = strstr(result.out, line_start);
+    cr_assert(line, "%s", result.out);
+    const char *reference = strstr(line, " · stack ");
+    cr_assert(reference && reference < strchr(line, '\n'), "the thread line refers to its stack: %s", result.out);
+    char heading[32];
+    snprintf(heading, sizeof heading, "\nstack %d · ", atoi(reference + strlen(" · stack ")));
+    const char *group = strstr(result.out, heading);
+    cr_assert(group && strstr(group, "  bt_pause_inner+0x") &&
+              (!strstr(group + 1, "\nstack ") || strstr(group, "  bt_pause_inner+0x") < strstr(group + 1, "\nstack ")),
+              "%s names the pause chain: %s", heading + 1, result.out);
     expect_chain_in_text(result.out, pause_chain);
     expect_chain_in_text(result.out, read_chain);
     expect_chain_in_text(result.out, lock_chain);

@@ -115,3 +115,23 @@ Test(render_stacks, json_frames_offsets_and_stack_state)
     cr_assert_null(report_leaf_json(thread));
     hd_snapshot_free(snapshot);
 }
+
+/* The tree's thread lines refer to the section's numbers. */
+Test(render_stacks, each_taken_stack_has_the_number_the_section_shows)
+{
+    struct hd_snapshot *snapshot = snapshot_with_stacks();
+    struct report_stack_groups *groups = report_stack_groups_new(snapshot);
+    cr_assert_eq(report_stack_group_number(groups, &snapshot->processes[0].threads[0]), 1);
+    cr_assert_eq(report_stack_group_number(groups, &snapshot->processes[1].threads[0]), 1);
+    cr_assert_eq(report_stack_group_number(groups, &snapshot->processes[0].threads[1]), 2);
+    cr_assert_eq(report_stack_group_number(groups, &snapshot->processes[1].threads[1]), 0, "not taken: no number");
+    struct report_buffer out = { 0 };
+    report_render_stack_groups(&out, snapshot, groups);
+    report_buffer_append(&out, "", 1);
+    char *whole = render(snapshot);
+    cr_assert_str_eq(out.data, whole, "the two-step rendering is the same section");
+    free(whole);
+    report_buffer_release(&out);
+    report_stack_groups_free(groups);
+    hd_snapshot_free(snapshot);
+}
