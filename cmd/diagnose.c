@@ -56,8 +56,8 @@ int hangdoc_diagnose(const struct hangdoc_options *options)
 }
 
 /* Colour and width for one text output: a terminal gets both (NO_COLOR, https://no-color.org, turns colour off
- * unless --color=always); a file or pipe gets neither, except a width from $COLUMNS, so that logs stay greppable
- * one line per fact. */
+ * unless --color=always); a pipe or redirected standard output gets neither, except a width from $COLUMNS; a
+ * report file (hangdoc run --report) never a width, so that it stays greppable one line per fact. */
 static struct report_text_options text_options_for(FILE *out, const struct hangdoc_options *options)
 {
     struct report_text_options text = { .verbose = options->verbose, .recap = options->recap };
@@ -69,7 +69,7 @@ static struct report_text_options text_options_for(FILE *out, const struct hangd
     struct winsize size;
     if (terminal && ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0)
         text.width = size.ws_col;
-    const char *columns = getenv("COLUMNS");
+    const char *columns = fd == STDOUT_FILENO || fd == STDERR_FILENO ? getenv("COLUMNS") : NULL;
     char *end = NULL;
     long wanted = columns ? strtol(columns, &end, 10) : 0;
     if (text.width == 0 && columns && *columns && end && *end == '\0' && wanted >= 40 && wanted <= 1000)

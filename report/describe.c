@@ -149,6 +149,14 @@ void report_describe_wait(struct report_buffer *out, const struct hd_thread *thr
         return;
     }
     report_buffer_puts(out, report_wait_label(thread));
+    if (wait->operation && strcmp(wait->operation, "restart_syscall") == 0) {
+        /* the original call's arguments are in the kernel's restart block, not in /proc (probe/syscalls.h) */
+        if (wait->kind != HD_WAIT_OTHER)
+            report_buffer_printf(out, " (resuming a %s wait that a signal or a ptrace stop interrupted)",
+                                 hd_wait_kind_name(wait->kind));
+        describe_timeout(out, &wait->timeout);
+        return;
+    }
     switch (wait->kind) {
     case HD_WAIT_FUTEX:
         if (wait->operation && strcmp(wait->operation, "futex_waitv") == 0)

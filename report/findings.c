@@ -7,6 +7,7 @@
 
 #include "catalogue.h"
 #include "describe.h"
+#include "finding.h"
 #include "remedies.h"
 #include "inheritance.h"
 
@@ -27,36 +28,14 @@ struct context {
 
 /* ---- building findings --------------------------------------------------------------------------------------- */
 
-static char *format(const char *pattern, va_list args) __attribute__((format(printf, 1, 0)));
-static char *format(const char *pattern, va_list args)
-{
-    char *text = NULL;
-    return vasprintf(&text, pattern, args) < 0 ? NULL : text;
-}
-
 static struct report_finding *add_finding_v(struct context *c, const char *id, enum report_confidence confidence,
                                             pid_t pid, pid_t tid, const char *summary, va_list args)
     __attribute__((format(printf, 6, 0)));
 static struct report_finding *add_finding_v(struct context *c, const char *id, enum report_confidence confidence,
                                             pid_t pid, pid_t tid, const char *summary, va_list args)
 {
-    struct report_analysis *a = c->analysis;
-    struct report_finding *grown = reallocarray(a->findings, a->nfindings + 1, sizeof *grown);
-    if (!grown) {
-        c->failed = true;
-        return NULL;
-    }
-    a->findings = grown;
-    struct report_finding *finding = &a->findings[a->nfindings++];
-    *finding = (struct report_finding){
-        .id = id,
-        .confidence = confidence,
-        .hang = strcmp(id, "idle") != 0,
-        .pid = pid,
-        .tid = tid,
-        .summary = format(summary, args),
-    };
-    c->failed |= !finding->summary;
+    struct report_finding *finding = report_finding_append(c->analysis, id, confidence, pid, tid, summary, args);
+    c->failed |= !finding;
     return finding;
 }
 
@@ -90,49 +69,20 @@ __attribute__((format(printf, 4, 5))) static void evidence(struct context *c, st
 {
     if (!finding)
         return;
-    struct report_evidence *grown = reallocarray(finding->evidence, finding->nevidence + 1, sizeof *grown);
-    if (!grown) {
-        c->failed = true;
-        return;
-    }
-    finding->evidence = grown;
     va_list args;
     va_start(args, value);
-    struct report_evidence *item = &finding->evidence[finding->nevidence++];
-    item->name = strdup(name);
-    item->value = format(value, args);
+    c->failed |= !report_finding_evidence(finding, name, value, args);
     va_end(args);
-    c->failed |= !item->name || !item->value;
 }
 
 static void remedy(struct context *c, struct report_finding *finding, const char *text)
 {
-    if (!finding)
-        return;
-    char **grown = reallocarray(finding->remedies, finding->nremedies + 1, sizeof *grown);
-    if (!grown) {
-        c->failed = true;
-        return;
-    }
-    finding->remedies = grown;
-    finding->remedies[finding->nremedies] = strdup(text);
-    c->failed |= !finding->remedies[finding->nremedies++];
+    c->failed |= finding && !report_finding_remedy(finding, text);
 }
 
 static void member(struct context *c, struct report_finding *finding, size_t node)
 {
-    if (!finding)
-        return;
-    for (size_t i = 0; i < finding->nmembers; i++)
-        if (finding->members[i] == node)
-            return;
-    size_t *grown = reallocarray(finding->members, finding->nmembers + 1, sizeof *grown);
-    if (!grown) {
-        c->failed = true;
-        return;
-    }
-    finding->members = grown;
-    finding->members[finding->nmembers++] = node;
+    c->failed |= finding && !report_finding_member(finding, node);
 }
 
 /* ---- shared facts -------------------------------------------------------------------------------------------- */
@@ -643,7 +593,8 @@ static void rule_worker_died(struct context *c)
     const struct report_graph *graph = &c->analysis->graph;
     for (size_t p = 0; p < c->snapshot->nprocesses; p++) {
         const struct hd_process *child = &c->snapshot->processes[p];
-        const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, child->ppid);
+        /* init reaps the orphans the kernel hands it, whenever it gets to them: they were never its workers */
+        const struct hd_process *parent = child->ppid > 1 ? hd_snapshot_find_process(c->snapshot, child->ppid) : NULL;
         const struct report_node *waiter = parent && child->zombie ? stuck_waiter(graph, parent) : NULL;
         if (!waiter)
             continue;
@@ -663,7 +614,7 @@ static void rule_worker_died(struct context *c)
     }
     for (size_t d = 0; d < c->snapshot->ndeparted; d++) {
         const struct hd_departed *gone = &c->snapshot->departed[d];
-        const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, gone->ppid);
+        const struct hd_process *parent = gone->ppid > 1 ? hd_snapshot_find_process(c->snapshot, gone->ppid) : NULL;
         const struct report_node *waiter = parent ? stuck_waiter(graph, parent) : NULL;
         if (!waiter)
             continue;
@@ -682,32 +633,39 @@ static void rule_worker_died(struct context *c)
 
 /* ---- busy loops ---------------------------------------------------------------------------------------------- */
 
-/* A spinning thread gets most of a CPU; on a loaded machine it may get half, so the bar is not 100 %. */
-#define SPINNING_CPU_SHARE_MIN 0.5
+/* A spinning thread takes all the CPU it is given, but on a loaded machine that may be a small share of one: it is
+ * R in every sample, so it always wants the CPU. The bar only keeps out a thread that hardly ran at all. */
+#define SPINNING_CPU_SHARE_MIN 0.1
 
 /* Running in every sample, using about a CPU, stopped in the same function each time: a busy wait or livelock,
  * or a long computation that stays in one function. Sampling cannot tell those apart: likely, never certain. */
 static void rule_spinning(struct context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
-    double sampling_ns = c->snapshot->sampling_s * 1e9;
-    for (size_t i = 0; i < graph->nnodes && sampling_ns > 0; i++) {
+    for (size_t i = 0; i < graph->nnodes; i++) {
         const struct report_node *node = &graph->nodes[i];
         const struct hd_thread *thread = node->thread;
         if (thread->samples_seen < 2 || thread->samples_in_state_r != thread->samples_seen ||
             thread->leaf_samples < 2 || !thread->leaf_same || !thread->leaf_function)
             continue;
-        double share = (double)thread->cpu_delta_ns / sampling_ns;
+        /* while hangdoc held the process stopped to take its stacks, it could not run */
+        double running_s = c->snapshot->sampling_s - node->process->stopped_for_s;
+        if (running_s < c->snapshot->sampling_s / 2)
+            running_s = c->snapshot->sampling_s / 2;
+        if (running_s <= 0)
+            continue;
+        double share = (double)thread->cpu_delta_ns / (running_s * 1e9);
         if (share < SPINNING_CPU_SHARE_MIN)
             continue;
         struct report_finding *finding = add_finding(
             c, "spinning", REPORT_LIKELY, node,
-            "thread %d '%s' of process %d ran in every sample, using %.0f%% of a CPU, and was in %s each time it "
+            "thread %d '%s' of process %d was running in every sample (%.0f%% of a CPU) and in %s each time it "
             "was stopped: a busy wait or livelock, or one long computation",
             (int)thread->tid, thread->name, (int)node->process->pid, share * 100, thread->leaf_function);
         evidence(c, finding, "function", "%s", thread->leaf_function);
         evidence(c, finding, "cpu_share", "%.0f%%", share * 100);
-        evidence(c, finding, "cpu_s", "%.3f of %.3f s", (double)thread->cpu_delta_ns / 1e9, c->snapshot->sampling_s);
+        evidence(c, finding, "cpu_s", "%.3f of %.3f s it was not held stopped", (double)thread->cpu_delta_ns / 1e9,
+                 running_s);
         evidence(c, finding, "samples", "R in %u of %u; the same function in %u", thread->samples_in_state_r,
                  thread->samples_seen, thread->leaf_samples);
         remedy(c, finding, "Sample longer (hangdoc --samples 10 --interval 1s PID): a computation moves on to "
@@ -816,6 +774,16 @@ static bool same_hang(const struct hd_snapshot *snapshot, const struct report_fi
      * forked child and the fork-unsafe runtime it sleeps in (fork-unsafe-runtime, cuda-inherited). */
     if (strcmp(a->id, b->id) != 0)
         return a->pid == b->pid && strcmp(cause_of(a->id), cause_of(b->id)) == 0;
+    if (strcmp(a->id, "orphaned-wait") == 0) {
+        /* the threads of one forked child asleep together, or siblings stuck inside the same runtime they all
+         * inherited (each worker's own OpenMP team lies at its own address) */
+        const struct hd_process *pa = hd_snapshot_find_process(snapshot, a->pid);
+        const struct hd_process *pb = hd_snapshot_find_process(snapshot, b->pid);
+        const char *runtime = evidence_value(a, "runtime");
+        if (a->pid == b->pid || (runtime && same_text(runtime, evidence_value(b, "runtime")) && pa && pb &&
+                                 pa->ppid == pb->ppid))
+            return true;
+    }
     const char *address = evidence_value(a, "address");
     if (address) {
         const struct hd_process *pa = hd_snapshot_find_process(snapshot, a->pid);

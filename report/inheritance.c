@@ -1,6 +1,8 @@
 /* Inheritance forensics (inheritance.h). */
 #include "inheritance.h"
 
+#include "finding.h"
+
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -95,33 +97,17 @@ struct context {
     bool failed;
 };
 
-static char *format(const char *pattern, va_list args) __attribute__((format(printf, 1, 0)));
-static char *format(const char *pattern, va_list args)
-{
-    char *text = NULL;
-    return vasprintf(&text, pattern, args) < 0 ? NULL : text;
-}
-
 /* Returns the index of the new finding, or (size_t)-1. Indexes stay valid when the array grows. */
 __attribute__((format(printf, 6, 7))) static size_t add_finding(struct context *c, const char *id,
                                                                 enum report_confidence confidence, pid_t pid,
                                                                 pid_t tid, const char *summary, ...)
 {
-    struct report_analysis *a = c->analysis;
-    struct report_finding *grown = reallocarray(a->findings, a->nfindings + 1, sizeof *grown);
-    if (!grown) {
-        c->failed = true;
-        return (size_t)-1;
-    }
-    a->findings = grown;
     va_list args;
     va_start(args, summary);
-    a->findings[a->nfindings] = (struct report_finding){
-        .id = id, .confidence = confidence, .hang = true, .pid = pid, .tid = tid, .summary = format(summary, args),
-    };
+    struct report_finding *finding = report_finding_append(c->analysis, id, confidence, pid, tid, summary, args);
     va_end(args);
-    c->failed |= !a->findings[a->nfindings].summary;
-    return a->nfindings++;
+    c->failed |= !finding;
+    return finding ? c->analysis->nfindings - 1 : (size_t)-1;
 }
 
 __attribute__((format(printf, 4, 5))) static void evidence(struct context *c, size_t index, const char *name,
@@ -129,38 +115,15 @@ __attribute__((format(printf, 4, 5))) static void evidence(struct context *c, si
 {
     if (index == (size_t)-1)
         return;
-    struct report_finding *finding = &c->analysis->findings[index];
-    struct report_evidence *grown = reallocarray(finding->evidence, finding->nevidence + 1, sizeof *grown);
-    if (!grown) {
-        c->failed = true;
-        return;
-    }
-    finding->evidence = grown;
     va_list args;
     va_start(args, value);
-    struct report_evidence *item = &finding->evidence[finding->nevidence++];
-    item->name = strdup(name);
-    item->value = format(value, args);
+    c->failed |= !report_finding_evidence(&c->analysis->findings[index], name, value, args);
     va_end(args);
-    c->failed |= !item->name || !item->value;
 }
 
 static void remedy(struct context *c, size_t index, const char *text)
 {
-    if (index == (size_t)-1)
-        return;
-    struct report_finding *finding = &c->analysis->findings[index];
-    for (size_t r = 0; r < finding->nremedies; r++)
-        if (strcmp(finding->remedies[r], text) == 0)
-            return;
-    char **grown = reallocarray(finding->remedies, finding->nremedies + 1, sizeof *grown);
-    if (!grown) {
-        c->failed = true;
-        return;
-    }
-    finding->remedies = grown;
-    finding->remedies[finding->nremedies] = strdup(text);
-    c->failed |= !finding->remedies[finding->nremedies++];
+    c->failed |= index != (size_t)-1 && !report_finding_remedy(&c->analysis->findings[index], text);
 }
 
 /* "libgomp.so.1" for the text: the soname when there is one */

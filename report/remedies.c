@@ -1,6 +1,8 @@
 /* Specific remedies (remedies.h): a table of (finding ids, fact about the finding's process, remedy). */
 #include "remedies.h"
 
+#include "finding.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,16 +100,6 @@ static bool listed(const char *ids, const char *id)
     return false;
 }
 
-static bool append(struct report_finding *finding, const char *text)
-{
-    char **grown = reallocarray(finding->remedies, finding->nremedies + 1, sizeof *grown);
-    if (!grown)
-        return false;
-    finding->remedies = grown;
-    finding->remedies[finding->nremedies] = strdup(text);
-    return finding->remedies[finding->nremedies++] != NULL;
-}
-
 bool report_add_specific_remedies(const struct hd_snapshot *snapshot, struct report_analysis *analysis)
 {
     for (size_t f = 0; f < analysis->nfindings; f++) {
@@ -117,7 +109,7 @@ bool report_add_specific_remedies(const struct hd_snapshot *snapshot, struct rep
         struct subject subject = { .snapshot = snapshot, .finding = finding, .process = process, .thread = thread };
         for (size_t r = 0; r < COUNT(specific_remedies); r++)
             if (listed(specific_remedies[r].ids, finding->id) && specific_remedies[r].applies(&subject) &&
-                !append(finding, specific_remedies[r].remedy))
+                !report_finding_remedy(finding, specific_remedies[r].remedy))
                 return false;
     }
     return true;

@@ -174,13 +174,13 @@ static void put_escaped(struct report_buffer *out, const char *text)
     report_buffer_escaped(out, text, strlen(text));
 }
 
-/* Handles worth a line: those that tie the child to a runtime or a service of the parent's */
+/* Handles worth a line: those that tie the child to a device or a display/bus connection of the parent's, or to
+ * a catalogued runtime. eventfd, memfd and shm are everywhere (test runners, allocators): JSON has them. */
 static bool handle_of_note(const struct hd_fd *fd, const struct report_catalogue *catalogue)
 {
     switch (fd->fd_class) {
     case HD_FD_CLASS_NVIDIA: case HD_FD_CLASS_NVIDIA_UVM: case HD_FD_CLASS_DRI: case HD_FD_CLASS_X11:
-    case HD_FD_CLASS_WAYLAND: case HD_FD_CLASS_DBUS: case HD_FD_CLASS_EVENTFD: case HD_FD_CLASS_MEMFD:
-    case HD_FD_CLASS_SHM:
+    case HD_FD_CLASS_WAYLAND: case HD_FD_CLASS_DBUS:
         return true;
     default:
         return report_catalogue_handle(catalogue, fd) != NULL;
@@ -193,8 +193,12 @@ static void text_origin(struct report_buffer *out, const struct hd_process *proc
     const char *method = hd_python_start_method_name(process->python_start_method);
     if (process->origin == HD_ORIGIN_UNKNOWN && !role)
         return;
-    report_buffer_printf(out, "%s    origin: %s", indent, hd_origin_name(process->origin));
-    if (role)
+    /* a named process's parent is not in the tree: its origin is unknown, its Python role still worth a line */
+    if (process->origin == HD_ORIGIN_UNKNOWN)
+        report_buffer_printf(out, "%s    Python %s", indent, role);
+    else
+        report_buffer_printf(out, "%s    origin: %s", indent, hd_origin_name(process->origin));
+    if (role && process->origin != HD_ORIGIN_UNKNOWN)
         report_buffer_printf(out, ", Python %s", role);
     if (method)
         report_buffer_printf(out, ", start method %s", method);
@@ -250,12 +254,40 @@ static void text_handles(struct report_buffer *out, const struct hd_process *pro
         report_buffer_printf(out, " (kcmp; %zu fd%s inherited in all)\n", inherited, inherited == 1 ? "" : "s");
 }
 
+/* The threads that run a catalogued runtime: what a child forked from this process would find copied without
+ * its threads. Shown for processes with children in the tree. */
+static void text_runtime_threads(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                                 const struct hd_process *process, const struct report_catalogue *catalogue,
+                                 const char *indent)
+{
+    bool parent = false;
+    for (size_t p = 0; p < snapshot->nprocesses && !parent; p++)
+        parent = snapshot->processes[p].ppid == process->pid;
+    if (!parent)
+        return;
+    struct census_group groups[CENSUS_GROUPS_MAX];
+    size_t count = take_census(process, catalogue, groups, CENSUS_GROUPS_MAX), shown = 0;
+    for (size_t g = 0; g < count; g++) {
+        if (!groups[g].runtime)
+            continue;
+        if (shown++ == 0)
+            report_buffer_printf(out, "%s    runtime threads: ", indent);
+        else
+            report_buffer_puts(out, "; ");
+        report_buffer_printf(out, "%u× '", groups[g].count);
+        put_escaped(out, groups[g].name);
+        report_buffer_printf(out, "' (%s)", groups[g].runtime->name);
+    }
+    if (shown)
+        report_buffer_puts(out, "\n");
+}
+
 void report_text_process_inheritance(struct report_buffer *out, const struct hd_snapshot *snapshot,
                                      const struct hd_process *process, const struct report_catalogue *catalogue,
                                      const char *indent)
 {
-    (void)snapshot;
     text_origin(out, process, indent);
     text_runtimes(out, process, catalogue, indent);
+    text_runtime_threads(out, snapshot, process, catalogue, indent);
     text_handles(out, process, catalogue, indent);
 }

@@ -107,8 +107,7 @@ static void render_hang(struct report_buffer *out, const struct hd_snapshot *sna
     report_buffer_puts(out, ": ");
     if (!finding) {
         /* threads asleep forever that no rule of the catalogue explains */
-        const struct hd_process *process = NULL;
-        const struct hd_thread *thread = hd_snapshot_find_thread(snapshot, hang->tid, (struct hd_process **)&process);
+        const struct hd_thread *thread = hd_snapshot_find_thread(snapshot, hang->tid, NULL);
         report_buffer_printf(out, "thread %d '", (int)hang->tid);
         put_escaped(out, thread ? thread->name : "?");
         report_buffer_printf(out, "' of process %d is asleep forever (", (int)hang->pid);

@@ -246,6 +246,8 @@ static const char **hangdoc_argv(const char *const *arguments)
 
 void hangdoc_run_as(struct run_result *result, int as_uid, const char *const *arguments)
 {
+    /* the tests read the report one fact per line: no wrapping to a width the environment happens to set */
+    unsetenv("COLUMNS");
     const char **argv = hangdoc_argv(arguments);
     program_run_as(result, as_uid, argv);
     free(argv);
@@ -371,6 +373,7 @@ const char *fixture_path(const char *name)
 void hangdoc_spawn(struct spawned *spawned, const char *const *arguments)
 {
     *spawned = (struct spawned){ .out_fd = -1, .err_fd = -1, .ready_fd = -1 };
+    unsetenv("COLUMNS");
     const char **argv = hangdoc_argv(arguments);
     int out_pipe[2], err_pipe[2], ready_pipe[2];
     cr_assert_eq(pipe2(out_pipe, O_CLOEXEC), 0);
@@ -408,4 +411,39 @@ void spawned_finish(struct spawned *spawned, struct run_result *result)
     /* hangdoc is reaped: only its group and the reported pids can be left, and the caller checks those */
     spawned->group.leader = 0;
     forget(&spawned->group);
+}
+
+static bool finding_matches(json_object *finding, const char *id, pid_t pid)
+{
+    return strcmp(json_string_at(finding, "id"), id) == 0 && (!pid || json_int_at(finding, "pid", -1) == pid);
+}
+
+size_t json_count_findings(json_object *document, const char *id, pid_t pid)
+{
+    json_object *findings = json_at(document, "findings");
+    size_t found = 0;
+    for (size_t i = 0; findings && i < json_object_array_length(findings); i++)
+        found += finding_matches(json_object_array_get_idx(findings, i), id, pid);
+    return found;
+}
+
+json_object *json_first_finding(json_object *document, const char *id, pid_t pid)
+{
+    json_object *findings = json_at(document, "findings");
+    for (size_t i = 0; findings && i < json_object_array_length(findings); i++)
+        if (finding_matches(json_object_array_get_idx(findings, i), id, pid))
+            return json_object_array_get_idx(findings, i);
+    return NULL;
+}
+
+void expect_only_findings(json_object *document, const char *const *ids)
+{
+    json_object *findings = json_at(document, "findings");
+    for (size_t i = 0; findings && i < json_object_array_length(findings); i++) {
+        const char *id = json_string_at(json_object_array_get_idx(findings, i), "id");
+        bool allowed = false;
+        for (const char *const *known = ids; *known; known++)
+            allowed |= strcmp(*known, id) == 0;
+        cr_assert(allowed, "unexpected finding '%s': %s", id, json_object_to_json_string(findings));
+    }
 }

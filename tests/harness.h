@@ -53,6 +53,11 @@ json_object *json_at(json_object *object, const char *key); /* "a.b.c" */
 const char *json_string_at(json_object *object, const char *key);
 long long json_int_at(json_object *object, const char *key, long long missing);
 bool json_bool_at(json_object *object, const char *key);
+/* Findings with `id` about process `pid` (0: any process): how many, and the first (NULL when none). */
+size_t json_count_findings(json_object *document, const char *id, pid_t pid);
+json_object *json_first_finding(json_object *document, const char *id, pid_t pid);
+/* Fails the test when a finding has an id other than the ones named (a NULL-terminated list). */
+void expect_only_findings(json_object *document, const char *const *ids);
 /* True when a note's text contains `part`. */
 bool json_has_note(json_object *document, const char *part);
 

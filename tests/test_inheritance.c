@@ -65,41 +65,12 @@ static json_object *diagnose(pid_t pid, const char *catalogue, int expected_stat
     return document;
 }
 
-static size_t count_findings(json_object *document, const char *id, pid_t pid)
-{
-    json_object *findings = json_at(document, "findings");
-    size_t found = 0;
-    for (size_t i = 0; i < json_object_array_length(findings); i++) {
-        json_object *finding = json_object_array_get_idx(findings, i);
-        found += strcmp(json_string_at(finding, "id"), id) == 0 && (!pid || json_int_at(finding, "pid", -1) == pid);
-    }
-    return found;
-}
-
 /* The one finding `id` about process `pid` (any process when 0); fails unless there is exactly one. */
 static json_object *the_finding(json_object *document, const char *id, pid_t pid)
 {
-    json_object *findings = json_at(document, "findings");
-    cr_assert_eq(count_findings(document, id, pid), 1, "one '%s' finding on %d: %s", id, pid,
-                 json_object_to_json_string(findings));
-    for (size_t i = 0; i < json_object_array_length(findings); i++) {
-        json_object *finding = json_object_array_get_idx(findings, i);
-        if (strcmp(json_string_at(finding, "id"), id) == 0 && (!pid || json_int_at(finding, "pid", -1) == pid))
-            return finding;
-    }
-    return NULL;
-}
-
-static void expect_only_findings(json_object *document, const char *const *ids)
-{
-    json_object *findings = json_at(document, "findings");
-    for (size_t i = 0; i < json_object_array_length(findings); i++) {
-        const char *id = json_string_at(json_object_array_get_idx(findings, i), "id");
-        bool allowed = false;
-        for (const char *const *known = ids; *known; known++)
-            allowed |= strcmp(*known, id) == 0;
-        cr_assert(allowed, "unexpected finding '%s': %s", id, json_object_to_json_string(findings));
-    }
+    cr_assert_eq(json_count_findings(document, id, pid), 1, "one '%s' finding on %d: %s", id, pid,
+                 json_object_to_json_string(json_at(document, "findings")));
+    return json_first_finding(document, id, pid);
 }
 
 /* Does the evidence `name` (a string, or an array of them) have a value containing `part`? */
@@ -215,6 +186,7 @@ Test(inheritance, child_hangs_on_the_lock_the_parents_cuda_event_thread_held)
     snprintf(line, sizeof line, "inherited handles: fd %d ", handle);
     cr_assert(strstr(result.out, line), "%s", result.out);
     cr_assert(strstr(result.out, "runtimes: libcuda.so.1 (NVIDIA CUDA, not fork-safe, inherited)"), "%s", result.out);
+    cr_assert(strstr(result.out, "runtime threads: 1× 'cuda-EvtHandlr' (NVIDIA CUDA)"), "%s", result.out);
     run_result_free(&result);
     unlink(catalogue);
     fixture_stop(&fixture);
@@ -259,7 +231,7 @@ Test(inheritance, without_the_catalogue_file_the_fake_handle_is_a_plain_file)
     fixture_start(&fixture, "cuda_fork");
     pid_t parent = fixture.pids[0], child = fixture.pids[1];
     json_object *document = diagnose(parent, NULL, HUNG_BY_FORK);
-    cr_assert_eq(count_findings(document, "cuda-inherited", 0), 0, "no GPU handle, no cuda-inherited");
+    cr_assert_eq(json_count_findings(document, "cuda-inherited", 0), 0, "no GPU handle, no cuda-inherited");
     json_object *lock = the_finding(document, "inherited-lock", child);
     cr_assert_str_eq(json_string_at(lock, "evidence.runtime"), "cuda", "the lock lies in libcuda.so.1's data");
     json_object *fd = fd_of(json_process(document, child), fixture.pids[3]);
@@ -301,7 +273,7 @@ Test(inheritance, dataloader_workers_hang_in_gnu_openmp_copied_from_the_parent)
     json_object *document = diagnose(parent, NULL, HUNG_BY_FORK);
     /* the parent polls its result queue with a 5 s timeout: a sample may see it wake up, time out and wait again,
      * which is progress; one more look then */
-    if (count_findings(document, "waiting-on-workers", parent) == 0) {
+    if (json_count_findings(document, "waiting-on-workers", parent) == 0) {
         json_object_put(document);
         document = diagnose(parent, NULL, HUNG_BY_FORK);
     }
@@ -341,6 +313,17 @@ Test(inheritance, dataloader_workers_hang_in_gnu_openmp_copied_from_the_parent)
     cr_assert_eq(json_int_at(waiting, "tid", -1), parent);
     expect_only_findings(document, (const char *const[]){ "orphaned-wait", "fork-unsafe-runtime", "waiting-on-workers",
                                                           "idle", NULL });
+    /* every stuck thread of every worker is one hang: the same inherited runtime */
+    json_object *hangs = json_at(document, "verdict.hangs");
+    cr_assert_eq(json_object_array_length(hangs), 1, "%s", json_object_to_json_string(hangs));
+    /* the census of the parent: its OpenMP pool thread, known by the code it waits in */
+    json_object *census = json_at(json_process(document, parent), "thread_census");
+    bool pool = false;
+    for (size_t i = 0; i < json_object_array_length(census); i++) {
+        const char *runtime = json_string_at(json_object_array_get_idx(census, i), "runtime");
+        pool |= runtime && strcmp(runtime, "gnu-openmp") == 0;
+    }
+    cr_assert(pool, "%s", json_object_to_json_string(census));
     json_object_put(document);
     fixture_stop(&fixture);
 }

@@ -55,29 +55,10 @@ static json_object *diagnose(pid_t pid, int expected_status)
 /* The findings with `id`; fails the test unless there are exactly `count` of them. Returns the first. */
 static json_object *expect_findings(json_object *document, const char *id, size_t count)
 {
-    json_object *findings = json_at(document, "findings"), *first = NULL;
-    size_t found = 0;
-    for (size_t i = 0; i < json_object_array_length(findings); i++) {
-        json_object *finding = json_object_array_get_idx(findings, i);
-        if (strcmp(json_string_at(finding, "id"), id) == 0 && found++ == 0)
-            first = finding;
-    }
+    size_t found = json_count_findings(document, id, 0);
     cr_assert_eq(found, count, "%zu '%s' findings, expected %zu: %s", found, id, count,
-                 json_object_to_json_string(findings));
-    return first;
-}
-
-/* No finding other than the ones named (a NULL-terminated list) */
-static void expect_only_findings(json_object *document, const char *const *ids)
-{
-    json_object *findings = json_at(document, "findings");
-    for (size_t i = 0; i < json_object_array_length(findings); i++) {
-        const char *id = json_string_at(json_object_array_get_idx(findings, i), "id");
-        bool allowed = false;
-        for (const char *const *known = ids; *known; known++)
-            allowed |= strcmp(*known, id) == 0;
-        cr_assert(allowed, "unexpected finding '%s': %s", id, json_object_to_json_string(findings));
-    }
+                 json_object_to_json_string(json_at(document, "findings")));
+    return json_first_finding(document, id, 0);
 }
 
 static void expect_verdict(json_object *document, bool hung, const char *cause, const char *root_cause, pid_t tid)
@@ -712,6 +693,48 @@ Test(scenarios, worker_killed_while_its_parent_polls_the_result_pipe)
     expect_worker_died("worker_died", "killed by SIGKILL (9)", "poll");
 }
 
+Test(scenarios, worker_that_vanished_during_sampling_while_its_parent_polls)
+{
+    /* The worker dies 400 ms after the ready line and the kernel reaps it at once (SIGCHLD ignored): hangdoc must
+     * see it in an early sample and miss it in the last. A machine too loaded to start hangdoc within 400 ms gets
+     * two more tries. */
+    for (int attempt = 0; attempt < 3; attempt++) {
+        struct fixture fixture;
+        fixture_start(&fixture, "worker_vanished");
+        pid_t parent = fixture.pids[0], worker = fixture.pids[1];
+        char pid_text[16], note[64];
+        snprintf(pid_text, sizeof pid_text, "%d", parent);
+        snprintf(note, sizeof note, "process %d exited during sampling", worker);
+        struct run_result result;
+        hangdoc_run(&result, (const char *[]){ "--json", "-n", "6", "-i", "200ms", pid_text, NULL });
+        json_object *document = json_tokener_parse(result.out);
+        cr_assert_not_null(document, "%s", result.err);
+        if (!json_has_note(document, note)) {
+            json_object_put(document);
+            run_result_free(&result);
+            fixture_stop(&fixture);
+            continue;
+        }
+        json_validate(result.out);
+        cr_assert_eq(result.exit_status, HUNG);
+        cr_assert_null(json_process(document, worker), "gone by the last sample");
+        json_object *died = expect_findings(document, "worker-died", 1);
+        cr_assert_eq(json_int_at(died, "pid", -1), worker);
+        cr_assert_str_eq(json_string_at(died, "confidence"), "likely", "how it ended is unknown");
+        cr_assert(member_tid(died, parent));
+        expect_verdict(document, true, "worker-died", "worker-died", worker);
+        json_object *chain = json_at(document, "verdict.chain");
+        cr_assert_eq(json_object_array_length(chain), 2);
+        cr_assert_eq(json_object_get_int(json_object_array_get_idx(chain, 0)), parent);
+        cr_assert_eq(json_object_get_int(json_object_array_get_idx(chain, 1)), worker);
+        json_object_put(document);
+        run_result_free(&result);
+        fixture_stop(&fixture);
+        return;
+    }
+    cr_assert_fail("hangdoc never saw the worker before it vanished, in 3 tries");
+}
+
 Test(scenarios, worker_crashed_while_its_parent_reads_the_result_pipe)
 {
     expect_worker_died("worker_crashed", "killed by SIGSEGV (11)", "read");
@@ -893,6 +916,12 @@ Test(scenarios, on_a_terminal_colour_unless_no_color_and_wrapped_to_its_width)
     struct run_result result;
     hangdoc_run(&result, arguments);
     cr_assert_null(strchr(result.out, '\x1b'), "no colour into a pipe");
+    cr_assert_gt(widest_line(result.out), 100, "and no wrapping without COLUMNS");
+    run_result_free(&result);
+    setenv("COLUMNS", "60", 1);
+    program_run_as(&result, -1, (const char *[]){ getenv("HANGDOC_BIN"), "-n", "2", "-i", "50ms", pid, NULL });
+    unsetenv("COLUMNS");
+    cr_assert_leq(widest_line(result.out), 60, "COLUMNS wraps a pipe: %s", result.out);
     run_result_free(&result);
     fixture_stop(&fixture);
 }

@@ -7,7 +7,8 @@ compared with its expected file (tests/golden/*.txt).
 Pids and tids named with --pid become <ROLE>; the other pids and tids of the tree (--pid-list, from the JSON
 report of the same fixture) become <pid1>, <pid2>, ... in the order they first appear. Whole numbers only: pid 12
 never replaces part of 123. Then addresses, durations, CPU figures, the host, the kernel, wait channels and kernel
-stacks (which change with the kernel version) and paths that depend on the build directory or the machine.
+stacks (which change with the kernel version), the native stacks section, and paths that depend on the build
+directory or the machine.
 """
 import argparse
 import re
@@ -15,6 +16,9 @@ import sys
 
 # (pattern, replacement), applied in order after the pids
 VOLATILE = [
+    # the native stacks: frame offsets and libc's internal names change with every build of libc and of the
+    # fixtures (a sanitizer adds its own frames); tests/test_stacks.c checks them by name instead
+    (re.compile(r"^native stacks \(.*?(?=^notes:$|\Z)", re.M | re.S), ""),
     # the header: sampling time, host, kernel, architecture
     (re.compile(r"samples? over [0-9.]+ s on .* \(Linux .*, (x86_64|aarch64|unknown)\)$", re.M),
      "samples over <s> s on <host> (Linux <kernel>, <arch>)"),
@@ -67,6 +71,7 @@ def main():
         text = pattern.sub(lambda match: names[match.group()], text)
     for volatile, replacement in VOLATILE:
         text = volatile.sub(replacement, text)
+    text = re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
     sys.stdout.write(text)
 
 

@@ -1057,6 +1057,23 @@ Test(worker_died, not_while_the_parent_makes_progress_or_waits_for_a_signal)
     hd_snapshot_free(snapshot);
 }
 
+Test(worker_died, not_for_orphans_that_init_has_yet_to_reap)
+{
+    struct hd_snapshot *snapshot = new_snapshot(1);
+    add_process(snapshot, 1, 0, HD_ORIGIN_EXEC, 1, 1);
+    struct hd_process *orphan = add_process(snapshot, 1100, 1, HD_ORIGIN_FORKED, 1100, 1);
+    struct hd_wait *wait = asleep_in(thread_of(snapshot, 1), "epoll_wait", HD_WAIT_POLL, "epoll_wait");
+    wait->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_FINITE, .remaining_ns = 4000000000 };
+    orphan->state = 'Z';
+    orphan->zombie = true;
+    orphan->exit_status = SIGKILL;
+    thread_of(snapshot, 1100)->state = 'Z';
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "worker-died"), 0, "reparented to init: not init's worker");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
 Test(worker_died, worker_that_vanished_during_sampling)
 {
     struct hd_snapshot *snapshot = parent_polling_a_dead_worker(SIGKILL);
@@ -1129,6 +1146,7 @@ Test(spinning, same_function_whole_cpu_every_sample)
     cr_assert_str_eq(evidence_of(spinning, "cpu_share"), "98%");
     cr_assert_str_eq(evidence_of(spinning, "samples"), "R in 3 of 3; the same function in 3");
     cr_assert(strstr(spinning->summary, "or one long computation"), "%s", spinning->summary);
+    cr_assert_str_eq(evidence_of(spinning, "cpu_s"), "1.960 of 2.000 s it was not held stopped");
     cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
     cr_assert_str_eq(analysis->verdict.cause, "busy-loop");
     cr_assert_str_eq(root_cause_id(analysis), "spinning");
@@ -1148,7 +1166,7 @@ Test(spinning, not_when_the_function_changes_or_is_unknown)
         { 1.96, 3, false, NULL, "different functions: a computation moving on" },
         { 1.96, 0, false, NULL, "no stacks (--no-ptrace, or another user)" },
         { 1.96, 1, true, "f", "one stack proves nothing about staying" },
-        { 0.40, 3, true, "f", "20 % of a CPU: mostly waiting for it" },
+        { 0.10, 3, true, "f", "5 % of a CPU: it hardly ran" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct hd_snapshot *snapshot =
@@ -1159,6 +1177,18 @@ Test(spinning, not_when_the_function_changes_or_is_unknown)
         report_analysis_free(analysis);
         hd_snapshot_free(snapshot);
     }
+}
+
+Test(spinning, time_held_stopped_by_hangdoc_does_not_count)
+{
+    /* 0.3 s of CPU in 2 s is 15 %; but the process was held stopped for 0.5 s of them: 20 % of 1.5 s */
+    struct hd_snapshot *snapshot = spinner(0.3, 3, true, "f");
+    snapshot->processes[0].stopped_for_s = 0.5;
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *spinning = the_finding(analysis, "spinning");
+    cr_assert_str_eq(evidence_of(spinning, "cpu_share"), "20%");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
 }
 
 Test(spinning, not_when_it_slept_in_one_sample)

@@ -340,3 +340,58 @@ Test(inheritance_rules, a_healthy_child_that_merely_inherited_cuda_gets_no_findi
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
+
+Test(inheritance_rules, a_fork_aware_runtime_is_named_but_not_blamed)
+{
+    /* the same tree with LLVM's libomp in place of the driver: the child waits in its code (the system call is
+     * made there), on a futex without owner */
+    struct hd_snapshot *snapshot = cuda_tree(false);
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        struct hd_library *library = &snapshot->processes[p].libraries[0];
+        free(library->soname);
+        free(library->path);
+        library->soname = strdup("libomp.so.5");
+        library->path = strdup("/usr/lib/llvm-14/lib/libomp.so.5");
+    }
+    snprintf(snapshot->processes[0].threads[1].name, HD_COMM_MAX, "omp-pool");
+    struct hd_thread *worker = &snapshot->processes[1].threads[0];
+    worker->state = 'S';
+    worker->progressing = false;
+    worker->syscall = (struct hd_syscall){ .state = HD_SYSCALL_IN, .name = "futex", .program_counter = 0x7f0000001234ull };
+    worker->wait = (struct hd_wait){ .kind = HD_WAIT_FUTEX, .operation = "FUTEX_WAIT", .fd = -1, .address = 0x5000,
+                                     .futex_private = true, .timeout = { .kind = HD_TIMEOUT_NONE },
+                                     .mapping_kind = HD_MAPPING_ANONYMOUS_PRIVATE,
+                                     .lock = { .kind = HD_LOCK_UNKNOWN, .why_unknown = "no owner recorded" } };
+    struct report_analysis *analysis = report_analyze(snapshot);
+    cr_assert_not_null(analysis);
+    const struct report_finding *orphaned = finding_of(analysis, "orphaned-wait");
+    cr_assert_not_null(orphaned);
+    cr_assert_str_eq(evidence_of(orphaned, "runtime"), "llvm-openmp");
+    cr_assert_str_eq(evidence_of(orphaned, "runtime_text"), "inside libomp.so.5, LLVM OpenMP, fork-aware");
+    cr_assert_str_eq(evidence_of(orphaned, "attributed_by"), "the code that made its system call");
+    cr_assert_null(finding_of(analysis, "fork-unsafe-runtime"), "fork-aware: not blamed");
+    cr_assert_null(finding_of(analysis, "cuda-inherited"));
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(inheritance_rules, data_right_after_a_library_is_its_bss)
+{
+    struct hd_process process = { 0 };
+    struct hd_library library = { .path = (char *)"/usr/lib/libc.so.6", .soname = (char *)"libc.so.6",
+                                  .start = 0x1000, .end = 0x5000 };
+    struct hd_mapping mappings[] = {
+        { .start = 0x1000, .end = 0x4000, .path = (char *)"/usr/lib/libc.so.6" },
+        { .start = 0x4000, .end = 0x5000, .path = (char *)"/usr/lib/libc.so.6" },
+        { .start = 0x5000, .end = 0x6000 },                     /* its .bss */
+        { .start = 0x8000, .end = 0x9000 },                     /* some other anonymous memory */
+    };
+    process.libraries = &library;
+    process.nlibraries = 1;
+    process.mappings = mappings;
+    process.nmappings = 4;
+    cr_assert_eq(hd_process_library_of_data(&process, 0x4800), &library);
+    cr_assert_eq(hd_process_library_of_data(&process, 0x5010), &library, "the anonymous mapping right after it");
+    cr_assert_null(hd_process_library_of_data(&process, 0x8010));
+    cr_assert_null(hd_process_library_of_data(&process, 0x7000), "no mapping there");
+}
