@@ -3,6 +3,7 @@
 #include "../../probe/symbols.h"
 
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -220,4 +221,22 @@ Test(symbols, a_huge_build_id_note_is_refused)
     probe_symbols_free(symbols);
     unlink(path);
     free(bytes);
+}
+
+/* C++ names come out demangled: a function of libstdc++ itself, loaded into this process. */
+Test(symbols, cxx_names_are_demangled)
+{
+    void *library = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+    cr_assert(library, "libstdc++ is installed with gcc");
+    void *function = dlsym(library, "_ZNSt9exceptionD2Ev");
+    cr_assert(function);
+    struct probe_symbols *symbols = probe_symbols_new();
+    struct own_maps maps = read_own_maps();
+    struct hd_frame frame = { .pc = (uint64_t)(uintptr_t)function };
+    cr_assert(probe_symbols_resolve(symbols, getpid(), maps.mappings, maps.count, &frame));
+    cr_assert_str_eq(frame.symbol, "std::exception::~exception()");
+    release(&frame);
+    free_maps(&maps);
+    probe_symbols_free(symbols);
+    dlclose(library);
 }
