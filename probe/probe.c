@@ -304,11 +304,16 @@ static enum probe_result read_earlier_samples(struct probe_tree *tree, const str
         earlier[s] = snapshot_new(options);
         if (!earlier[s])
             return PROBE_NO_MEMORY;
+        if (stacks) /* a thread that stopped late since: let go, so that its state is its own */
+            probe_stacks_settle(stacks);
         if (!probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_DYNAMIC, earlier[s]))
             return PROBE_FAILED;
-        if (stacks)
+        if (stacks) {
             probe_stacks_sample_leaves(stacks, earlier[s]);
-        sleep_ms(options->interval_ms);
+            probe_stacks_pause(stacks, options->interval_ms);
+        } else {
+            sleep_ms(options->interval_ms);
+        }
     }
     return PROBE_OK;
 }
@@ -336,6 +341,8 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
     double started = monotonic_now();
     enum probe_result result =
         earlier ? read_earlier_samples(tree, options, final, stacks, earlier, nsamples - 1) : PROBE_NO_MEMORY;
+    if (result == PROBE_OK && stacks)
+        probe_stacks_settle(stacks);
     if (result == PROBE_OK && !probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_FULL, final))
         result = PROBE_FAILED;
     if (result == PROBE_OK && stacks)

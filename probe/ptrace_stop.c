@@ -39,20 +39,37 @@ static volatile pid_t registry_tid[REGISTRY_MAX];
 static volatile int registry_signal[REGISTRY_MAX];
 static volatile sig_atomic_t registry_count;
 
-static bool registry_add(pid_t tid)
+/* The slot that holds `tid`, or -1. */
+static int registry_find(pid_t tid)
+{
+    for (sig_atomic_t i = 0; i < registry_count; i++)
+        if (registry_tid[i] == tid)
+            return (int)i;
+    return -1;
+}
+
+/* Takes a free slot for `tid`; its index, or -1 when the registry is full. */
+static int registry_add(pid_t tid)
 {
     for (sig_atomic_t i = 0; i < registry_count; i++)
         if (registry_tid[i] == 0) {
             registry_signal[i] = 0;
             registry_tid[i] = tid;
-            return true;
+            return (int)i;
         }
     if (registry_count >= REGISTRY_MAX)
-        return false;
+        return -1;
     registry_signal[registry_count] = 0;
     registry_tid[registry_count] = tid;
     registry_count = registry_count + 1;
-    return true;
+    return (int)registry_count - 1;
+}
+
+static void registry_clear_slot(int slot)
+{
+    registry_tid[slot] = 0;
+    while (registry_count > 0 && registry_tid[registry_count - 1] == 0)
+        registry_count = registry_count - 1;
 }
 
 static void registry_set_signal(pid_t tid, int signal_number)
@@ -64,11 +81,9 @@ static void registry_set_signal(pid_t tid, int signal_number)
 
 static void registry_remove(pid_t tid)
 {
-    for (sig_atomic_t i = 0; i < registry_count; i++)
-        if (registry_tid[i] == tid)
-            registry_tid[i] = 0;
-    while (registry_count > 0 && registry_tid[registry_count - 1] == 0)
-        registry_count = registry_count - 1;
+    int slot = registry_find(tid);
+    if (slot >= 0)
+        registry_clear_slot(slot);
 }
 
 void probe_stop_release_all(void)
@@ -181,7 +196,12 @@ static void explain_refusal(pid_t pid, int error, char *why, size_t size)
 {
     char value[128];
     long tracer = status_field(pid, "TracerPid", value, sizeof value) ? atol(value) : 0;
-    if (error == EPERM && tracer > 0 && tracer != getpid()) {
+    if (error == EPERM && tracer > 0 && tracer == getpid()) {
+        snprintf(why, size, "already traced by hangdoc itself (pid %ld): it was asked to stop earlier and has not "
+                            "stopped yet", tracer);
+        return;
+    }
+    if (error == EPERM && tracer > 0) {
         char comm[64] = "?";
         char path[64];
         snprintf(path, sizeof path, "/proc/%ld/comm", tracer);
@@ -303,14 +323,19 @@ static struct probe_stopped_thread *add_entry(struct probe_stopped_process *stop
 /* Seizes and interrupts one thread; errno-style result (0 when seized). */
 static int seize(struct probe_stopped_thread *entry)
 {
-    if (!registry_add(entry->tid)) {
-        snprintf(entry->why_not, sizeof entry->why_not, "too many threads seized at once");
-        return ENOMEM;
-    }
-    if (ptrace(PTRACE_SEIZE, entry->tid, NULL, NULL) != 0) {
-        int error = errno;
-        registry_remove(entry->tid);
-        return error;
+    /* Still ours from an earlier stop it has not reached yet: PTRACE_SEIZE would say EPERM. Ask again. */
+    bool already_ours = registry_find(entry->tid) >= 0;
+    if (!already_ours) {
+        int slot = registry_add(entry->tid);
+        if (slot < 0) {
+            snprintf(entry->why_not, sizeof entry->why_not, "too many threads seized at once");
+            return ENOMEM;
+        }
+        if (ptrace(PTRACE_SEIZE, entry->tid, NULL, NULL) != 0) {
+            int error = errno;
+            registry_clear_slot(slot);
+            return error;
+        }
     }
     entry->seized = true;
     if (ptrace(PTRACE_INTERRUPT, entry->tid, NULL, NULL) != 0 && errno == ESRCH)
@@ -529,8 +554,9 @@ double probe_stop_release(struct probe_stopped_process *stopped)
     return stopped_for;
 }
 
-void probe_stop_retry_lingering(void)
+size_t probe_stop_retry_lingering(void)
 {
+    size_t lingering = 0;
     for (sig_atomic_t i = 0; i < registry_count; i++) {
         pid_t tid = registry_tid[i];
         if (tid <= 0)
@@ -543,8 +569,11 @@ void probe_stop_retry_lingering(void)
             registry_remove(tid);
         } else if ((got == tid) || (got < 0 && errno == ECHILD)) {
             registry_remove(tid);
+        } else {
+            lingering++;
         }
     }
+    return lingering;
 }
 
 bool probe_stop_read_registers(pid_t tid, void *registers, size_t size, uint64_t *pc, uint64_t *sp)

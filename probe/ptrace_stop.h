@@ -64,9 +64,11 @@ enum probe_stop_result probe_stop_thread(pid_t pid, pid_t tid, unsigned wait_ms,
 /* Detaches every thread, gives back pending signals, frees the list; returns how long the process was stopped. */
 double probe_stop_release(struct probe_stopped_process *stopped);
 
-/* Threads that were asked to stop but never did (an uninterruptible sleep) cannot be detached until they stop:
- * tries again to detach them. hangdoc's exit releases whatever is left. */
-void probe_stop_retry_lingering(void);
+/* Threads that were asked to stop but did not in time (an uninterruptible sleep, a starved thread) cannot be
+ * detached until they stop: detaches those that have stopped since; returns how many are still seized. A later
+ * probe_stop_process() or probe_stop_thread() takes such a thread as its own again (no refusal). hangdoc's exit
+ * releases whatever is left. */
+size_t probe_stop_retry_lingering(void);
 
 /* Detaches every seized thread now. Async-signal-safe: for signal handlers and the --timeout handler. */
 void probe_stop_release_all(void);

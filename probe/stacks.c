@@ -9,12 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A thread that takes longer than this to stop is in an uninterruptible sleep (or the machine is very busy). */
 #define STOP_WAIT_MS 250
 #define LEAF_STOP_WAIT_MS 100
 #define LEAF_MAPPINGS_MAX 65536
+/* How soon a thread that stopped late is let go while hangdoc waits between samples. */
+#define LINGER_POLL_MS 5
 
 struct stopped_time {
     pid_t pid;
@@ -71,6 +74,38 @@ static void add_stopped_time(struct probe_stacks *stacks, pid_t pid, double seco
         stacks->capacity = capacity;
     }
     stacks->times[stacks->ntimes++] = (struct stopped_time){ pid, seconds };
+}
+
+/* ---- threads that stop late --------------------------------------------------------------------------------- */
+
+void probe_stacks_settle(struct probe_stacks *stacks)
+{
+    (void)stacks; /* the registry of seized threads is ptrace_stop's */
+    probe_stop_retry_lingering();
+}
+
+static double monotonic_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+void probe_stacks_pause(struct probe_stacks *stacks, unsigned milliseconds)
+{
+    (void)stacks;
+    double end = monotonic_now() + milliseconds / 1000.0;
+    for (;;) {
+        size_t lingering = probe_stop_retry_lingering();
+        double left = end - monotonic_now();
+        if (left <= 0)
+            return;
+        /* nothing seized: one sleep; an interrupted sleep just goes round again */
+        if (lingering && left > LINGER_POLL_MS / 1000.0)
+            left = LINGER_POLL_MS / 1000.0;
+        struct timespec pause = { (time_t)left, (long)((left - (double)(time_t)left) * 1e9) };
+        nanosleep(&pause, NULL);
+    }
 }
 
 /* Why a process is not even asked to stop, or NULL. */
@@ -217,6 +252,7 @@ static void take_process(struct probe_stacks *stacks, struct hd_snapshot *snapsh
 
 void probe_stacks_take(struct probe_stacks *stacks, struct hd_snapshot *snapshot)
 {
+    probe_stop_retry_lingering();
     for (size_t p = 0; p < snapshot->nprocesses; p++)
         take_process(stacks, snapshot, &snapshot->processes[p]);
     probe_stop_retry_lingering();
@@ -268,6 +304,7 @@ static void sample_process_leaves(struct probe_stacks *stacks, struct hd_process
 
 void probe_stacks_sample_leaves(struct probe_stacks *stacks, struct hd_snapshot *sample)
 {
+    probe_stop_retry_lingering();
     for (size_t p = 0; p < sample->nprocesses; p++) {
         struct hd_process *process = &sample->processes[p];
         bool running = false;

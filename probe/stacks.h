@@ -20,6 +20,12 @@ struct probe_stacks *probe_stacks_new(void);
 /* Releases whatever is still attached and restores the signal handlers. */
 void probe_stacks_free(struct probe_stacks *stacks);
 
+/* A thread asked to stop that did not stop in time (starved, or in D) stops later, by itself: these detach every
+ * such thread that has stopped since, so that no thread of a target stays stopped between samples and no sample
+ * reads hangdoc's own stop as a thread's state. settle looks once (before each sample); pause sleeps
+ * `milliseconds` and lets each one go within a few milliseconds of its stop. */
+void probe_stacks_settle(struct probe_stacks *stacks);
+void probe_stacks_pause(struct probe_stacks *stacks, unsigned milliseconds);
 /* Takes the native stack of every thread of `snapshot` (a full sample: mappings read). */
 void probe_stacks_take(struct probe_stacks *stacks, struct hd_snapshot *snapshot);
 /* Names the function each thread in state R of `sample` is running (thread->leaf_function, leaf_samples 1). */

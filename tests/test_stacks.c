@@ -477,3 +477,132 @@ Test(stacks, hangdoc_never_stops_its_own_ancestor)
     json_object_put(document);
     run_result_free(&result);
 }
+
+/* ---- a thread that stops late ---------------------------------------------------------------------------------- */
+
+#define LATE_TIDS_MAX 16
+/* One capture: the final sample waits 250 ms for every thread, then unwinds; a wide margin for a loaded machine. */
+#define LATE_LONGEST_STOP_MS 800
+/* Longer than the leaf sample's 100 ms wait: the thread was seized and did not stop in time. */
+#define LATE_SEIZED_RUNNING_MS 100
+
+struct watched_thread {
+    pid_t tid;
+    long stopped_since_ms;  /* -1 when not in t/T at the last look */
+    long longest_stop_ms;
+    long seized_since_ms;   /* -1 unless traced and not stopped at the last look */
+    long longest_seized_ms;
+};
+
+static long now_ms(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static struct watched_thread *watched(struct watched_thread *threads, size_t *count, pid_t tid)
+{
+    for (size_t i = 0; i < *count; i++)
+        if (threads[i].tid == tid)
+            return &threads[i];
+    cr_assert_lt(*count, LATE_TIDS_MAX);
+    threads[*count] = (struct watched_thread){ tid, -1, 0, -1, 0 };
+    return &threads[(*count)++];
+}
+
+/* One look at every thread of `pid` from outside: how long each has been in a tracing stop, and how long seized
+ * while still running. */
+static void look_at_threads(pid_t pid, struct watched_thread *threads, size_t *count)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    cr_assert(tasks, "the target is alive");
+    struct dirent *entry;
+    while ((entry = readdir(tasks))) {
+        if (entry->d_name[0] == '.')
+            continue;
+        char file[320], text[4096];
+        snprintf(file, sizeof file, "/proc/%d/task/%s/status", (int)pid, entry->d_name);
+        FILE *stream = fopen(file, "re");
+        if (!stream)
+            continue;
+        size_t length = fread(text, 1, sizeof text - 1, stream);
+        fclose(stream);
+        text[length] = '\0';
+        const char *state = strstr(text, "\nState:");
+        const char *tracer = strstr(text, "\nTracerPid:");
+        if (!state || !tracer)
+            continue;
+        char letter = state[strspn(state + 7, " \t") + 7];
+        bool stopped = letter == 't' || letter == 'T';
+        bool seized_running = !stopped && atol(tracer + 11) != 0;
+        struct watched_thread *thread = watched(threads, count, (pid_t)atoi(entry->d_name));
+        long now = now_ms();
+        thread->stopped_since_ms = stopped ? (thread->stopped_since_ms < 0 ? now : thread->stopped_since_ms) : -1;
+        thread->seized_since_ms = seized_running ? (thread->seized_since_ms < 0 ? now : thread->seized_since_ms) : -1;
+        if (stopped && now - thread->stopped_since_ms > thread->longest_stop_ms)
+            thread->longest_stop_ms = now - thread->stopped_since_ms;
+        if (seized_running && now - thread->seized_since_ms > thread->longest_seized_ms)
+            thread->longest_seized_ms = now - thread->seized_since_ms;
+    }
+    closedir(tasks);
+}
+
+/* A SCHED_IDLE thread starved by two spinners on its CPU takes a PTRACE_INTERRUPT long after the leaf sample
+ * stopped waiting for it. hangdoc must let it go as soon as it stops (never hold it across samples, never report
+ * its own stop as the thread's state, never mistake its own seizure for a refusal), and leave nothing stopped or
+ * traced after it exits. */
+Test(stacks, a_thread_that_stops_late_is_let_go_between_samples)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "late_stopper");
+    pid_t pid = fixture.pids[0], late = fixture.pids[1];
+    char pid_text[16], output[] = "/tmp/hangdoc-late-XXXXXX";
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    int out_fd = mkstemp(output);
+    cr_assert_geq(out_fd, 0);
+    pid_t hangdoc = fork();
+    cr_assert_geq(hangdoc, 0);
+    if (hangdoc == 0) {
+        dup2(out_fd, 1);
+        execl(hangdoc_path(), "hangdoc", "--json", "-n", "8", "-i", "300ms", pid_text, NULL);
+        _exit(127);
+    }
+    close(out_fd);
+    struct watched_thread threads[LATE_TIDS_MAX];
+    size_t count = 0;
+    int status;
+    long deadline = now_ms() + 30000;
+    while (waitpid(hangdoc, &status, WNOHANG) == 0) {
+        cr_assert_lt(now_ms(), deadline, "hangdoc ends");
+        look_at_threads(pid, threads, &count);
+        usleep(2000);
+    }
+    expect_free(pid, "right after hangdoc exited");
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) <= 2, "hangdoc exits normally, status 0x%x", status);
+    struct watched_thread *idle = watched(threads, &count, late);
+    for (size_t i = 0; i < count; i++)
+        fprintf(stderr, "late stopper: thread %d longest in a tracing stop %ld ms, seized and running %ld ms\n",
+                (int)threads[i].tid, threads[i].longest_stop_ms, threads[i].longest_seized_ms);
+    /* the premise: the thread really stopped late (else this test proves nothing) */
+    cr_assert_geq(idle->longest_seized_ms, LATE_SEIZED_RUNNING_MS,
+                  "the SCHED_IDLE thread was seized and still running for %ld ms at most", idle->longest_seized_ms);
+    for (size_t i = 0; i < count; i++)
+        cr_assert_lt(threads[i].longest_stop_ms, LATE_LONGEST_STOP_MS,
+                     "thread %d was held in a tracing stop for %ld ms", (int)threads[i].tid,
+                     threads[i].longest_stop_ms);
+    json_object *document = json_object_from_file(output);
+    unlink(output);
+    cr_assert(document, "hangdoc printed JSON");
+    json_object *thread = json_thread(json_process(document, pid), late);
+    cr_assert(thread, "the late thread is reported");
+    const char *state = json_string_at(thread, "state");
+    cr_assert(state && strcmp(state, "t") != 0, "hangdoc reported its own stop as the state: %s",
+              json_object_to_json_string(thread));
+    const char *why_not = json_string_at(thread, "stack.why_not");
+    cr_assert(!why_not || !strstr(why_not, "security module"), "why_not: %s", why_not);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
