@@ -1,6 +1,8 @@
 /* Mapped ELF objects (libraries.h). */
 #include "libraries.h"
 
+#include "files.h"
+
 #include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -114,24 +116,6 @@ struct identities {
     size_t count;
 };
 
-/* Opens `path` for reading only when it is a regular file with the mapping's inode: O_PATH first, so that a path
- * the target swapped for a FIFO or a device is never opened for real. */
-static int open_regular(const char *path, uint64_t inode)
-{
-    int handle = open(path, O_PATH | O_CLOEXEC);
-    if (handle < 0)
-        return -1;
-    struct stat status;
-    int fd = -1;
-    if (fstat(handle, &status) == 0 && S_ISREG(status.st_mode) && status.st_ino == inode) {
-        char again[64];
-        snprintf(again, sizeof again, "/proc/self/fd/%d", handle);
-        fd = open(again, O_RDONLY | O_CLOEXEC);
-    }
-    close(handle);
-    return fd;
-}
-
 /* Opens the file the way the target sees it: through its mapping (works for deleted files, needs
  * CAP_SYS_ADMIN), else through its root directory (another mount namespace). The same inode only: a file
  * replaced since it was mapped is another file. */
@@ -139,10 +123,10 @@ static int open_mapped_file(pid_t pid, const struct hd_mapping *mapping)
 {
     char path[4200];
     snprintf(path, sizeof path, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, mapping->start, mapping->end);
-    int fd = open_regular(path, mapping->inode);
+    int fd = probe_open_regular(path, mapping);
     if (fd < 0) {
         snprintf(path, sizeof path, "/proc/%d/root%s", (int)pid, mapping->path);
-        fd = open_regular(path, mapping->inode);
+        fd = probe_open_regular(path, mapping);
     }
     return fd;
 }

@@ -1,6 +1,8 @@
 /* ELF symbol tables and the names of program counters (symbols.h). */
 #include "symbols.h"
 
+#include "files.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -18,6 +20,10 @@
 #define LINEAR_LOOKUPS_MAX 16  /* distinct lookups in one file before its table is sorted */
 #define RECENT_LOOKUPS 64
 #define DEBUG_ROOT "/usr/lib/debug"
+/* Sections are read into memory whole (ELF_C_READ): what one may weigh, by what it is. */
+#define NOTE_SECTION_MAX 4096
+#define DEBUGLINK_SECTION_MAX 4096
+#define SYMBOL_SECTION_MAX ((size_t)SYMBOLS_MAX * sizeof(Elf64_Sym))
 
 /* Names stay in the ELF image (valid while the file is open) and are looked up only for the symbol found. */
 struct symbol {
@@ -111,18 +117,15 @@ void probe_symbols_free(struct probe_symbols *symbols)
 
 /* ---- opening ----------------------------------------------------------------------------------------------- */
 
-/* Opens `path` when it is an ELF file (and, with a nonzero inode, that very file). */
-static Elf *open_elf(const char *path, uint64_t inode, int *fd_out)
+/* Opens `path` when it is a regular ELF file (and, unless `same_as` is NULL, that mapping's very file): never a
+ * FIFO or a device node (files.h). ELF_C_READ, not mmap: a file truncated under hangdoc gives a read error, not
+ * SIGBUS; sections are read when asked for, each bounded by its caller. */
+static Elf *open_elf(const char *path, const struct hd_mapping *same_as, int *fd_out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    int fd = probe_open_regular(path, same_as);
     if (fd < 0)
         return NULL;
-    struct stat status;
-    if (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) || (inode && status.st_ino != inode)) {
-        close(fd);
-        return NULL;
-    }
-    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
     if (!elf || elf_kind(elf) != ELF_K_ELF) {
         if (elf)
             elf_end(elf);
@@ -138,14 +141,15 @@ static Elf *open_elf(const char *path, uint64_t inode, int *fd_out)
 static Elf *open_mapped_file(pid_t pid, const struct hd_mapping *mapping, int *fd)
 {
     char path[4200];
-    Elf *elf = open_elf(mapping->path, mapping->inode, fd);
+    const struct hd_mapping *same_as = mapping->inode ? mapping : NULL;
+    Elf *elf = open_elf(mapping->path, same_as, fd);
     if (elf)
         return elf;
     snprintf(path, sizeof path, "/proc/%d/root%s", (int)pid, mapping->path);
-    if ((elf = open_elf(path, mapping->inode, fd)))
+    if ((elf = open_elf(path, same_as, fd)))
         return elf;
     snprintf(path, sizeof path, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, mapping->start, mapping->end);
-    return open_elf(path, mapping->inode, fd);
+    return open_elf(path, same_as, fd);
 }
 
 /* ---- reading ----------------------------------------------------------------------------------------------- */
@@ -201,11 +205,21 @@ static bool grow_symbols(struct elf_file *file, size_t more, size_t *capacity)
     return true;
 }
 
+/* The contents of `section` when it holds at most `max` bytes: its header is the file's word, and the whole
+ * section is read into memory. */
+static Elf_Data *bounded_data(Elf_Scn *section, size_t max)
+{
+    GElf_Shdr header;
+    if (!section || !gelf_getshdr(section, &header) || header.sh_size > max)
+        return NULL;
+    return elf_getdata(section, NULL);
+}
+
 /* Adds the function symbols with a size of one symbol table section. */
 static void add_symbol_table(struct elf_file *file, Elf *elf, Elf_Scn *section, size_t *capacity)
 {
     GElf_Shdr header;
-    Elf_Data *data = gelf_getshdr(section, &header) ? elf_getdata(section, NULL) : NULL;
+    Elf_Data *data = gelf_getshdr(section, &header) ? bounded_data(section, SYMBOL_SECTION_MAX) : NULL;
     if (!data || header.sh_entsize == 0 || file->ntables == sizeof file->tables / sizeof file->tables[0])
         return;
     uint8_t table = (uint8_t)file->ntables++;
@@ -230,8 +244,7 @@ static void add_symbol_table(struct elf_file *file, Elf *elf, Elf_Scn *section, 
 /* The GNU build-id note as hex, or false. */
 static bool read_build_id(Elf *elf, char *hex, size_t size)
 {
-    Elf_Scn *section = find_section(elf, SHT_NOTE, ".note.gnu.build-id");
-    Elf_Data *data = section ? elf_getdata(section, NULL) : NULL;
+    Elf_Data *data = bounded_data(find_section(elf, SHT_NOTE, ".note.gnu.build-id"), NOTE_SECTION_MAX);
     if (!data)
         return false;
     GElf_Nhdr note;
@@ -253,12 +266,11 @@ static Elf *open_debug_file(Elf *elf, const char *path, int *fd)
     char candidate[4400], build_id[129];
     if (read_build_id(elf, build_id, sizeof build_id)) {
         snprintf(candidate, sizeof candidate, DEBUG_ROOT "/.build-id/%.2s/%s.debug", build_id, build_id + 2);
-        Elf *debug = open_elf(candidate, 0, fd);
+        Elf *debug = open_elf(candidate, NULL, fd);
         if (debug)
             return debug;
     }
-    Elf_Scn *section = find_section(elf, SHT_PROGBITS, ".gnu_debuglink");
-    Elf_Data *data = section ? elf_getdata(section, NULL) : NULL;
+    Elf_Data *data = bounded_data(find_section(elf, SHT_PROGBITS, ".gnu_debuglink"), DEBUGLINK_SECTION_MAX);
     if (!data || data->d_size < 2 || !memchr(data->d_buf, '\0', data->d_size))
         return NULL;
     const char *link = data->d_buf;
@@ -273,7 +285,7 @@ static Elf *open_debug_file(Elf *elf, const char *path, int *fd)
         snprintf(candidate, sizeof candidate, "%s%.*s%s%s", prefixes[i], directory, path, middles[i], link);
         if (strcmp(candidate, path) == 0)
             continue;
-        Elf *debug = open_elf(candidate, 0, fd);
+        Elf *debug = open_elf(candidate, NULL, fd);
         if (debug)
             return debug;
     }

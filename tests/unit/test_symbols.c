@@ -9,7 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* A function of this test binary with a known name (global, so the optimiser keeps its symbol). */
@@ -126,6 +130,7 @@ static void resolve_in_file(const char *bytes, size_t size)
     fstat(fd, &status);
     close(fd);
     struct hd_mapping mapping = { .start = 0x400000, .end = 0x400000 + 0x100000, .offset = 0, .inode = status.st_ino,
+                                  .device_major = major(status.st_dev), .device_minor = minor(status.st_dev),
                                   .permissions = "r-xp", .path = path };
     struct probe_symbols *symbols = probe_symbols_new();
     for (uint64_t pc = mapping.start; pc < mapping.end; pc += 0x777) {
@@ -211,8 +216,9 @@ Test(symbols, a_huge_build_id_note_is_refused)
     struct stat status;
     fstat(fd, &status);
     close(fd);
-    struct hd_mapping mapping = { .start = 0x400000, .end = 0x500000, .inode = status.st_ino, .permissions = "r-xp",
-                                  .path = path };
+    struct hd_mapping mapping = { .start = 0x400000, .end = 0x500000, .inode = status.st_ino,
+                                  .device_major = major(status.st_dev), .device_minor = minor(status.st_dev),
+                                  .permissions = "r-xp", .path = path };
     struct probe_symbols *symbols = probe_symbols_new();
     struct hd_frame frame = { .pc = 0x401000 };
     cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
@@ -239,4 +245,161 @@ Test(symbols, cxx_names_are_demangled)
     free_maps(&maps);
     probe_symbols_free(symbols);
     dlclose(library);
+}
+
+/* ---- paths that are not files --------------------------------------------------------------------------------- */
+
+#define OPEN_DEADLINE_S 10
+
+/* The target controls its mappings' paths: one may be a FIFO (open() would block, or wake a writer) or a device
+ * node (open() runs the driver: /dev/ptmx allocates a pty, /dev/watchdog arms a watchdog). Resolving a pc in a
+ * mapping of `path` (with the identity of what `path` leads to) must never open it for real: inotify sees every
+ * real open (IN_OPEN), and none for an O_PATH look. A regression that blocks dies of SIGALRM instead of hanging. */
+static void expect_never_opened(const char *path)
+{
+    struct stat status;
+    cr_assert_eq(stat(path, &status), 0);
+    int watcher = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    cr_assert_geq(watcher, 0);
+    cr_assert_geq(inotify_add_watch(watcher, path, IN_OPEN), 0, "watching %s: %s", path, strerror(errno));
+    struct hd_mapping mapping = { .start = 0x400000, .end = 0x500000, .inode = status.st_ino,
+                                  .device_major = major(status.st_dev), .device_minor = minor(status.st_dev),
+                                  .permissions = "r-xp", .path = (char *)path };
+    struct probe_symbols *symbols = probe_symbols_new();
+    struct hd_frame frame = { .pc = 0x401000 };
+    alarm(OPEN_DEADLINE_S);
+    cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
+    alarm(0);
+    cr_assert_null(frame.symbol);
+    release(&frame);
+    probe_symbols_free(symbols);
+    char events[4096];
+    ssize_t got = read(watcher, events, sizeof events);
+    cr_assert(got < 0 && errno == EAGAIN, "%s was opened for real (%zd bytes of inotify events)", path, got);
+    close(watcher);
+}
+
+Test(symbols, a_fifo_in_place_of_a_mapped_file_is_never_opened)
+{
+    char directory[] = "/tmp/hangdoc-test-fifo-XXXXXX", path[64];
+    cr_assert(mkdtemp(directory));
+    snprintf(path, sizeof path, "%s/libvictim.so (deleted)", directory);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    expect_never_opened(path);
+    unlink(path);
+    rmdir(directory);
+}
+
+/* The reviewer's case: "X (deleted)" a symlink to a character device. A node of hangdoc's own (the null
+ * device's numbers), so that no other process's open of /dev/null can be mistaken for one; /dev/null itself where
+ * nodes cannot be made (no CAP_MKNOD), then only the absence of a hang and a crash is checked. */
+Test(symbols, a_symlink_to_a_device_in_place_of_a_mapped_file_is_never_opened)
+{
+    char directory[] = "/tmp/hangdoc-test-device-XXXXXX", node[64], path[96];
+    cr_assert(mkdtemp(directory));
+    snprintf(node, sizeof node, "%s/null", directory);
+    snprintf(path, sizeof path, "%s/libvictim.so (deleted)", directory);
+    bool own_node = mknod(node, S_IFCHR | 0600, makedev(1, 3)) == 0;
+    cr_assert_eq(symlink(own_node ? node : "/dev/null", path), 0);
+    if (own_node) {
+        expect_never_opened(path);
+    } else {
+        struct stat status;
+        cr_assert_eq(stat(path, &status), 0);
+        struct hd_mapping mapping = { .start = 0x400000, .end = 0x500000, .inode = status.st_ino,
+                                      .device_major = major(status.st_dev), .device_minor = minor(status.st_dev),
+                                      .permissions = "r-xp", .path = path };
+        struct probe_symbols *symbols = probe_symbols_new();
+        struct hd_frame frame = { .pc = 0x401000 };
+        alarm(OPEN_DEADLINE_S);
+        cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
+        alarm(0);
+        release(&frame);
+        probe_symbols_free(symbols);
+    }
+    unlink(path);
+    unlink(node);
+    rmdir(directory);
+}
+
+/* A regular file with the mapping's inode number on another device is another file: not read. The control: the
+ * same mapping with the right device names the function. */
+static char *name_in_copy(const char *path, const struct stat *status, unsigned device_major, uint64_t function_offset)
+{
+    struct hd_mapping mapping = { .start = 0x400000, .end = 0x400000 + (uint64_t)status->st_size, .inode = status->st_ino,
+                                  .device_major = device_major, .device_minor = minor(status->st_dev),
+                                  .permissions = "r-xp", .path = (char *)path };
+    struct probe_symbols *symbols = probe_symbols_new();
+    struct hd_frame frame = { .pc = mapping.start + function_offset };
+    cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
+    char *name = frame.symbol ? strdup(frame.symbol) : NULL;
+    release(&frame);
+    probe_symbols_free(symbols);
+    return name;
+}
+
+Test(symbols, a_file_with_the_same_inode_on_another_device_is_not_the_mapped_file)
+{
+    struct own_maps maps = read_own_maps();
+    uint64_t base = 0;
+    for (size_t i = 0; i < maps.count && !base; i++)
+        if (maps.mappings[i].path && strstr(maps.mappings[i].path, "test_symbols") && maps.mappings[i].offset == 0)
+            base = maps.mappings[i].start;
+    free_maps(&maps);
+    cr_assert(base);
+    size_t size;
+    char *bytes = copy_of_own_binary(&size);
+    char path[] = "/tmp/hangdoc-test-elf-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, bytes, size), (ssize_t)size);
+    struct stat status;
+    fstat(fd, &status);
+    close(fd);
+    uint64_t offset = (uint64_t)(uintptr_t)&symbols_test_known_function - base;
+    char *name = name_in_copy(path, &status, major(status.st_dev), offset);
+    cr_assert(name && strcmp(name, "symbols_test_known_function") == 0, "control: %s", name);
+    free(name);
+    name = name_in_copy(path, &status, major(status.st_dev) + 1, offset);
+    cr_assert_null(name, "a name from another device's file: %s", name);
+    unlink(path);
+    free(bytes);
+}
+
+/* A file truncated under hangdoc after it was opened (a library rebuilt in place): the names are read with
+ * pread, so the next lookup gives a name or none, never SIGBUS (a mmap'd image loses its pages past the end). */
+Test(symbols, a_file_truncated_after_opening_gives_no_sigbus)
+{
+    struct own_maps maps = read_own_maps();
+    uint64_t base = 0;
+    for (size_t i = 0; i < maps.count && !base; i++)
+        if (maps.mappings[i].path && strstr(maps.mappings[i].path, "test_symbols") && maps.mappings[i].offset == 0)
+            base = maps.mappings[i].start;
+    free_maps(&maps);
+    cr_assert(base);
+    size_t size;
+    char *bytes = copy_of_own_binary(&size);
+    char path[] = "/tmp/hangdoc-test-elf-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, bytes, size), (ssize_t)size);
+    struct stat status;
+    fstat(fd, &status);
+    struct hd_mapping mapping = { .start = 0x400000, .end = 0x400000 + size, .inode = status.st_ino,
+                                  .device_major = major(status.st_dev), .device_minor = minor(status.st_dev),
+                                  .permissions = "r-xp", .path = path };
+    uint64_t offset = (uint64_t)(uintptr_t)&symbols_test_known_function - base;
+    struct probe_symbols *symbols = probe_symbols_new();
+    struct hd_frame frame = { .pc = mapping.start + offset };
+    cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
+    cr_assert_str_eq(frame.symbol, "symbols_test_known_function");
+    release(&frame);
+    cr_assert_eq(ftruncate(fd, 0), 0);
+    close(fd);
+    frame = (struct hd_frame){ .pc = mapping.start + offset + 1 };
+    cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
+    release(&frame);
+    probe_symbols_free(symbols);
+    unlink(path);
+    free(bytes);
 }
