@@ -322,8 +322,8 @@ Test(symbols, a_symlink_to_a_device_in_place_of_a_mapped_file_is_never_opened)
     rmdir(directory);
 }
 
-/* A regular file with the mapping's inode number on another device is another file: not read. The control: the
- * same mapping with the right device names the function. */
+/* A regular file with the mapping's inode number on another (real) device is another file: not read. The
+ * control: the same mapping with the right device names the function. */
 static char *name_in_copy(const char *path, const struct stat *status, unsigned device_major, uint64_t function_offset)
 {
     struct hd_mapping mapping = { .start = 0x400000, .end = 0x400000 + (uint64_t)status->st_size, .inode = status->st_ino,
@@ -356,6 +356,11 @@ Test(symbols, a_file_with_the_same_inode_on_another_device_is_not_the_mapped_fil
     struct stat status;
     fstat(fd, &status);
     close(fd);
+    if (major(status.st_dev) == 0) { /* an anonymous device (tmpfs, overlayfs, btrfs): not compared */
+        unlink(path);
+        free(bytes);
+        cr_skip_test("/tmp is on an anonymous device: device numbers are not compared there");
+    }
     uint64_t offset = (uint64_t)(uintptr_t)&symbols_test_known_function - base;
     char *name = name_in_copy(path, &status, major(status.st_dev), offset);
     cr_assert(name && strcmp(name, "symbols_test_known_function") == 0, "control: %s", name);
