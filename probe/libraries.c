@@ -15,6 +15,9 @@
 #define LIBRARIES_MAX 2048
 #define SONAME_MAX 256
 #define BUILD_ID_MAX 64 /* bytes; SHA-1 ids are 20 */
+/* elf_getdata (ELF_C_READ) mallocs and preads a whole section: a hostile or sparse file could name a 2 GiB
+ * .note or .dynamic and cost that much memory and time. Real ones are a few hundred bytes. */
+#define SECTION_READ_MAX (64 * 1024)
 
 /* Paths in maps that are not files ld.so or the kernel loaded code from. */
 static const char *const not_objects[] = { "/dev/", "/memfd:", "/SYSV", "/dev/shm/" };
@@ -29,12 +32,21 @@ static bool may_be_object(const struct hd_mapping *mapping)
     return true;
 }
 
+/* elf_strptr loads the whole string table the name lies in: the same cap as for the sections we read ourselves. */
+static bool string_table_readable(Elf *elf, size_t index)
+{
+    GElf_Shdr header;
+    Elf_Scn *section = elf_getscn(elf, index);
+    return section && gelf_getshdr(section, &header) && header.sh_size <= SECTION_READ_MAX;
+}
+
 static char *read_soname(Elf *elf)
 {
     Elf_Scn *section = NULL;
     while ((section = elf_nextscn(elf, section))) {
         GElf_Shdr header;
-        if (!gelf_getshdr(section, &header) || header.sh_type != SHT_DYNAMIC || header.sh_entsize == 0)
+        if (!gelf_getshdr(section, &header) || header.sh_type != SHT_DYNAMIC || header.sh_entsize == 0 ||
+            header.sh_size > SECTION_READ_MAX)
             continue;
         Elf_Data *data = elf_getdata(section, NULL);
         size_t count = data ? data->d_size / header.sh_entsize : 0;
@@ -44,6 +56,8 @@ static char *read_soname(Elf *elf)
                 break;
             if (entry.d_tag != DT_SONAME)
                 continue;
+            if (!string_table_readable(elf, header.sh_link))
+                return NULL;
             const char *name = elf_strptr(elf, header.sh_link, entry.d_un.d_val);
             return name ? strndup(name, SONAME_MAX) : NULL;
         }
@@ -66,7 +80,7 @@ static char *read_build_id(Elf *elf)
     Elf_Scn *section = NULL;
     while ((section = elf_nextscn(elf, section))) {
         GElf_Shdr header;
-        if (!gelf_getshdr(section, &header) || header.sh_type != SHT_NOTE)
+        if (!gelf_getshdr(section, &header) || header.sh_type != SHT_NOTE || header.sh_size > SECTION_READ_MAX)
             continue;
         Elf_Data *data = elf_getdata(section, NULL);
         size_t offset = 0, name_offset, descriptor_offset;
