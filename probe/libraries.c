@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define LIBRARIES_MAX 2048
@@ -118,6 +121,8 @@ bool probe_read_elf_identity(int fd, char **soname, char **build_id)
 struct identity {
     char *path;
     uint64_t inode;
+    unsigned device_major;
+    unsigned device_minor;
     bool is_elf;
     char *soname;
     char *build_id;
@@ -128,16 +133,29 @@ struct identities {
     size_t count;
 };
 
-/* Opens `path` for reading only when it is a regular file with the mapping's inode: O_PATH first, so that a path
- * the target swapped for a FIFO or a device is never opened for real. */
-static int open_regular(const char *path, uint64_t inode)
+/* Whether `status` is the file a mapping names. The inode number alone is not: another filesystem (a container's
+ * next to the host's) has the same numbers. Overlayfs reports its own st_dev for a file whose mapping names the real
+ * layer's device, so there the inode, which overlayfs takes from the real file, has to do. */
+static bool same_file(int handle, const struct stat *status, const struct hd_mapping *mapping)
+{
+    if (status->st_ino != mapping->inode)
+        return false;
+    if (major(status->st_dev) == mapping->device_major && minor(status->st_dev) == mapping->device_minor)
+        return true;
+    struct statfs filesystem;
+    return fstatfs(handle, &filesystem) == 0 && filesystem.f_type == OVERLAYFS_SUPER_MAGIC;
+}
+
+/* Opens `path` for reading only when it is a regular file, the mapping's: O_PATH first, so that a path the target
+ * swapped for a FIFO or a device is never opened for real. */
+static int open_regular(const char *path, const struct hd_mapping *mapping)
 {
     int handle = open(path, O_PATH | O_CLOEXEC);
     if (handle < 0)
         return -1;
     struct stat status;
     int fd = -1;
-    if (fstat(handle, &status) == 0 && S_ISREG(status.st_mode) && status.st_ino == inode) {
+    if (fstat(handle, &status) == 0 && S_ISREG(status.st_mode) && same_file(handle, &status, mapping)) {
         char again[64];
         snprintf(again, sizeof again, "/proc/self/fd/%d", handle);
         fd = open(again, O_RDONLY | O_CLOEXEC);
@@ -147,16 +165,16 @@ static int open_regular(const char *path, uint64_t inode)
 }
 
 /* Opens the file the way the target sees it: through its mapping (works for deleted files, needs
- * CAP_SYS_ADMIN), else through its root directory (another mount namespace). The same inode only: a file
- * replaced since it was mapped is another file. */
-static int open_mapped_file(pid_t pid, const struct hd_mapping *mapping)
+ * CAP_SYS_ADMIN), else through its root directory (another mount namespace). The same device and inode only: a
+ * file replaced since it was mapped is another file. */
+int probe_open_mapped_file(pid_t pid, const struct hd_mapping *mapping)
 {
     char path[4200];
     snprintf(path, sizeof path, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, mapping->start, mapping->end);
-    int fd = open_regular(path, mapping->inode);
+    int fd = open_regular(path, mapping);
     if (fd < 0) {
         snprintf(path, sizeof path, "/proc/%d/root%s", (int)pid, mapping->path);
-        fd = open_regular(path, mapping->inode);
+        fd = open_regular(path, mapping);
     }
     return fd;
 }
@@ -164,18 +182,22 @@ static int open_mapped_file(pid_t pid, const struct hd_mapping *mapping)
 static const struct identity *identify(struct identities *known, pid_t pid, const struct hd_mapping *mapping)
 {
     for (size_t i = 0; i < known->count; i++)
-        if (known->items[i].inode == mapping->inode && strcmp(known->items[i].path, mapping->path) == 0)
+        if (known->items[i].inode == mapping->inode && known->items[i].device_major == mapping->device_major &&
+            known->items[i].device_minor == mapping->device_minor && strcmp(known->items[i].path, mapping->path) == 0)
             return &known->items[i];
     struct identity *grown = reallocarray(known->items, known->count + 1, sizeof *grown);
     if (!grown)
         return NULL;
     known->items = grown;
     struct identity *identity = &known->items[known->count];
-    *identity = (struct identity){ .path = strdup(mapping->path), .inode = mapping->inode };
+    *identity = (struct identity){ .path = strdup(mapping->path),
+                                   .inode = mapping->inode,
+                                   .device_major = mapping->device_major,
+                                   .device_minor = mapping->device_minor };
     if (!identity->path)
         return NULL;
     known->count++;
-    int fd = open_mapped_file(pid, mapping);
+    int fd = probe_open_mapped_file(pid, mapping);
     if (fd >= 0) {
         identity->is_elf = probe_read_elf_identity(fd, &identity->soname, &identity->build_id);
         close(fd);

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,4 +100,34 @@ Test(libraries, a_huge_note_section_is_skipped_not_read, .timeout = 60)
 Test(libraries, a_huge_dynamic_string_table_is_skipped_not_read, .timeout = 60)
 {
     assert_cheap_identity(SHT_PROGBITS, true);
+}
+
+/* A file of this process, named through a mapping that cannot be found in map_files, so that only the path through
+ * /proc/<pid>/root can open it: with the file's own device it opens, with another device and the same inode it is
+ * another filesystem's file (a container's next to the host's) and must not. */
+Test(libraries, a_mapped_file_opens_only_with_its_own_device_and_inode)
+{
+    char path[] = "/tmp/hangdoc-mapped-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    struct stat status;
+    cr_assert_eq(fstat(fd, &status), 0);
+    struct statfs filesystem;
+    cr_assert_eq(fstatfs(fd, &filesystem), 0);
+    close(fd);
+    if (filesystem.f_type == OVERLAYFS_SUPER_MAGIC) {
+        unlink(path);
+        cr_skip_test("/tmp is on overlayfs, whose st_dev is never the mapping's: there the inode alone decides");
+    }
+    struct hd_mapping mapping = { .start = 0x1000, .end = 0x2000, .inode = status.st_ino, .path = path,
+                                  .device_major = major(status.st_dev), .device_minor = minor(status.st_dev) };
+    int opened = probe_open_mapped_file(getpid(), &mapping);
+    cr_assert_geq(opened, 0, "the file with its own device and inode opens");
+    close(opened);
+    mapping.device_minor += 1;
+    opened = probe_open_mapped_file(getpid(), &mapping);
+    if (opened >= 0)
+        close(opened);
+    unlink(path);
+    cr_assert_lt(opened, 0, "a file on another device is not the mapping's, whatever its inode number");
 }
