@@ -231,6 +231,19 @@ static void fold_leaves(struct hd_snapshot *final, struct hd_snapshot **samples,
     }
 }
 
+/* A zombie of the last sample that every earlier sample also saw as a zombie: nobody reaped it in all that time. */
+static void mark_lasting_zombies(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
+{
+    for (size_t p = 0; p < final->nprocesses; p++) {
+        struct hd_process *process = &final->processes[p];
+        process->zombie_throughout = process->zombie;
+        for (size_t s = 0; s < nsamples && process->zombie_throughout; s++) {
+            const struct hd_process *then = hd_snapshot_find_process(samples[s], process->pid);
+            process->zombie_throughout = then && then->zombie;
+        }
+    }
+}
+
 /* Threads and processes that earlier samples saw and the last one did not. */
 static void note_departures(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
 {
@@ -337,6 +350,7 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
             result = PROBE_NO_MEMORY;
         fold_samples(final, earlier, nsamples - 1);
         note_departures(final, earlier, nsamples - 1);
+        mark_lasting_zombies(final, earlier, nsamples - 1);
         if (stacks) {
             fold_leaves(final, earlier, nsamples - 1);
             probe_stacks_account(stacks, final);

@@ -329,7 +329,9 @@ struct hd_process {
     int thread_count;          /* as the kernel counts them (Threads:); `nthreads` is what was read */
     bool kernel_thread;
     bool zombie;
+    bool zombie_throughout;    /* a zombie in every sample: nobody reaped it while hangdoc watched */
     int exit_status;           /* wait status of a zombie (stat field 52) */
+    bool ignores_sigchld;      /* SIGCHLD is SIG_IGN (SigIgn): the kernel reaps its children, no zombie, no wait */
     enum hd_origin origin;
     enum hd_arch arch;         /* of its executable: which system call table decodes its threads */
     struct hd_thread *threads; /* sorted by tid */
