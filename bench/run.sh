@@ -3,7 +3,7 @@
 # Not a test: run it by hand on a quiet machine, after `ninja -C build`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(gdb elfutils hyperfine time gcc)
+packages=(gdb elfutils time gcc)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")

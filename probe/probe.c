@@ -297,6 +297,35 @@ static void mark_origins(struct hd_snapshot *snapshot)
     }
 }
 
+/* The stack taker, unless --no-ptrace or ptrace is off on this machine (ptrace_why_not then says so). */
+static struct probe_stacks *start_stacks(const struct probe_options *options, struct hd_snapshot *final)
+{
+    if (options->no_ptrace || (final->ptrace_why_not = probe_stop_globally_refused()))
+        return NULL;
+    struct probe_stacks *stacks = probe_stacks_new();
+    if (!stacks)
+        final->ptrace_why_not = "out of memory";
+    return stacks;
+}
+
+/* Every sample but the last, `interval_ms` apart, with the leaf function of each running thread. */
+static enum probe_result read_earlier_samples(struct probe_tree *tree, const struct probe_options *options,
+                                              const struct hd_snapshot *final, struct probe_stacks *stacks,
+                                              struct hd_snapshot **earlier, unsigned count)
+{
+    for (unsigned s = 0; s < count; s++) {
+        earlier[s] = snapshot_new(options);
+        if (!earlier[s])
+            return PROBE_NO_MEMORY;
+        if (!probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_DYNAMIC, earlier[s]))
+            return PROBE_FAILED;
+        if (stacks)
+            probe_stacks_sample_leaves(stacks, earlier[s]);
+        sleep_ms(options->interval_ms);
+    }
+    return PROBE_OK;
+}
+
 enum probe_result probe_snapshot(const struct probe_options *options, struct hd_snapshot **out)
 {
     *out = NULL;
@@ -315,22 +344,11 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
     unsigned nsamples = options->samples ? options->samples : 1;
     if (nsamples > PROBE_SAMPLES_MAX)
         nsamples = PROBE_SAMPLES_MAX;
-    struct probe_stacks *stacks = NULL;
-    if (!options->no_ptrace && !(final->ptrace_why_not = probe_stop_globally_refused()))
-        stacks = probe_stacks_new();
+    struct probe_stacks *stacks = start_stacks(options, final);
     struct hd_snapshot **earlier = calloc(nsamples, sizeof *earlier);
-    enum probe_result result = earlier ? PROBE_OK : PROBE_NO_MEMORY;
     double started = monotonic_now();
-    for (unsigned s = 0; s + 1 < nsamples && result == PROBE_OK; s++) {
-        earlier[s] = snapshot_new(options);
-        if (!earlier[s])
-            result = PROBE_NO_MEMORY;
-        else if (!probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_DYNAMIC, earlier[s]))
-            result = PROBE_FAILED;
-        else if (stacks)
-            probe_stacks_sample_leaves(stacks, earlier[s]);
-        sleep_ms(options->interval_ms);
-    }
+    enum probe_result result =
+        earlier ? read_earlier_samples(tree, options, final, stacks, earlier, nsamples - 1) : PROBE_NO_MEMORY;
     if (result == PROBE_OK && !probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_FULL, final))
         result = PROBE_FAILED;
     if (result == PROBE_OK && stacks)

@@ -15,13 +15,22 @@
 #define SYMBOLS_MAX (8u << 20) /* per file: a hostile section header must not make us allocate without bound */
 #define LOADS_MAX 64
 #define OVERLAP_SCAN 64        /* symbols scanned back from the nearest start, for ones that nest or overlap */
+#define LINEAR_LOOKUPS_MAX 16  /* distinct lookups in one file before its table is sorted */
+#define RECENT_LOOKUPS 64
 #define DEBUG_ROOT "/usr/lib/debug"
 
+/* Names stay in the ELF image (valid while the file is open) and are looked up only for the symbol found. */
 struct symbol {
     uint64_t start;
     uint64_t size;
-    const char *name; /* into the ELF image, valid while the file stays open */
-    bool global;      /* of two names for one function, the global one is what a reader knows */
+    uint32_t name;  /* offset in the string table of tables[table] */
+    uint8_t table;
+    bool global;    /* of two names for one function, the global one is what a reader knows */
+};
+
+struct string_table {
+    Elf *elf;
+    size_t section;
 };
 
 struct load_segment {
@@ -43,8 +52,18 @@ struct elf_file {
     size_t nloads;
     bool has_eh_frame_hdr;
     uint64_t eh_frame_hdr_vaddr;
-    struct symbol *symbols; /* sorted by start */
+    struct symbol *symbols; /* sorted by start once `sorted` */
     size_t nsymbols;
+    struct string_table tables[3]; /* .symtab (its own or its debug file's), .dynsym */
+    size_t ntables;
+    bool sorted;
+    unsigned lookups;
+    /* the last lookups: the threads of a pool share their pcs */
+    struct {
+        uint64_t address;
+        const struct symbol *symbol;
+        bool valid;
+    } recent[RECENT_LOOKUPS];
 };
 
 struct probe_symbols {
@@ -187,8 +206,10 @@ static void add_symbol_table(struct elf_file *file, Elf *elf, Elf_Scn *section, 
 {
     GElf_Shdr header;
     Elf_Data *data = gelf_getshdr(section, &header) ? elf_getdata(section, NULL) : NULL;
-    if (!data || header.sh_entsize == 0)
+    if (!data || header.sh_entsize == 0 || file->ntables == sizeof file->tables / sizeof file->tables[0])
         return;
+    uint8_t table = (uint8_t)file->ntables++;
+    file->tables[table] = (struct string_table){ elf, header.sh_link };
     size_t count = data->d_size / header.sh_entsize;
     if (!grow_symbols(file, count, capacity))
         count = *capacity - file->nsymbols;
@@ -197,14 +218,12 @@ static void add_symbol_table(struct elf_file *file, Elf *elf, Elf_Scn *section, 
         if (!gelf_getsym(data, (int)i, &symbol))
             break;
         int type = GELF_ST_TYPE(symbol.st_info);
-        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || symbol.st_size == 0 || symbol.st_shndx == SHN_UNDEF)
-            continue;
-        const char *name = elf_strptr(elf, header.sh_link, symbol.st_name);
-        if (!name || !name[0])
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || symbol.st_size == 0 || symbol.st_shndx == SHN_UNDEF ||
+            symbol.st_name == 0)
             continue;
         file->symbols[file->nsymbols++] = (struct symbol){
-            .start = symbol.st_value, .size = symbol.st_size, .name = name,
-            .global = GELF_ST_BIND(symbol.st_info) != STB_LOCAL && strncmp(name, "__GI_", 5) != 0 };
+            .start = symbol.st_value, .size = symbol.st_size, .name = symbol.st_name, .table = table,
+            .global = GELF_ST_BIND(symbol.st_info) != STB_LOCAL };
     }
 }
 
@@ -218,7 +237,9 @@ static bool read_build_id(Elf *elf, char *hex, size_t size)
     GElf_Nhdr note;
     size_t name_offset, description_offset;
     size_t offset = gelf_getnote(data, 0, &note, &name_offset, &description_offset);
-    if (offset == 0 || note.n_type != NT_GNU_BUILD_ID || note.n_descsz < 2 || note.n_descsz * 2 + 1 > size)
+    /* n_descsz comes from the file: compared in size_t, never multiplied in 32 bits (0x80000000 * 2 + 1 wraps to 1) */
+    if (offset == 0 || note.n_type != NT_GNU_BUILD_ID || note.n_descsz < 2 || (size_t)note.n_descsz > (size - 1) / 2 ||
+        description_offset > data->d_size || note.n_descsz > data->d_size - description_offset)
         return false;
     const unsigned char *bytes = (const unsigned char *)data->d_buf + description_offset;
     for (size_t i = 0; i < note.n_descsz; i++)
@@ -297,8 +318,6 @@ static void load_symbols(struct elf_file *file)
     Elf_Scn *dynsym = find_section(file->elf, SHT_DYNSYM, NULL);
     if (dynsym)
         add_symbol_table(file, file->elf, dynsym, &capacity);
-    if (file->nsymbols > 1)
-        qsort(file->symbols, file->nsymbols, sizeof *file->symbols, compare_symbols);
 }
 
 static struct elf_file *file_for(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mapping)
@@ -341,7 +360,18 @@ static bool file_offset_to_vaddr(const struct elf_file *file, uint64_t file_offs
     return false;
 }
 
-static const struct symbol *symbol_covering(const struct elf_file *file, uint64_t address)
+/* Of two symbols that cover an address, the innermost: the later start, then the smaller size, then the global
+ * name. The sort order (compare_symbols) agrees. */
+static bool better(const struct symbol *candidate, const struct symbol *best)
+{
+    if (!best || candidate->start != best->start)
+        return !best || candidate->start > best->start;
+    if (candidate->size != best->size)
+        return candidate->size < best->size;
+    return candidate->global && !best->global;
+}
+
+static const struct symbol *symbol_covering_sorted(const struct elf_file *file, uint64_t address)
 {
     size_t low = 0, high = file->nsymbols; /* first symbol starting after address */
     while (low < high) {
@@ -359,13 +389,57 @@ static const struct symbol *symbol_covering(const struct elf_file *file, uint64_
     return NULL;
 }
 
+/* A stack names a few addresses per file: scanning the table for each is cheaper than sorting it (glibc's debug
+ * table has tens of thousands of functions), until a file is asked often. */
+static const struct symbol *symbol_covering_uncached(struct elf_file *file, uint64_t address)
+{
+    if (!file->sorted && ++file->lookups > LINEAR_LOOKUPS_MAX) {
+        if (file->nsymbols > 1)
+            qsort(file->symbols, file->nsymbols, sizeof *file->symbols, compare_symbols);
+        file->sorted = true;
+    }
+    if (file->sorted)
+        return symbol_covering_sorted(file, address);
+    const struct symbol *best = NULL;
+    for (size_t i = 0; i < file->nsymbols; i++) {
+        const struct symbol *symbol = &file->symbols[i];
+        if (address - symbol->start < symbol->size && better(symbol, best))
+            best = symbol;
+    }
+    return best;
+}
+
+static const struct symbol *symbol_covering(struct elf_file *file, uint64_t address)
+{
+    size_t slot = (size_t)(address ^ (address >> 7)) % RECENT_LOOKUPS;
+    if (file->recent[slot].valid && file->recent[slot].address == address)
+        return file->recent[slot].symbol;
+    bool was_sorted = file->sorted;
+    const struct symbol *symbol = symbol_covering_uncached(file, address);
+    if (file->sorted != was_sorted) /* sorting moved the symbols: what was remembered points elsewhere now */
+        memset(file->recent, 0, sizeof file->recent);
+    file->recent[slot].address = address;
+    file->recent[slot].symbol = symbol;
+    file->recent[slot].valid = true;
+    return symbol;
+}
+
+static const char *symbol_name(const struct elf_file *file, const struct symbol *symbol)
+{
+    const struct string_table *table = &file->tables[symbol->table];
+    const char *name = elf_strptr(table->elf, table->section, symbol->name);
+    return name && name[0] ? name : NULL;
+}
+
 static char *demangled(struct probe_symbols *symbols, const char *name)
 {
     /* glibc's internal aliases: __GI___clone3 is __clone3 to a reader */
     if (strncmp(name, "__GI_", 5) == 0 && name[5])
         name += 5;
+    /* a symbol version (pthread_mutex_lock@GLIBC_2.2.5, in debug files' tables) names no other function */
+    size_t length = strcspn(name, "@");
     if (strncmp(name, "_Z", 2) != 0)
-        return strdup(name);
+        return strndup(name, length);
     if (!symbols->demangler_looked_up) {
         symbols->demangler_looked_up = true;
         /* libstdc++ has the demangler; loading it only when a C++ name shows up keeps C targets cheap */
@@ -373,12 +447,15 @@ static char *demangled(struct probe_symbols *symbols, const char *name)
         if (symbols->libstdcxx)
             *(void **)&symbols->demangle = dlsym(symbols->libstdcxx, "__cxa_demangle");
     }
+    char *unversioned = strndup(name, length);
     int status = -1;
-    char *readable = symbols->demangle ? symbols->demangle(name, NULL, NULL, &status) : NULL;
-    if (readable && status == 0)
+    char *readable = symbols->demangle && unversioned ? symbols->demangle(unversioned, NULL, NULL, &status) : NULL;
+    if (readable && status == 0) {
+        free(unversioned);
         return readable;
+    }
     free(readable);
-    return strdup(name);
+    return unversioned;
 }
 
 static const struct hd_mapping *mapping_holding(const struct hd_mapping *mappings, size_t count, uint64_t address)
@@ -415,9 +492,10 @@ bool probe_symbols_resolve(struct probe_symbols *symbols, pid_t pid, const struc
     frame->module_offset = vaddr;
     load_symbols(file);
     const struct symbol *symbol = symbol_covering(file, vaddr);
-    if (!symbol)
+    const char *name = symbol ? symbol_name(file, symbol) : NULL;
+    if (!name)
         return true;
-    frame->symbol = demangled(symbols, symbol->name);
+    frame->symbol = demangled(symbols, name);
     frame->symbol_offset = vaddr - symbol->start;
     return frame->symbol != NULL;
 }

@@ -247,22 +247,100 @@ static void render_stopped_time(struct report_buffer *out, const struct hd_snaps
                          stopped, stopped == 1 ? "" : "es", total * 1e3, longest * 1e3);
 }
 
+struct report_stack_groups {
+    struct stack_group *groups; /* in the order the section shows them */
+    size_t count;
+    struct member *numbered;    /* every member, sorted by thread address, for report_stack_group_number() */
+    size_t *numbers;
+    size_t nnumbered;
+    bool failed;
+};
+
+static int compare_members(const void *a, const void *b)
+{
+    const struct member *x = a, *y = b;
+    return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+/* Every grouped thread with its group's number, findable by the thread's address. */
+static void number_members(struct report_stack_groups *result)
+{
+    size_t total = 0;
+    for (size_t g = 0; g < result->count; g++)
+        total += result->groups[g].nmembers;
+    result->numbered = calloc(total ? total : 1, sizeof *result->numbered);
+    result->numbers = calloc(total ? total : 1, sizeof *result->numbers);
+    if (!result->numbered || !result->numbers) {
+        result->failed = true;
+        return;
+    }
+    for (size_t g = 0; g < result->count; g++)
+        for (size_t m = 0; m < result->groups[g].nmembers; m++)
+            result->numbered[result->nnumbered++] = result->groups[g].members[m];
+    qsort(result->numbered, result->nnumbered, sizeof *result->numbered, compare_members);
+    for (size_t g = 0; g < result->count; g++)
+        for (size_t m = 0; m < result->groups[g].nmembers; m++) {
+            const struct member *found = bsearch(&result->groups[g].members[m], result->numbered, result->nnumbered,
+                                                 sizeof *result->numbered, compare_members);
+            result->numbers[found - result->numbered] = g + 1;
+        }
+}
+
+struct report_stack_groups *report_stack_groups_new(const struct hd_snapshot *snapshot)
+{
+    struct report_stack_groups *result = calloc(1, sizeof *result);
+    if (!result)
+        return NULL;
+    result->groups = group_stacks(snapshot, &result->count, &result->failed);
+    if (result->count > 1)
+        qsort(result->groups, result->count, sizeof *result->groups, compare_groups);
+    number_members(result);
+    return result;
+}
+
+void report_stack_groups_free(struct report_stack_groups *groups)
+{
+    if (!groups)
+        return;
+    for (size_t g = 0; g < groups->count; g++)
+        free(groups->groups[g].members);
+    free(groups->groups);
+    free(groups->numbered);
+    free(groups->numbers);
+    free(groups);
+}
+
+size_t report_stack_group_number(const struct report_stack_groups *groups, const struct hd_thread *thread)
+{
+    if (!groups || !groups->numbers || thread->stack.state != HD_STACK_TAKEN)
+        return 0;
+    struct member key = { .thread = thread };
+    const struct member *found =
+        bsearch(&key, groups->numbered, groups->nnumbered, sizeof *groups->numbered, compare_members);
+    return found ? groups->numbers[found - groups->numbered] : 0;
+}
+
+void report_render_stack_groups(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                                const struct report_stack_groups *groups)
+{
+    if (!groups) {
+        out->failed = true;
+        return;
+    }
+    if (groups->failed)
+        out->failed = true;
+    if (groups->count == 0)
+        return;
+    render_stopped_time(out, snapshot);
+    for (size_t g = 0; g < groups->count; g++)
+        render_group(out, g + 1, &groups->groups[g]);
+}
+
 void report_render_stacks(struct report_buffer *out, const struct hd_snapshot *snapshot)
 {
-    size_t count;
-    bool failed = false;
-    struct stack_group *groups = group_stacks(snapshot, &count, &failed);
-    if (failed)
-        out->failed = true;
-    if (count > 0) {
-        qsort(groups, count, sizeof *groups, compare_groups);
-        render_stopped_time(out, snapshot);
-        for (size_t g = 0; g < count; g++)
-            render_group(out, g + 1, &groups[g]);
-    }
-    for (size_t g = 0; g < count; g++)
-        free(groups[g].members);
-    free(groups);
+    struct report_stack_groups *groups = report_stack_groups_new(snapshot);
+    report_render_stack_groups(out, snapshot, groups);
+    report_stack_groups_free(groups);
 }
 
 /* ---- JSON -------------------------------------------------------------------------------------------------- */

@@ -13,6 +13,17 @@
 /* The "native stacks" section: nothing when no thread has a stack or a reason for lacking one. */
 void report_render_stacks(struct report_buffer *out, const struct hd_snapshot *snapshot);
 
+/* The same in two steps, for a renderer that also refers to the stacks elsewhere (the tree's thread lines):
+ * group once, number each thread's stack as the section will, render the section. */
+struct report_stack_groups;
+/* NULL when memory ran out. */
+struct report_stack_groups *report_stack_groups_new(const struct hd_snapshot *snapshot);
+void report_stack_groups_free(struct report_stack_groups *groups);
+/* The number the section gives the thread's stack ("stack 3"), 0 when it has no taken stack. */
+size_t report_stack_group_number(const struct report_stack_groups *groups, const struct hd_thread *thread);
+void report_render_stack_groups(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                                const struct report_stack_groups *groups);
+
 /* A thread's frames[] {pc, module, symbol, offset, module_offset}, innermost first. */
 json_object *report_frames_json(const struct hd_thread *thread);
 /* Its stack object {state, truncated, why_not}. */

@@ -281,7 +281,8 @@ static void render_kernel_stack(struct report_buffer *out, const char *stack, un
 
 /* `node` is the thread's node in the graph, which lists threads in snapshot order. */
 static void render_thread(struct report_buffer *out, const struct hd_thread *thread, unsigned depth,
-                          const struct report_text_options *options, const struct report_node *node)
+                          const struct report_text_options *options, const struct report_node *node,
+                          const struct report_stack_groups *stacks)
 {
     indent(out, depth);
     report_buffer_printf(out, "    thread %d '", (int)thread->tid);
@@ -314,6 +315,9 @@ static void render_thread(struct report_buffer *out, const struct hd_thread *thr
         report_buffer_puts(out, "asleep forever");
         unpaint(out, options);
     }
+    size_t stack_number = report_stack_group_number(stacks, thread);
+    if (stack_number)
+        report_buffer_printf(out, " · stack %zu", stack_number);
     report_buffer_puts(out, "\n");
     if (thread->kernel_stack && (options->verbose || thread->state == 'D'))
         render_kernel_stack(out, thread->kernel_stack, depth);
@@ -344,7 +348,7 @@ static bool relevant(const struct report_analysis *analysis, const struct report
 /* The relevant threads one line each; the healthy ones too when few, else counted by how they can run. */
 static void render_threads(struct report_buffer *out, const struct report_analysis *analysis,
                            const struct hd_process *process, unsigned depth, const struct report_text_options *options,
-                           const struct report_node *nodes)
+                           const struct report_node *nodes, const struct report_stack_groups *stacks)
 {
     size_t healthy = 0;
     size_t by_wake[REPORT_WAKE_EXITED + 1] = { 0 };
@@ -356,7 +360,7 @@ static void render_threads(struct report_buffer *out, const struct report_analys
     bool list_all = options->verbose || healthy <= HEALTHY_THREADS_LISTED_MAX;
     for (size_t t = 0; t < process->nthreads; t++)
         if (list_all || relevant(analysis, &nodes[t]))
-            render_thread(out, &process->threads[t], depth, options, &nodes[t]);
+            render_thread(out, &process->threads[t], depth, options, &nodes[t], stacks);
     if (list_all)
         return;
     indent(out, depth);
@@ -375,7 +379,8 @@ static void render_threads(struct report_buffer *out, const struct report_analys
 
 static void render_process(struct report_buffer *out, const struct hd_snapshot *snapshot,
                            const struct report_analysis *analysis, const struct hd_process *process,
-                           const struct report_text_options *options, const struct report_node *nodes)
+                           const struct report_text_options *options, const struct report_node *nodes,
+                           const struct report_stack_groups *stacks)
 {
     unsigned depth = depth_of(snapshot, process);
     if (depth == 0 && process != snapshot->processes)
@@ -409,7 +414,7 @@ static void render_process(struct report_buffer *out, const struct hd_snapshot *
     for (unsigned level = 0; level < depth && level < 64; level++)
         strcat(prefix, "    ");
     report_text_process_inheritance(out, snapshot, process, analysis->catalogue, prefix);
-    render_threads(out, analysis, process, depth, options, nodes);
+    render_threads(out, analysis, process, depth, options, nodes, stacks);
 }
 
 static void render_notes(struct report_buffer *out, const struct hd_snapshot *snapshot)
@@ -463,11 +468,13 @@ bool report_render_text(const struct hd_snapshot *snapshot, const struct report_
     render_header(&text, snapshot);
     render_findings(&text, snapshot, analysis, options);
     const struct report_node *nodes = analysis->graph.nodes;
+    struct report_stack_groups *stacks = report_stack_groups_new(snapshot);
     for (size_t p = 0; p < snapshot->nprocesses; p++) {
-        render_process(&text, snapshot, analysis, &snapshot->processes[p], options, nodes);
+        render_process(&text, snapshot, analysis, &snapshot->processes[p], options, nodes, stacks);
         nodes += snapshot->processes[p].nthreads;
     }
-    report_render_stacks(&text, snapshot);
+    report_render_stack_groups(&text, snapshot, stacks);
+    report_stack_groups_free(stacks);
     render_notes(&text, snapshot);
     if (options->recap)
         render_recap(&text, snapshot, analysis, options);

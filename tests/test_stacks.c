@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -91,6 +92,19 @@ Test(stacks, known_stacks_of_an_optimised_build_in_json_and_text)
     struct run_result result;
     hangdoc_run(&result, (const char *[]){ "--samples", "1", pid_text, NULL });
     cr_assert(strstr(result.out, "\nnative stacks ("), "a stacks section: %s", result.out);
+    /* the pause thread's line names its stack, and that stack is the pause chain */
+    char line_start[64];
+    snprintf(line_start, sizeof line_start, "thread %d '", (int)fixture.pids[1]);
+    const char *line = strstr(result.out, line_start);
+    cr_assert(line, "%s", result.out);
+    const char *reference = strstr(line, " · stack ");
+    cr_assert(reference && reference < strchr(line, '\n'), "the thread line refers to its stack: %s", result.out);
+    char heading[32];
+    snprintf(heading, sizeof heading, "\nstack %d · ", atoi(reference + strlen(" · stack ")));
+    const char *group = strstr(result.out, heading);
+    cr_assert(group && strstr(group, "  bt_pause_inner+0x") &&
+              (!strstr(group + 1, "\nstack ") || strstr(group, "  bt_pause_inner+0x") < strstr(group + 1, "\nstack ")),
+              "%s names the pause chain: %s", heading + 1, result.out);
     expect_chain_in_text(result.out, pause_chain);
     expect_chain_in_text(result.out, read_chain);
     expect_chain_in_text(result.out, lock_chain);
@@ -160,29 +174,35 @@ Test(stacks, no_ptrace_takes_no_stack_and_says_why)
 
 static void expect_free(pid_t pid, const char *context);
 
-/* The test becomes the tracer of every thread of `pid` (PTRACE_SEIZE: they keep running), then lets them go. */
+/* The test becomes the tracer of every thread of `pid` (PTRACE_SEIZE: they keep running), then lets them go.
+ * A thread may exit meanwhile (the fixture's announcer does, right after the ready line). */
 static void seize_every_thread(pid_t pid, bool seize)
 {
     char path[64];
+    pid_t tids[64];
+    size_t count = 0;
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
     DIR *tasks = opendir(path);
     cr_assert(tasks);
     struct dirent *entry;
-    while ((entry = readdir(tasks))) {
-        pid_t tid = (pid_t)atoi(entry->d_name);
-        if (tid <= 0)
-            continue;
+    while ((entry = readdir(tasks)) && count < sizeof tids / sizeof tids[0])
+        if (atoi(entry->d_name) > 0)
+            tids[count++] = (pid_t)atoi(entry->d_name);
+    closedir(tasks);
+    for (size_t i = 0; i < count; i++) {
         if (seize) {
-            cr_assert_eq(ptrace(PTRACE_SEIZE, tid, NULL, NULL), 0, "the test seizes thread %d", (int)tid);
+            cr_assert(ptrace(PTRACE_SEIZE, tids[i], NULL, NULL) == 0 || errno == ESRCH, "the test seizes thread %d",
+                      (int)tids[i]);
             continue;
         }
         /* PTRACE_DETACH needs a stopped tracee */
         int status;
-        cr_assert_eq(ptrace(PTRACE_INTERRUPT, tid, NULL, NULL), 0);
-        cr_assert_eq(waitpid(tid, &status, __WALL), tid);
-        cr_assert_eq(ptrace(PTRACE_DETACH, tid, NULL, NULL), 0);
+        if (ptrace(PTRACE_INTERRUPT, tids[i], NULL, NULL) != 0)
+            continue; /* never seized, or gone */
+        cr_assert_eq(waitpid(tids[i], &status, __WALL), tids[i]);
+        if (WIFSTOPPED(status))
+            cr_assert_eq(ptrace(PTRACE_DETACH, tids[i], NULL, NULL), 0);
     }
-    closedir(tasks);
 }
 
 /* A process that already has a tracer cannot be seized: the report names the tracer and goes on with /proc. */
@@ -349,6 +369,11 @@ Test(stacks, sigkill_at_random_moments_leaves_the_target_running)
 Test(stacks, sigint_at_random_moments_detaches_and_exits)
 {
     interrupt_at_random_moments(SIGINT, SAFETY_RUNS);
+}
+
+Test(stacks, sigterm_at_random_moments_detaches_and_exits)
+{
+    interrupt_at_random_moments(SIGTERM, SAFETY_RUNS / 3);
 }
 
 /* A target that exits while it is sampled, and one whose threads and children come and go: hangdoc reports

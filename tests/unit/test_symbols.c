@@ -3,6 +3,7 @@
 #include "../../probe/symbols.h"
 
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -171,4 +172,71 @@ Test(symbols, malformed_elf_files_give_no_names_and_no_crash)
     resolve_in_file(bytes, size);
     free(bytes);
     free(original);
+}
+
+/* The section named `name` of the ELF image `bytes`, or NULL. */
+static Elf64_Shdr *section_named(char *bytes, const char *name)
+{
+    Elf64_Ehdr *header = (Elf64_Ehdr *)bytes;
+    Elf64_Shdr *sections = (Elf64_Shdr *)(bytes + header->e_shoff);
+    const char *names = bytes + sections[header->e_shstrndx].sh_offset;
+    for (unsigned i = 0; i < header->e_shnum; i++)
+        if (strcmp(names + sections[i].sh_name, name) == 0)
+            return &sections[i];
+    return NULL;
+}
+
+/* A build-id note whose descriptor claims 2 GiB, in a section that (sparsely) is that large: the hex copy of the
+ * build-id must be bounded by the buffer, not by the file's word (0x80000000 * 2 + 1 wraps to 1 in 32 bits). */
+Test(symbols, a_huge_build_id_note_is_refused)
+{
+    size_t size;
+    char *bytes = copy_of_own_binary(&size);
+    Elf64_Shdr *symtab = section_named(bytes, ".symtab");
+    Elf64_Shdr *note = section_named(bytes, ".note.gnu.build-id");
+    cr_assert_not_null(note, "the test binary has a build-id");
+    if (symtab)
+        symtab->sh_type = SHT_NULL; /* no symbol table: the build-id names the separate debug file */
+    uint64_t note_offset = (size + 7) & ~(uint64_t)7;
+    note->sh_offset = note_offset;
+    note->sh_size = 0x80000100;
+    const uint32_t note_header[4] = { 4, 0x80000000, NT_GNU_BUILD_ID, 0x00554e47 /* "GNU\0" */ };
+
+    char path[] = "/tmp/hangdoc-test-elf-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, bytes, size), (ssize_t)size);
+    cr_assert_eq(pwrite(fd, note_header, sizeof note_header, (off_t)note_offset), (ssize_t)sizeof note_header);
+    cr_assert_eq(ftruncate(fd, (off_t)(note_offset + note->sh_size)), 0); /* sparse: no disk used */
+    struct stat status;
+    fstat(fd, &status);
+    close(fd);
+    struct hd_mapping mapping = { .start = 0x400000, .end = 0x500000, .inode = status.st_ino, .permissions = "r-xp",
+                                  .path = path };
+    struct probe_symbols *symbols = probe_symbols_new();
+    struct hd_frame frame = { .pc = 0x401000 };
+    cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
+    cr_assert_str_eq(frame.module, path);
+    release(&frame);
+    probe_symbols_free(symbols);
+    unlink(path);
+    free(bytes);
+}
+
+/* C++ names come out demangled: a function of libstdc++ itself, loaded into this process. */
+Test(symbols, cxx_names_are_demangled)
+{
+    void *library = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+    cr_assert(library, "libstdc++ is installed with gcc");
+    void *function = dlsym(library, "_ZNSt9exceptionD2Ev");
+    cr_assert(function);
+    struct probe_symbols *symbols = probe_symbols_new();
+    struct own_maps maps = read_own_maps();
+    struct hd_frame frame = { .pc = (uint64_t)(uintptr_t)function };
+    cr_assert(probe_symbols_resolve(symbols, getpid(), maps.mappings, maps.count, &frame));
+    cr_assert_str_eq(frame.symbol, "std::exception::~exception()");
+    release(&frame);
+    free_maps(&maps);
+    probe_symbols_free(symbols);
+    dlclose(library);
 }
