@@ -2,14 +2,15 @@
 #include "libraries.h"
 
 #include <elf.h>
+#include <endian.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -21,6 +22,10 @@
 /* elf_getdata (ELF_C_READ) mallocs and preads a whole section: a hostile or sparse file could name a 2 GiB
  * .note or .dynamic and cost that much memory and time. Real ones are a few hundred bytes. */
 #define SECTION_READ_MAX (64 * 1024)
+/* libelf allocates a descriptor for every section at elf_begin and reads all the section headers at the first
+ * gelf_getshdr. e_shnum caps them at 65535, but with extended numbering (e_shnum 0) section 0's sh_size holds
+ * the count: a sparse file can name millions (seconds and GiBs). Real objects have a few dozen. */
+#define SECTIONS_MAX 65535
 
 /* Paths in maps that are not files ld.so or the kernel loaded code from. */
 static const char *const not_objects[] = { "/dev/", "/memfd:", "/SYSV", "/dev/shm/" };
@@ -98,12 +103,54 @@ static char *read_build_id(Elf *elf)
     return NULL;
 }
 
+/* `value`, `size` bytes read from a file of byte order `msb`, in ours. */
+static uint64_t in_host_order(uint64_t value, size_t size, bool msb)
+{
+    if (size == 2)
+        return msb ? be16toh((uint16_t)value) : le16toh((uint16_t)value);
+    if (size == 4)
+        return msb ? be32toh((uint32_t)value) : le32toh((uint32_t)value);
+    return msb ? be64toh(value) : le64toh(value);
+}
+
+/* How many sections the ELF file on `fd` declares, read from its headers without libelf: e_shnum, or with
+ * extended numbering section 0's sh_size. 0 when it is not an ELF header we can read (libelf says why). */
+static uint64_t declared_sections(int fd)
+{
+    union {
+        unsigned char ident[EI_NIDENT];
+        Elf32_Ehdr elf32;
+        Elf64_Ehdr elf64;
+    } header;
+    if (pread(fd, &header, sizeof header, 0) != (ssize_t)sizeof header || memcmp(header.ident, ELFMAG, SELFMAG) != 0 ||
+        (header.ident[EI_CLASS] != ELFCLASS32 && header.ident[EI_CLASS] != ELFCLASS64))
+        return 0;
+    bool is64 = header.ident[EI_CLASS] == ELFCLASS64, msb = header.ident[EI_DATA] == ELFDATA2MSB;
+    uint64_t count = is64 ? header.elf64.e_shnum : header.elf32.e_shnum;
+    uint64_t offset = is64 ? header.elf64.e_shoff : header.elf32.e_shoff;
+    count = in_host_order(count, 2, msb);
+    offset = in_host_order(offset, is64 ? 8 : 4, msb);
+    if (count != 0 || offset == 0)
+        return count;
+    union {
+        Elf32_Shdr elf32;
+        Elf64_Shdr elf64;
+    } first;
+    size_t size = is64 ? sizeof first.elf64 : sizeof first.elf32;
+    if (offset > INT64_MAX || pread(fd, &first, size, (off_t)offset) != (ssize_t)size)
+        return 0;
+    return is64 ? in_host_order(first.elf64.sh_size, 8, msb) : in_host_order(first.elf32.sh_size, 4, msb);
+}
+
 bool probe_read_elf_identity(int fd, char **soname, char **build_id)
 {
     *soname = NULL;
     *build_id = NULL;
     if (elf_version(EV_CURRENT) == EV_NONE)
         return false;
+    /* before libelf, which sizes its tables by the count at elf_begin: an ELF file, but none we read */
+    if (declared_sections(fd) > SECTIONS_MAX)
+        return true;
     /* ELF_C_READ, not mmap: a file truncated under us must give a read error, not SIGBUS */
     Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
     if (!elf)
