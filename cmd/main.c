@@ -7,6 +7,7 @@
 #include "exit_codes.h"
 #include "options.h"
 #include "run.h"
+#include "watchdog.h"
 
 #include <getopt.h>
 #include <signal.h>
@@ -212,11 +213,13 @@ int main(int argc, char **argv)
         if (optind < argc)
             return usage_error("demo takes no pid, but got '%s'", argv[optind]);
         arm_deadline(options.timeout_ms);
+        hangdoc_watchdog_start(options.timeout_ms);
         return hangdoc_demo(&options);
     }
     status = collect_pids(argc, argv, &options);
     if (status < 0) {
         arm_deadline(options.timeout_ms);
+        hangdoc_watchdog_start(options.timeout_ms);
         status = hangdoc_diagnose(&options);
     }
     free(options.pids);

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 
@@ -223,6 +225,20 @@ static bool read_table(struct probe_unwinder *unwinder, const struct hd_mapping 
     return fde_count > 0;
 }
 
+/* Is the file at the mapping's path still the very file mapped there? libunwind-ptrace opens that path with a
+ * blocking open() while the target is stopped and (holding its cache lock) every signal of ours is blocked: a FIFO
+ * or a device put there by the target ("/x (deleted)" is a name anyone can create) would hang hangdoc with the
+ * target stopped. stat() opens nothing. Devices are compared only when both are real block devices: overlayfs and
+ * btrfs show one device in /proc/<pid>/maps and another to stat(). */
+static bool mapped_file_still_there(const struct hd_mapping *mapping)
+{
+    struct stat status;
+    if (stat(mapping->path, &status) != 0 || !S_ISREG(status.st_mode) || status.st_ino != mapping->inode)
+        return false;
+    bool both_real = major(status.st_dev) != 0 && mapping->device_major != 0;
+    return !both_real || (major(status.st_dev) == mapping->device_major && minor(status.st_dev) == mapping->device_minor);
+}
+
 static int find_procedure_info(unw_addr_space_t address_space, unw_word_t ip, unw_proc_info_t *info,
                                int need_unwind_info, void *argument)
 {
@@ -237,7 +253,7 @@ static int find_procedure_info(unw_addr_space_t address_space, unw_word_t ip, un
     if (module->has_table)
         return UNW_OBJ(dwarf_search_unwind_table)(address_space, ip, &module->table, info, need_unwind_info,
                                                   unwinder);
-    if (!module->upt && !(module->upt = _UPT_create(unwinder->pid)))
+    if (!module->upt && (!mapped_file_still_there(module->first_mapping) || !(module->upt = _UPT_create(unwinder->pid))))
         return -UNW_ENOINFO;
     return _UPT_find_proc_info(address_space, ip, info, need_unwind_info, module->upt);
 }

@@ -477,3 +477,34 @@ Test(stacks, hangdoc_never_stops_its_own_ancestor)
     json_object_put(document);
     run_result_free(&result);
 }
+
+/* The code a thread runs in is mapped from a file whose name is now a FIFO: opening that name to read unwind
+ * tables would block for ever with the target stopped (and, inside libunwind, every signal of hangdoc blocked, so
+ * not even --timeout's handler could run). hangdoc opens nothing there, finishes, and lets the target go. */
+Test(stacks, a_fifo_in_place_of_a_mapped_file_is_never_opened)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "fifo_mapping");
+    pid_t pid = fixture.pids[0], spinner = fixture.pids[1];
+    char pid_text[16], fifo[96];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    snprintf(fifo, sizeof fifo, "/tmp/hangdoc-fifo-%d (deleted)", (int)pid);
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--json", "--timeout", "5s", "-n", "2", "-i", "100ms", pid_text, NULL });
+    unlink(fifo); /* before any assertion can end the test */
+    cr_assert(result.exit_status == 0 || result.exit_status == 1, "hangdoc finished by itself (exit %d): %s",
+              result.exit_status, result.err);
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert_not_null(document, "%s", result.err);
+    json_object *thread = json_thread(json_process(document, pid), spinner);
+    cr_assert_not_null(thread);
+    json_object *frames = json_at(thread, "frames");
+    cr_assert(frames && json_object_array_length(frames) >= 1, "the innermost frame is known: %s",
+              json_object_to_json_string(thread));
+    cr_assert(strstr(json_string_at(json_object_array_get_idx(frames, 0), "module"), "hangdoc-fifo-"),
+              "%s", json_object_to_json_string(frames));
+    expect_free(pid, "after the run");
+    json_object_put(document);
+    run_result_free(&result);
+    fixture_stop(&fixture);
+}
