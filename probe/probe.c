@@ -194,6 +194,7 @@ static void fold_samples(struct hd_snapshot *final, struct hd_snapshot **samples
             summary->cpu_delta_ns = summary->cpu_time_ns - history.first.cpu_time_ns;
             summary->switches_delta = summary->voluntary_switches + summary->involuntary_switches -
                                       history.first.voluntary_switches - history.first.involuntary_switches;
+            summary->voluntary_switches_delta = summary->voluntary_switches - history.first.voluntary_switches;
         }
     }
 }

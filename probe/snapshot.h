@@ -206,6 +206,7 @@ struct hd_thread {
     unsigned samples_in_state_r;
     uint64_t cpu_delta_ns;
     uint64_t switches_delta;
+    uint64_t voluntary_switches_delta; /* blocking in the kernel (a wait, a page-in; each ptrace stop adds one) */
     bool syscall_changed;
     bool progressing;
 

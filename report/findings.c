@@ -667,6 +667,15 @@ static void rule_worker_died(struct context *c)
 
 /* Running in every sample, using about a CPU, stopped in the same function each time: a busy wait or livelock,
  * or a long computation that stays in one function. Sampling cannot tell those apart: likely, never certain. */
+/* A thread that blocked in the kernel again and again between samples (fork and wait4 in a loop, small reads)
+ * works through system calls: it is caught in R with the same innermost function (the system call's wrapper)
+ * because that is where it spends its time, not because it spins. A busy wait blocks nowhere: its voluntary
+ * context switches stay flat, but for the one each ptrace stop of hangdoc's own adds. */
+static bool works_through_the_kernel(const struct hd_thread *thread)
+{
+    return thread->voluntary_switches_delta > 2 * (uint64_t)thread->leaf_samples + 2;
+}
+
 static void rule_spinning(struct context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
@@ -683,7 +692,7 @@ static void rule_spinning(struct context *c)
         if (running_s <= 0)
             continue;
         double share = (double)thread->cpu_delta_ns / (running_s * 1e9);
-        if (share < SPINNING_CPU_SHARE_MIN)
+        if (share < SPINNING_CPU_SHARE_MIN || works_through_the_kernel(thread))
             continue;
         struct report_finding *finding = add_finding(
             c, "spinning", REPORT_LIKELY, node,

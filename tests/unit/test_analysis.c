@@ -1215,6 +1215,7 @@ static struct hd_snapshot *spinner(double cpu_s, unsigned leaf_samples, bool lea
     thread->leaf_samples = leaf_samples;
     thread->leaf_same = leaf_same;
     thread->leaf_function = function ? strdup(function) : NULL;
+    thread->voluntary_switches_delta = leaf_samples; /* each of hangdoc's stops is one */
     return snapshot;
 }
 
@@ -1251,10 +1252,13 @@ Test(spinning, not_when_the_function_changes_or_is_unknown)
         { 1.96, 0, false, NULL, "no stacks (--no-ptrace, or another user)" },
         { 1.96, 1, true, "f", "one stack proves nothing about staying" },
         { 0.10, 3, true, "f", "5 % of a CPU: it hardly ran" },
+        { 1.96, 3, true, "__libc_fork", "it blocked in the kernel hundreds of times: fork and wait in a loop" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct hd_snapshot *snapshot =
             spinner(cases[i].cpu_s, cases[i].leaf_samples, cases[i].leaf_same, cases[i].function);
+        if (cases[i].function && strcmp(cases[i].function, "__libc_fork") == 0)
+            snapshot->processes[0].threads[0].voluntary_switches_delta = 600;
         struct report_analysis *analysis = analyze(snapshot);
         cr_assert_eq(count_findings(analysis, "spinning"), 0, "%s", cases[i].why);
         cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO, "%s", cases[i].why);
