@@ -99,8 +99,7 @@ static void arm_deadline(unsigned timeout_ms)
         return;
     struct sigaction action = { .sa_handler = deadline_passed };
     sigaction(SIGALRM, &action, NULL);
-    unsigned seconds = (timeout_ms + 999) / 1000;
-    alarm(seconds);
+    alarm(hangdoc_deadline_seconds(timeout_ms));
 }
 
 /* Parses the options; returns -1 to go on, or an exit status. */

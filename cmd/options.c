@@ -43,3 +43,9 @@ bool hangdoc_parse_duration_ms(const char *text, unsigned *milliseconds)
     }
     return false;
 }
+
+unsigned hangdoc_deadline_seconds(unsigned timeout_ms)
+{
+    unsigned long long seconds = ((unsigned long long)timeout_ms + 999) / 1000;
+    return seconds > UINT_MAX ? UINT_MAX : (unsigned)seconds;
+}

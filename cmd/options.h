@@ -26,3 +26,7 @@ bool hangdoc_parse_pid(const char *text, pid_t *pid);
 
 /* Parses a duration: "250ms", "90s", "30m", "1h", or a plain number of seconds. */
 bool hangdoc_parse_duration_ms(const char *text, unsigned *milliseconds);
+
+/* The whole seconds alarm(2) needs to cover a --timeout of this many milliseconds, rounded up; 0 only for 0.
+ * Computed wide so that a timeout near UINT_MAX milliseconds cannot wrap round to alarm(0), which means no deadline. */
+unsigned hangdoc_deadline_seconds(unsigned timeout_ms);

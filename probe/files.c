@@ -2,24 +2,33 @@
 #include "files.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-/* Devices are compared only when both are real block devices (major not 0): overlayfs and btrfs show one device
- * in /proc/<pid>/maps and another to stat(), as unwind.c's check of the same file knows. */
-static bool is_that_file(const struct stat *status, const struct hd_mapping *same_as)
+/* Filesystems whose st_dev is not the device /proc/<pid>/maps names for the same file: overlayfs (maps may name
+ * the real layer's device) and btrfs (maps names the filesystem's, stat a subvolume's). There the inode, which
+ * both take from the real file, has to do. */
+static const unsigned long devices_differ[] = { OVERLAYFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC };
+
+/* Whether `status` (of `handle`) is the file a mapping names. The inode number alone is not: another filesystem
+ * (a container's next to the host's) has the same numbers. */
+static bool same_file(int handle, const struct stat *status, const struct hd_mapping *mapping)
 {
-    if (!S_ISREG(status->st_mode))
+    if (status->st_ino != mapping->inode)
         return false;
-    if (!same_as)
+    if (major(status->st_dev) == mapping->device_major && minor(status->st_dev) == mapping->device_minor)
         return true;
-    if (status->st_ino != same_as->inode)
+    struct statfs filesystem;
+    if (fstatfs(handle, &filesystem) != 0)
         return false;
-    bool both_real = major(status->st_dev) != 0 && same_as->device_major != 0;
-    return !both_real ||
-           (major(status->st_dev) == same_as->device_major && minor(status->st_dev) == same_as->device_minor);
+    for (size_t i = 0; i < sizeof devices_differ / sizeof devices_differ[0]; i++)
+        if ((unsigned long)filesystem.f_type == devices_differ[i])
+            return true;
+    return false;
 }
 
 int probe_open_regular(const char *path, const struct hd_mapping *same_as)
@@ -29,7 +38,7 @@ int probe_open_regular(const char *path, const struct hd_mapping *same_as)
         return -1;
     struct stat status;
     int fd = -1;
-    if (fstat(handle, &status) == 0 && is_that_file(&status, same_as)) {
+    if (fstat(handle, &status) == 0 && S_ISREG(status.st_mode) && (!same_as || same_file(handle, &status, same_as))) {
         char again[64];
         snprintf(again, sizeof again, "/proc/self/fd/%d", handle);
         fd = open(again, O_RDONLY | O_CLOEXEC | O_NOCTTY);

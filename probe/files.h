@@ -6,6 +6,7 @@
 #include "snapshot.h"
 
 /* Opens `path` read-only when it is a regular file and, unless `same_as` is NULL, that mapping's very file (its
- * inode, and its device where both are real block devices). The path is opened with O_PATH first (no driver, no FIFO wait), checked with fstat, and only
- * then reopened through /proc/self/fd; a descriptor, or -1. */
+ * inode, and its device except on overlayfs and btrfs, whose stat shows another device than maps). The path is
+ * opened with O_PATH first (no driver, no FIFO wait), checked with fstat, and only then reopened through
+ * /proc/self/fd; a descriptor, or -1. */
 int probe_open_regular(const char *path, const struct hd_mapping *same_as);

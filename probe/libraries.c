@@ -4,19 +4,30 @@
 #include "files.h"
 
 #include <elf.h>
+#include <endian.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define LIBRARIES_MAX 2048
 #define SONAME_MAX 256
 #define BUILD_ID_MAX 64 /* bytes; SHA-1 ids are 20 */
+/* elf_getdata (ELF_C_READ) mallocs and preads a whole section: a hostile or sparse file could name a 2 GiB
+ * .note or .dynamic and cost that much memory and time. Real ones are a few hundred bytes. */
+#define SECTION_READ_MAX (64 * 1024)
+/* libelf allocates a descriptor for every section at elf_begin and reads all the section headers at the first
+ * gelf_getshdr. e_shnum caps them at 65535, but with extended numbering (e_shnum 0) section 0's sh_size holds
+ * the count: a sparse file can name millions (seconds and GiBs). Real objects have a few dozen. */
+#define SECTIONS_MAX 65535
 
 /* Paths in maps that are not files ld.so or the kernel loaded code from. */
 static const char *const not_objects[] = { "/dev/", "/memfd:", "/SYSV", "/dev/shm/" };
@@ -31,12 +42,21 @@ static bool may_be_object(const struct hd_mapping *mapping)
     return true;
 }
 
+/* elf_strptr loads the whole string table the name lies in: the same cap as for the sections we read ourselves. */
+static bool string_table_readable(Elf *elf, size_t index)
+{
+    GElf_Shdr header;
+    Elf_Scn *section = elf_getscn(elf, index);
+    return section && gelf_getshdr(section, &header) && header.sh_size <= SECTION_READ_MAX;
+}
+
 static char *read_soname(Elf *elf)
 {
     Elf_Scn *section = NULL;
     while ((section = elf_nextscn(elf, section))) {
         GElf_Shdr header;
-        if (!gelf_getshdr(section, &header) || header.sh_type != SHT_DYNAMIC || header.sh_entsize == 0)
+        if (!gelf_getshdr(section, &header) || header.sh_type != SHT_DYNAMIC || header.sh_entsize == 0 ||
+            header.sh_size > SECTION_READ_MAX)
             continue;
         Elf_Data *data = elf_getdata(section, NULL);
         size_t count = data ? data->d_size / header.sh_entsize : 0;
@@ -46,6 +66,8 @@ static char *read_soname(Elf *elf)
                 break;
             if (entry.d_tag != DT_SONAME)
                 continue;
+            if (!string_table_readable(elf, header.sh_link))
+                return NULL;
             const char *name = elf_strptr(elf, header.sh_link, entry.d_un.d_val);
             return name ? strndup(name, SONAME_MAX) : NULL;
         }
@@ -68,7 +90,7 @@ static char *read_build_id(Elf *elf)
     Elf_Scn *section = NULL;
     while ((section = elf_nextscn(elf, section))) {
         GElf_Shdr header;
-        if (!gelf_getshdr(section, &header) || header.sh_type != SHT_NOTE)
+        if (!gelf_getshdr(section, &header) || header.sh_type != SHT_NOTE || header.sh_size > SECTION_READ_MAX)
             continue;
         Elf_Data *data = elf_getdata(section, NULL);
         size_t offset = 0, name_offset, descriptor_offset;
@@ -83,12 +105,54 @@ static char *read_build_id(Elf *elf)
     return NULL;
 }
 
+/* `value`, `size` bytes read from a file of byte order `msb`, in ours. */
+static uint64_t in_host_order(uint64_t value, size_t size, bool msb)
+{
+    if (size == 2)
+        return msb ? be16toh((uint16_t)value) : le16toh((uint16_t)value);
+    if (size == 4)
+        return msb ? be32toh((uint32_t)value) : le32toh((uint32_t)value);
+    return msb ? be64toh(value) : le64toh(value);
+}
+
+/* How many sections the ELF file on `fd` declares, read from its headers without libelf: e_shnum, or with
+ * extended numbering section 0's sh_size. 0 when it is not an ELF header we can read (libelf says why). */
+static uint64_t declared_sections(int fd)
+{
+    union {
+        unsigned char ident[EI_NIDENT];
+        Elf32_Ehdr elf32;
+        Elf64_Ehdr elf64;
+    } header;
+    if (pread(fd, &header, sizeof header, 0) != (ssize_t)sizeof header || memcmp(header.ident, ELFMAG, SELFMAG) != 0 ||
+        (header.ident[EI_CLASS] != ELFCLASS32 && header.ident[EI_CLASS] != ELFCLASS64))
+        return 0;
+    bool is64 = header.ident[EI_CLASS] == ELFCLASS64, msb = header.ident[EI_DATA] == ELFDATA2MSB;
+    uint64_t count = is64 ? header.elf64.e_shnum : header.elf32.e_shnum;
+    uint64_t offset = is64 ? header.elf64.e_shoff : header.elf32.e_shoff;
+    count = in_host_order(count, 2, msb);
+    offset = in_host_order(offset, is64 ? 8 : 4, msb);
+    if (count != 0 || offset == 0)
+        return count;
+    union {
+        Elf32_Shdr elf32;
+        Elf64_Shdr elf64;
+    } first;
+    size_t size = is64 ? sizeof first.elf64 : sizeof first.elf32;
+    if (offset > INT64_MAX || pread(fd, &first, size, (off_t)offset) != (ssize_t)size)
+        return 0;
+    return is64 ? in_host_order(first.elf64.sh_size, 8, msb) : in_host_order(first.elf32.sh_size, 4, msb);
+}
+
 bool probe_read_elf_identity(int fd, char **soname, char **build_id)
 {
     *soname = NULL;
     *build_id = NULL;
     if (elf_version(EV_CURRENT) == EV_NONE)
         return false;
+    /* before libelf, which sizes its tables by the count at elf_begin: an ELF file, but none we read */
+    if (declared_sections(fd) > SECTIONS_MAX)
+        return true;
     /* ELF_C_READ, not mmap: a file truncated under us must give a read error, not SIGBUS */
     Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
     if (!elf)
@@ -106,6 +170,8 @@ bool probe_read_elf_identity(int fd, char **soname, char **build_id)
 struct identity {
     char *path;
     uint64_t inode;
+    unsigned device_major;
+    unsigned device_minor;
     bool is_elf;
     char *soname;
     char *build_id;
@@ -117,9 +183,9 @@ struct identities {
 };
 
 /* Opens the file the way the target sees it: through its mapping (works for deleted files, needs
- * CAP_SYS_ADMIN), else through its root directory (another mount namespace). The same inode only: a file
- * replaced since it was mapped is another file. */
-static int open_mapped_file(pid_t pid, const struct hd_mapping *mapping)
+ * CAP_SYS_ADMIN), else through its root directory (another mount namespace). The same device and inode only: a
+ * file replaced since it was mapped is another file. */
+int probe_open_mapped_file(pid_t pid, const struct hd_mapping *mapping)
 {
     char path[4200];
     snprintf(path, sizeof path, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, mapping->start, mapping->end);
@@ -134,18 +200,22 @@ static int open_mapped_file(pid_t pid, const struct hd_mapping *mapping)
 static const struct identity *identify(struct identities *known, pid_t pid, const struct hd_mapping *mapping)
 {
     for (size_t i = 0; i < known->count; i++)
-        if (known->items[i].inode == mapping->inode && strcmp(known->items[i].path, mapping->path) == 0)
+        if (known->items[i].inode == mapping->inode && known->items[i].device_major == mapping->device_major &&
+            known->items[i].device_minor == mapping->device_minor && strcmp(known->items[i].path, mapping->path) == 0)
             return &known->items[i];
     struct identity *grown = reallocarray(known->items, known->count + 1, sizeof *grown);
     if (!grown)
         return NULL;
     known->items = grown;
     struct identity *identity = &known->items[known->count];
-    *identity = (struct identity){ .path = strdup(mapping->path), .inode = mapping->inode };
+    *identity = (struct identity){ .path = strdup(mapping->path),
+                                   .inode = mapping->inode,
+                                   .device_major = mapping->device_major,
+                                   .device_minor = mapping->device_minor };
     if (!identity->path)
         return NULL;
     known->count++;
-    int fd = open_mapped_file(pid, mapping);
+    int fd = probe_open_mapped_file(pid, mapping);
     if (fd >= 0) {
         identity->is_elf = probe_read_elf_identity(fd, &identity->soname, &identity->build_id);
         close(fd);

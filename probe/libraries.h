@@ -16,3 +16,7 @@ bool probe_read_libraries(struct hd_snapshot *snapshot);
 /* Reads DT_SONAME and the GNU build-id of the ELF file open on `fd`; each is NULL when absent or unreadable
  * (free them). False when the file is not ELF. */
 bool probe_read_elf_identity(int fd, char **soname, char **build_id);
+
+/* Opens read-only the regular file `mapping` of process `pid` maps, through /proc/<pid>/map_files or else the
+ * process's root directory, only when its device and inode are the mapping's; -1 otherwise. */
+int probe_open_mapped_file(pid_t pid, const struct hd_mapping *mapping);

@@ -194,6 +194,7 @@ static void fold_samples(struct hd_snapshot *final, struct hd_snapshot **samples
             summary->cpu_delta_ns = summary->cpu_time_ns - history.first.cpu_time_ns;
             summary->switches_delta = summary->voluntary_switches + summary->involuntary_switches -
                                       history.first.voluntary_switches - history.first.involuntary_switches;
+            summary->voluntary_switches_delta = summary->voluntary_switches - history.first.voluntary_switches;
         }
     }
 }
@@ -227,6 +228,19 @@ static void fold_leaves(struct hd_snapshot *final, struct hd_snapshot **samples,
             /* when they differ, the last one seen */
             summary->leaf_function = count ? strdup(names[count - 1]) : NULL;
             free(final_leaf);
+        }
+    }
+}
+
+/* A zombie of the last sample that every earlier sample also saw as a zombie: nobody reaped it in all that time. */
+static void mark_lasting_zombies(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
+{
+    for (size_t p = 0; p < final->nprocesses; p++) {
+        struct hd_process *process = &final->processes[p];
+        process->zombie_throughout = process->zombie;
+        for (size_t s = 0; s < nsamples && process->zombie_throughout; s++) {
+            const struct hd_process *then = hd_snapshot_find_process(samples[s], process->pid);
+            process->zombie_throughout = then && then->zombie;
         }
     }
 }
@@ -362,6 +376,7 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
             result = PROBE_NO_MEMORY;
         fold_samples(final, earlier, nsamples - 1);
         note_departures(final, earlier, nsamples - 1);
+        mark_lasting_zombies(final, earlier, nsamples - 1);
         if (stacks) {
             fold_leaves(final, earlier, nsamples - 1);
             probe_stacks_account(stacks, final);

@@ -190,7 +190,14 @@ bool probe_parse_status(const char *text, size_t length, struct probe_status *ou
     }
     out->has_switches = line_unsigned(text, length, "voluntary_ctxt_switches:", &out->voluntary_switches) &&
                         line_unsigned(text, length, "nonvoluntary_ctxt_switches:", &out->involuntary_switches);
-    return out->has_tracer_pid || out->has_switches;
+    const char *stop;
+    const char *mask = find_line_value(text, length, "SigIgn:", &stop);
+    unsigned long long ignored;
+    if (mask && take_unsigned(&mask, stop, 16, &ignored)) {
+        out->has_signals_ignored = true;
+        out->signals_ignored = ignored;
+    }
+    return out->has_tracer_pid || out->has_switches || out->has_signals_ignored;
 }
 
 /* Parses "123.456789" (the kernel prints milliseconds with six decimals) without locale surprises. */

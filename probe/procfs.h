@@ -38,6 +38,8 @@ struct probe_status {
     bool has_switches;
     uint64_t voluntary_switches;
     uint64_t involuntary_switches;
+    bool has_signals_ignored;
+    uint64_t signals_ignored; /* SigIgn: bit n-1 set when signal n is ignored */
 };
 bool probe_parse_status(const char *text, size_t length, struct probe_status *out);
 

@@ -10,6 +10,7 @@
 #include "syscalls.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <libproc2/pids.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,8 +337,10 @@ static void read_process_files(struct read_context *c, struct hd_process *proces
     snprintf(path, sizeof path, "/proc/%d/status", (int)process->pid);
     struct probe_status status;
     length = probe_read_file(path, text, sizeof text);
-    if (length >= 0 && probe_parse_status(text, (size_t)length, &status))
+    if (length >= 0 && probe_parse_status(text, (size_t)length, &status)) {
         process->tracer_pid = status.tracer_pid;
+        process->ignores_sigchld = status.has_signals_ignored && (status.signals_ignored >> (SIGCHLD - 1)) & 1;
+    }
     if (!full(c))
         return;
     read_cmdline(c, process);

@@ -206,6 +206,7 @@ struct hd_thread {
     unsigned samples_in_state_r;
     uint64_t cpu_delta_ns;
     uint64_t switches_delta;
+    uint64_t voluntary_switches_delta; /* blocking in the kernel (a wait, a page-in; each ptrace stop adds one) */
     bool syscall_changed;
     bool progressing;
 
@@ -329,7 +330,9 @@ struct hd_process {
     int thread_count;          /* as the kernel counts them (Threads:); `nthreads` is what was read */
     bool kernel_thread;
     bool zombie;
+    bool zombie_throughout;    /* a zombie in every sample: nobody reaped it while hangdoc watched */
     int exit_status;           /* wait status of a zombie (stat field 52) */
+    bool ignores_sigchld;      /* SIGCHLD is SIG_IGN (SigIgn): the kernel reaps its children, no zombie, no wait */
     enum hd_origin origin;
     enum hd_arch arch;         /* of its executable: which system call table decodes its threads */
     struct hd_thread *threads; /* sorted by tid */

@@ -586,8 +586,44 @@ static void waiter_evidence(struct context *c, struct report_finding *finding, c
     member(c, finding, (size_t)(waiter - c->analysis->graph.nodes));
 }
 
-/* A child that died while its parent waits for what it would have sent: a zombie (its exit status is known) or a
- * child that vanished during sampling (reaped by someone, perhaps the kernel under SIG_IGN: likely). */
+/* Could the parent have reaped its children itself? A thread of it in wait4/waitid is reaping (one child, or a
+ * particular other one first: a zombie waiting its turn is not abandoned), and a thread that made progress across
+ * the samples may have called waitpid between two of them. */
+static bool parent_may_reap(const struct hd_process *parent)
+{
+    for (size_t t = 0; t < parent->nthreads; t++) {
+        const struct hd_thread *thread = &parent->threads[t];
+        if (thread->progressing ||
+            (thread->syscall.state == HD_SYSCALL_IN && thread->wait.kind == HD_WAIT_CHILD))
+            return true;
+    }
+    return false;
+}
+
+static void add_dead_worker(struct context *c, const struct hd_process *parent, const struct hd_process *child,
+                            const struct report_node *waiter)
+{
+    /* A timed loop may be a parent that reaps lazily, between two timeouts: only likely, and only for a zombie no
+     * sample saw reaped. Asleep for ever, nothing in the parent will ever look. */
+    enum report_confidence confidence = waiter->wake == REPORT_WAKE_NEVER ? REPORT_CERTAIN : REPORT_LIKELY;
+    char how[96];
+    describe_exit(child->exit_status, how, sizeof how);
+    struct report_finding *finding = add_finding_for(
+        c, "worker-died", confidence, child->pid, child->pid,
+        "worker %d '%s' %s and was never reaped, while thread %d '%s' of its parent %d still waits (%s)",
+        (int)child->pid, child->comm, how, (int)waiter->thread->tid, waiter->thread->name, (int)parent->pid,
+        report_wait_label(waiter->thread));
+    evidence(c, finding, "worker_pid", "%d", (int)child->pid);
+    evidence(c, finding, "exit", "%s", how);
+    evidence(c, finding, "wait_status", "0x%x", (unsigned)child->exit_status);
+    waiter_evidence(c, finding, waiter);
+    int signal = child->exit_status & 0x7f;
+    death_remedy(c, finding, signal == 0x7f ? -2 : signal);
+}
+
+/* A child that died while its parent waits for what it would have sent and does not reap it: a zombie (its exit
+ * status is known), or a child that vanished during sampling although its parent could not have reaped it: the
+ * kernel did, because the parent ignores SIGCHLD (likely). A child its parent reaped itself vanished normally. */
 static void rule_worker_died(struct context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
@@ -595,27 +631,19 @@ static void rule_worker_died(struct context *c)
         const struct hd_process *child = &c->snapshot->processes[p];
         /* init reaps the orphans the kernel hands it, whenever it gets to them: they were never its workers */
         const struct hd_process *parent = child->ppid > 1 ? hd_snapshot_find_process(c->snapshot, child->ppid) : NULL;
-        const struct report_node *waiter = parent && child->zombie ? stuck_waiter(graph, parent) : NULL;
-        if (!waiter)
+        if (!parent || !child->zombie_throughout || parent_may_reap(parent))
             continue;
-        char how[96];
-        describe_exit(child->exit_status, how, sizeof how);
-        struct report_finding *finding = add_finding_for(
-            c, "worker-died", REPORT_CERTAIN, child->pid, child->pid,
-            "worker %d '%s' %s and was never reaped, while thread %d '%s' of its parent %d still waits (%s)",
-            (int)child->pid, child->comm, how, (int)waiter->thread->tid, waiter->thread->name, (int)parent->pid,
-            report_wait_label(waiter->thread));
-        evidence(c, finding, "worker_pid", "%d", (int)child->pid);
-        evidence(c, finding, "exit", "%s", how);
-        evidence(c, finding, "wait_status", "0x%x", (unsigned)child->exit_status);
-        waiter_evidence(c, finding, waiter);
-        int signal = child->exit_status & 0x7f;
-        death_remedy(c, finding, signal == 0x7f ? -2 : signal);
+        const struct report_node *waiter = stuck_waiter(graph, parent);
+        if (!waiter || (waiter->wake != REPORT_WAKE_NEVER && c->snapshot->samples < 2))
+            continue;
+        add_dead_worker(c, parent, child, waiter);
     }
     for (size_t d = 0; d < c->snapshot->ndeparted; d++) {
         const struct hd_departed *gone = &c->snapshot->departed[d];
         const struct hd_process *parent = gone->ppid > 1 ? hd_snapshot_find_process(c->snapshot, gone->ppid) : NULL;
-        const struct report_node *waiter = parent ? stuck_waiter(graph, parent) : NULL;
+        if (!parent || !parent->ignores_sigchld || parent_may_reap(parent))
+            continue;
+        const struct report_node *waiter = stuck_waiter(graph, parent);
         if (!waiter)
             continue;
         struct report_finding *finding = add_finding_for(
@@ -624,8 +652,8 @@ static void rule_worker_died(struct context *c)
             "without noticing", (int)gone->pid, gone->comm, (int)waiter->thread->tid, waiter->thread->name,
             (int)parent->pid, report_wait_label(waiter->thread));
         evidence(c, finding, "worker_pid", "%d", (int)gone->pid);
-        evidence(c, finding, "exit", "unknown: reaped before the last sample (by the parent, or by the kernel when "
-                                     "SIGCHLD is ignored)");
+        evidence(c, finding, "exit", "unknown: reaped by the kernel before the last sample, as the parent ignores "
+                                     "SIGCHLD");
         waiter_evidence(c, finding, waiter);
         death_remedy(c, finding, -2);
     }
@@ -639,6 +667,15 @@ static void rule_worker_died(struct context *c)
 
 /* Running in every sample, using about a CPU, stopped in the same function each time: a busy wait or livelock,
  * or a long computation that stays in one function. Sampling cannot tell those apart: likely, never certain. */
+/* A thread that blocked in the kernel again and again between samples (fork and wait4 in a loop, small reads)
+ * works through system calls: it is caught in R with the same innermost function (the system call's wrapper)
+ * because that is where it spends its time, not because it spins. A busy wait blocks nowhere: its voluntary
+ * context switches stay flat, but for the one each ptrace stop of hangdoc's own adds. */
+static bool works_through_the_kernel(const struct hd_thread *thread)
+{
+    return thread->voluntary_switches_delta > 2 * (uint64_t)thread->leaf_samples + 2;
+}
+
 static void rule_spinning(struct context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
@@ -655,7 +692,7 @@ static void rule_spinning(struct context *c)
         if (running_s <= 0)
             continue;
         double share = (double)thread->cpu_delta_ns / (running_s * 1e9);
-        if (share < SPINNING_CPU_SHARE_MIN)
+        if (share < SPINNING_CPU_SHARE_MIN || works_through_the_kernel(thread))
             continue;
         struct report_finding *finding = add_finding(
             c, "spinning", REPORT_LIKELY, node,
@@ -767,9 +804,26 @@ static bool same_text(const char *a, const char *b)
  * same process. */
 static const char *cause_of(const char *id);
 
+/* The parent of a worker-died finding's worker, a zombie in the tree or one that vanished; 0 when unknown. */
+static pid_t worker_parent(const struct hd_snapshot *snapshot, pid_t worker)
+{
+    const struct hd_process *process = hd_snapshot_find_process(snapshot, worker);
+    if (process)
+        return process->ppid;
+    for (size_t d = 0; d < snapshot->ndeparted; d++)
+        if (snapshot->departed[d].pid == worker)
+            return snapshot->departed[d].ppid;
+    return 0;
+}
+
 static bool same_hang(const struct hd_snapshot *snapshot, const struct report_finding *a,
                       const struct report_finding *b)
 {
+    /* the workers one parent lost are one hang: the parent waiting for them, whichever died first */
+    if (strcmp(a->id, "worker-died") == 0 && strcmp(b->id, "worker-died") == 0) {
+        pid_t parent = worker_parent(snapshot, a->pid);
+        return parent != 0 && parent == worker_parent(snapshot, b->pid);
+    }
     /* Findings of one cause about the same process are one hang seen from two sides: the orphaned wait of a
      * forked child and the fork-unsafe runtime it sleeps in (fork-unsafe-runtime, cuda-inherited). */
     if (strcmp(a->id, b->id) != 0)

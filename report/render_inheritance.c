@@ -31,7 +31,7 @@ static json_object *library_object(const struct hd_library *library, const struc
     json_object_object_add(object, "path", escaped_string(library->path));
     json_object_object_add(object, "soname", nullable_string(library->soname));
     json_object_object_add(object, "build_id", nullable_string(library->build_id));
-    json_object_object_add(object, "class", json_object_new_string(runtime ? runtime->id : "other"));
+    json_object_object_add(object, "class", escaped_string(runtime ? runtime->id : "other"));
     json_object_object_add(object, "fork_safety",
                            runtime ? json_object_new_string(report_fork_safety_name(runtime->safety)) : NULL);
     json_object_object_add(object, "in_parent", json_object_new_boolean(library->in_parent));
@@ -99,7 +99,7 @@ static json_object *census_array(const struct hd_process *process, const struct 
         json_object *object = json_object_new_object();
         json_object_object_add(object, "name", escaped_string(groups[g].name));
         json_object_object_add(object, "count", json_object_new_int((int)groups[g].count));
-        json_object_object_add(object, "runtime", groups[g].runtime ? json_object_new_string(groups[g].runtime->id) : NULL);
+        json_object_object_add(object, "runtime", groups[g].runtime ? escaped_string(groups[g].runtime->id) : NULL);
         json_object_object_add(object, "start_library", nullable_string(groups[g].start_library));
         json_object_array_add(array, object);
     }
@@ -151,7 +151,7 @@ void report_json_fd_inheritance(json_object *object, const struct hd_fd *fd, con
     if (fd->socket_name)
         json_object_object_add(object, "socket_name", escaped_string(fd->socket_name));
     const struct report_runtime *runtime = report_catalogue_handle(catalogue, fd);
-    json_object_object_add(object, "runtime", runtime ? json_object_new_string(runtime->id) : NULL);
+    json_object_object_add(object, "runtime", runtime ? escaped_string(runtime->id) : NULL);
     json_object *origin = NULL;
     if (fd->inherited_from.pid) {
         origin = json_object_new_object();
@@ -223,7 +223,10 @@ static void text_runtimes(struct report_buffer *out, const struct hd_process *pr
         else
             report_buffer_puts(out, "; ");
         put_escaped(out, library->soname ? library->soname : hd_basename(library->path));
-        report_buffer_printf(out, " (%s, %s%s)", runtime->name, report_fork_safety_words(runtime->safety),
+        /* a row's name may come from the user's --catalogue file: not hangdoc's own text */
+        report_buffer_puts(out, " (");
+        put_escaped(out, runtime->name);
+        report_buffer_printf(out, ", %s%s)", report_fork_safety_words(runtime->safety),
                              library->in_parent ? ", inherited" : "");
     }
     if (shown)
@@ -276,7 +279,9 @@ static void text_runtime_threads(struct report_buffer *out, const struct hd_snap
             report_buffer_puts(out, "; ");
         report_buffer_printf(out, "%u× '", groups[g].count);
         put_escaped(out, groups[g].name);
-        report_buffer_printf(out, "' (%s)", groups[g].runtime->name);
+        report_buffer_puts(out, "' (");
+        put_escaped(out, groups[g].runtime->name);
+        report_buffer_puts(out, ")");
     }
     if (shown)
         report_buffer_puts(out, "\n");

@@ -222,6 +222,8 @@ static json_object *thread_object(const struct hd_thread *thread)
     json_object_object_add(samples, "in_state_r", json_object_new_int64(thread->samples_in_state_r));
     json_object_object_add(samples, "cpu_delta_s", json_object_new_double((double)thread->cpu_delta_ns / 1e9));
     json_object_object_add(samples, "switches_delta", json_object_new_int64((int64_t)thread->switches_delta));
+    json_object_object_add(samples, "voluntary_switches_delta",
+                           json_object_new_int64((int64_t)thread->voluntary_switches_delta));
     json_object_object_add(samples, "syscall_changed", json_object_new_boolean(thread->syscall_changed));
     json_object_object_add(object, "samples", samples);
     json_object_object_add(object, "kernel_stack", kernel_stack_array(thread->kernel_stack));

@@ -5,6 +5,7 @@
 #include "../../report/analysis.h"
 #include "../../report/catalogue.h"
 #include "../../report/inheritance.h"
+#include "../../report/report.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -394,4 +395,42 @@ Test(inheritance_rules, data_right_after_a_library_is_its_bss)
     cr_assert_eq(hd_process_library_of_data(&process, 0x5010), &library, "the anonymous mapping right after it");
     cr_assert_null(hd_process_library_of_data(&process, 0x8010));
     cr_assert_null(hd_process_library_of_data(&process, 0x7000), "no mapping there");
+}
+
+/* ---- a user's catalogue on output ------------------------------------------------------------------------------ */
+
+/* A --catalogue file is not hangdoc's own text: a name with terminal escapes (here: set the window title, then red)
+ * must come out escaped in the text report like any string of a target's, the runtime lines included. */
+Test(inheritance_render, a_catalogue_name_with_escapes_is_escaped_in_the_text_report)
+{
+    char path[] = "/tmp/hangdoc-catalogue-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    static const char file[] = "[cuda]\n"
+                               "name = \x1b]0;owned\x07\x1b[31mNVIDIA\n"
+                               "reason = \x1b[2Jcleared\n"
+                               "remedy = \x1b[8mhidden\n";
+    cr_assert_eq(write(fd, file, sizeof file - 1), (ssize_t)(sizeof file - 1));
+    close(fd);
+    struct report_catalogue *catalogue = report_catalogue_new();
+    char error[128] = "";
+    cr_assert_eq(report_catalogue_load(catalogue, path, error, sizeof error), 0, "%s", error);
+    unlink(path);
+    struct hd_snapshot *snapshot = cuda_tree(true);
+    struct report_analysis *analysis = report_analyze_with(snapshot, catalogue);
+    cr_assert_not_null(analysis);
+    char *text = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&text, &length);
+    struct report_text_options options = { .verbose = true };
+    cr_assert(report_render_text(snapshot, analysis, &options, out));
+    fclose(out);
+    cr_assert(strstr(text, "runtimes: libcuda.so.1 (\\e]0;owned\\x07\\e[31mNVIDIA, not fork-safe"), "%s", text);
+    cr_assert(strstr(text, "(\\e]0;owned\\x07\\e[31mNVIDIA)"), "the runtime threads line: %s", text);
+    cr_assert_null(memchr(text, '\x1b', length), "a raw ESC reached the terminal:\n%s", text);
+    cr_assert_null(memchr(text, '\x07', length), "a raw BEL reached the terminal:\n%s", text);
+    free(text);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+    report_catalogue_free(catalogue);
 }

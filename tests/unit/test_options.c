@@ -2,6 +2,7 @@
 #include "../../cmd/options.h"
 
 #include <criterion/criterion.h>
+#include <limits.h>
 
 Test(options, pids)
 {
@@ -33,4 +34,16 @@ Test(options, durations)
     unsigned milliseconds;
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
         cr_assert_not(hangdoc_parse_duration_ms(refused[i], &milliseconds), "'%s' is refused", refused[i]);
+}
+
+Test(options, deadline_seconds_round_up_and_never_wrap)
+{
+    cr_assert_eq(hangdoc_deadline_seconds(0), 0);
+    cr_assert_eq(hangdoc_deadline_seconds(1), 1);
+    cr_assert_eq(hangdoc_deadline_seconds(1000), 1);
+    cr_assert_eq(hangdoc_deadline_seconds(1001), 2);
+    /* (UINT_MAX + 999) wrapped to 998 in 32 bits: 0 seconds, alarm(0), no deadline at all */
+    cr_assert_eq(hangdoc_deadline_seconds(UINT_MAX), UINT_MAX / 1000 + 1);
+    for (unsigned ms = UINT_MAX - 998; ms != 0; ms++)
+        cr_assert_gt(hangdoc_deadline_seconds(ms), 0, "%u ms", ms);
 }

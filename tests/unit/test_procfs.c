@@ -331,6 +331,8 @@ static const char status_text[] = "Name:\tcat\n"
                                   "TracerPid:\t4321\n"
                                   "Uid:\t1000\t1000\t1000\t1000\n"
                                   "Threads:\t1\n"
+                                  "SigBlk:\t0000000000000000\n"
+                                  "SigIgn:\t0000000000010004\n"
                                   "voluntary_ctxt_switches:\t12\n"
                                   "nonvoluntary_ctxt_switches:\t3\n";
 
@@ -343,6 +345,8 @@ Test(parse_status, tracer_and_switches)
     cr_assert(status.has_switches);
     cr_assert_eq(status.voluntary_switches, 12);
     cr_assert_eq(status.involuntary_switches, 3);
+    cr_assert(status.has_signals_ignored);
+    cr_assert_eq(status.signals_ignored, 0x10004, "SIGCHLD (bit 16) and SIGINT (bit 2) ignored");
 }
 
 Test(parse_status, not_traced)
