@@ -9,12 +9,10 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
-#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 

@@ -1,6 +1,7 @@
 /* libunwind over our own memory and register readers (unwind.h). */
 #include "unwind.h"
 
+#include "files.h"
 #include "memory.h"
 #include "ptrace_stop.h"
 #include "symbols.h"
@@ -9,10 +10,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/user.h>
+#include <unistd.h>
 
 #define PAGE_SIZE_ASSUMED 4096u
 #define PAGE_SLOTS 64 /* direct-mapped: a few stacks' hot pages and the unwind tables' pages */
@@ -228,15 +228,14 @@ static bool read_table(struct probe_unwinder *unwinder, const struct hd_mapping 
 /* Is the file at the mapping's path still the very file mapped there? libunwind-ptrace opens that path with a
  * blocking open() while the target is stopped and (holding its cache lock) every signal of ours is blocked: a FIFO
  * or a device put there by the target ("/x (deleted)" is a name anyone can create) would hang hangdoc with the
- * target stopped. stat() opens nothing. Devices are compared only when both are real block devices: overlayfs and
- * btrfs show one device in /proc/<pid>/maps and another to stat(). */
+ * target stopped. probe_open_regular() decides with O_PATH, which runs no driver and waits for no writer. */
 static bool mapped_file_still_there(const struct hd_mapping *mapping)
 {
-    struct stat status;
-    if (stat(mapping->path, &status) != 0 || !S_ISREG(status.st_mode) || status.st_ino != mapping->inode)
+    int fd = probe_open_regular(mapping->path, mapping);
+    if (fd < 0)
         return false;
-    bool both_real = major(status.st_dev) != 0 && mapping->device_major != 0;
-    return !both_real || (major(status.st_dev) == mapping->device_major && minor(status.st_dev) == mapping->device_minor);
+    close(fd);
+    return true;
 }
 
 static int find_procedure_info(unw_addr_space_t address_space, unw_word_t ip, unw_proc_info_t *info,
