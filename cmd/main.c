@@ -213,8 +213,7 @@ int main(int argc, char **argv)
         if (optind < argc)
             return usage_error("demo takes no pid, but got '%s'", argv[optind]);
         arm_deadline(options.timeout_ms);
-        hangdoc_watchdog_start(options.timeout_ms);
-        return hangdoc_demo(&options);
+        return hangdoc_demo(&options); /* starts the watchdog itself, once its tree is forked */
     }
     status = collect_pids(argc, argv, &options);
     if (status < 0) {
