@@ -2,6 +2,7 @@
 #include "render_inheritance.h"
 
 #include "inheritance.h"
+#include "json_values.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,27 +12,14 @@
 #define CENSUS_GROUPS_MAX 64
 #define TEXT_ITEMS_MAX 6
 
-static json_object *escaped_string(const char *text)
-{
-    char *escaped = report_escape(text ? text : "");
-    json_object *value = json_object_new_string(escaped ? escaped : "");
-    free(escaped);
-    return value;
-}
-
-static json_object *nullable_string(const char *text)
-{
-    return text ? escaped_string(text) : NULL;
-}
-
 static json_object *library_object(const struct hd_library *library, const struct report_catalogue *catalogue)
 {
     const struct report_runtime *runtime = report_catalogue_library(catalogue, library);
     json_object *object = json_object_new_object();
-    json_object_object_add(object, "path", escaped_string(library->path));
-    json_object_object_add(object, "soname", nullable_string(library->soname));
-    json_object_object_add(object, "build_id", nullable_string(library->build_id));
-    json_object_object_add(object, "class", escaped_string(runtime ? runtime->id : "other"));
+    json_object_object_add(object, "path", report_json_string(library->path));
+    json_object_object_add(object, "soname", report_json_string_or_null(library->soname));
+    json_object_object_add(object, "build_id", report_json_string_or_null(library->build_id));
+    json_object_object_add(object, "class", report_json_string(runtime ? runtime->id : "other"));
     json_object_object_add(object, "fork_safety",
                            runtime ? json_object_new_string(report_fork_safety_name(runtime->safety)) : NULL);
     json_object_object_add(object, "in_parent", json_object_new_boolean(library->in_parent));
@@ -97,10 +85,10 @@ static json_object *census_array(const struct hd_process *process, const struct 
     json_object *array = json_object_new_array();
     for (size_t g = 0; g < count; g++) {
         json_object *object = json_object_new_object();
-        json_object_object_add(object, "name", escaped_string(groups[g].name));
+        json_object_object_add(object, "name", report_json_string(groups[g].name));
         json_object_object_add(object, "count", json_object_new_int((int)groups[g].count));
-        json_object_object_add(object, "runtime", groups[g].runtime ? escaped_string(groups[g].runtime->id) : NULL);
-        json_object_object_add(object, "start_library", nullable_string(groups[g].start_library));
+        json_object_object_add(object, "runtime", groups[g].runtime ? report_json_string(groups[g].runtime->id) : NULL);
+        json_object_object_add(object, "start_library", report_json_string_or_null(groups[g].start_library));
         json_object_array_add(array, object);
     }
     return array;
@@ -117,7 +105,7 @@ static json_object *device_mappings_array(const struct hd_process *process)
         snprintf(range, sizeof range, "0x%" PRIx64 "-0x%" PRIx64, mapping->start, mapping->end);
         json_object *object = json_object_new_object();
         json_object_object_add(object, "range", json_object_new_string(range));
-        json_object_object_add(object, "path", escaped_string(mapping->path));
+        json_object_object_add(object, "path", report_json_string(mapping->path));
         json_object_object_add(object, "permissions", json_object_new_string(mapping->permissions));
         json_object_array_add(array, object);
     }
@@ -149,9 +137,9 @@ void report_json_fd_inheritance(json_object *object, const struct hd_fd *fd, con
         json_object_object_add(object, "device", json_object_new_string(device));
     }
     if (fd->socket_name)
-        json_object_object_add(object, "socket_name", escaped_string(fd->socket_name));
+        json_object_object_add(object, "socket_name", report_json_string(fd->socket_name));
     const struct report_runtime *runtime = report_catalogue_handle(catalogue, fd);
-    json_object_object_add(object, "runtime", runtime ? escaped_string(runtime->id) : NULL);
+    json_object_object_add(object, "runtime", runtime ? report_json_string(runtime->id) : NULL);
     json_object *origin = NULL;
     if (fd->inherited_from.pid) {
         origin = json_object_new_object();

@@ -7,38 +7,19 @@
 
 #include "buffer.h"
 #include "describe.h"
-#include "render_stacks.h"
+#include "json_values.h"
 #include "render_inheritance.h"
+#include "render_stacks.h"
 
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
-static json_object *escaped_string(const char *text)
-{
-    char *escaped = report_escape(text ? text : "");
-    json_object *value = json_object_new_string(escaped ? escaped : "");
-    free(escaped);
-    return value;
-}
-
-static json_object *hex(uint64_t value)
-{
-    char text[24];
-    snprintf(text, sizeof text, "0x%" PRIx64, value);
-    return json_object_new_string(text);
-}
-
 static json_object *state_letter(char state)
 {
     char text[2] = { state ? state : '?', '\0' };
     return json_object_new_string(text);
-}
-
-static json_object *nullable_string(const char *text)
-{
-    return text ? escaped_string(text) : NULL;
 }
 
 static json_object *timeout_object(const struct hd_timeout *timeout)
@@ -75,10 +56,10 @@ static json_object *syscall_object(const struct hd_thread *thread)
         return object;
     }
     json_object_object_add(object, "nr", json_object_new_int64(syscall->nr));
-    json_object_object_add(object, "name", nullable_string(syscall->name));
+    json_object_object_add(object, "name", report_json_string_or_null(syscall->name));
     json_object *args = json_object_new_array();
     for (size_t i = 0; i < 6; i++)
-        json_object_array_add(args, hex(syscall->args[i]));
+        json_object_array_add(args, report_json_hex(syscall->args[i]));
     json_object_object_add(object, "args", args);
     struct report_buffer words = { 0 };
     report_describe_wait(&words, thread);
@@ -97,17 +78,17 @@ static json_object *lock_object(const struct hd_lock *lock)
     json_object *object = json_object_new_object();
     json_object_object_add(object, "kind", json_object_new_string(hd_lock_kind_name(lock->kind)));
     if (lock->kind != HD_LOCK_UNKNOWN) {
-        json_object_object_add(object, "object_address", hex(lock->object_address));
-        json_object_object_add(object, "type", nullable_string(lock->type));
+        json_object_object_add(object, "object_address", report_json_hex(lock->object_address));
+        json_object_object_add(object, "type", report_json_string_or_null(lock->type));
         json_object_object_add(object, "robust", json_object_new_boolean(lock->robust));
         json_object_object_add(object, "priority_inheritance", json_object_new_boolean(lock->priority_inheritance));
         json_object_object_add(object, "process_shared", json_object_new_boolean(lock->process_shared));
         json_object_object_add(object, "owner_whereabouts",
                                json_object_new_string(hd_owner_whereabouts_name(lock->owner_whereabouts)));
     } else {
-        json_object_object_add(object, "why_unknown", nullable_string(lock->why_unknown));
+        json_object_object_add(object, "why_unknown", report_json_string_or_null(lock->why_unknown));
     }
-    json_object_object_add(object, "word", lock->word_read ? hex(lock->word) : NULL);
+    json_object_object_add(object, "word", lock->word_read ? report_json_hex(lock->word) : NULL);
     return object;
 }
 
@@ -116,10 +97,10 @@ static json_object *mapping_object(enum hd_mapping_kind kind, const struct hd_ma
     json_object *object = json_object_new_object();
     json_object_object_add(object, "kind", json_object_new_string(hd_mapping_kind_name(kind)));
     if (kind != HD_MAPPING_UNKNOWN) {
-        json_object_object_add(object, "start", hex(mapping->start));
-        json_object_object_add(object, "end", hex(mapping->end));
+        json_object_object_add(object, "start", report_json_hex(mapping->start));
+        json_object_object_add(object, "end", report_json_hex(mapping->end));
         json_object_object_add(object, "permissions", json_object_new_string(mapping->permissions));
-        json_object_object_add(object, "path", nullable_string(mapping->path));
+        json_object_object_add(object, "path", report_json_string_or_null(mapping->path));
         json_object_object_add(object, "inode", json_object_new_int64((int64_t)mapping->inode));
     }
     return object;
@@ -139,11 +120,11 @@ static json_object *wait_object(const struct hd_wait *wait)
         return NULL;
     json_object *object = json_object_new_object();
     json_object_object_add(object, "kind", json_object_new_string(hd_wait_kind_name(wait->kind)));
-    json_object_object_add(object, "operation", nullable_string(wait->operation));
+    json_object_object_add(object, "operation", report_json_string_or_null(wait->operation));
     json_object_object_add(object, "timeout", timeout_object(&wait->timeout));
     switch (wait->kind) {
     case HD_WAIT_FUTEX:
-        json_object_object_add(object, "address", hex(wait->address));
+        json_object_object_add(object, "address", report_json_hex(wait->address));
         json_object_object_add(object, "private", json_object_new_boolean(wait->futex_private));
         json_object_object_add(object, "expected", json_object_new_int64(wait->expected));
         json_object_object_add(object, "owner_tid", nullable_pid(wait->lock.owner_tid));
@@ -202,9 +183,9 @@ static json_object *thread_object(const struct hd_thread *thread)
 {
     json_object *object = json_object_new_object();
     json_object_object_add(object, "tid", json_object_new_int(thread->tid));
-    json_object_object_add(object, "name", escaped_string(thread->name));
+    json_object_object_add(object, "name", report_json_string(thread->name));
     json_object_object_add(object, "state", state_letter(thread->state));
-    json_object_object_add(object, "wchan", thread->wchan[0] ? escaped_string(thread->wchan) : NULL);
+    json_object_object_add(object, "wchan", thread->wchan[0] ? report_json_string(thread->wchan) : NULL);
     json_object_object_add(object, "syscall", syscall_object(thread));
     json_object_object_add(object, "wait", wait_object(&thread->wait));
     json_object_object_add(object, "blocked_for_s",
@@ -246,7 +227,7 @@ static json_object *fds_array(const struct hd_process *process, const struct rep
         const struct hd_fd *fd = &process->fds[i];
         json_object *object = json_object_new_object();
         json_object_object_add(object, "fd", json_object_new_int(fd->fd));
-        json_object_object_add(object, "target", escaped_string(fd->target));
+        json_object_object_add(object, "target", report_json_string(fd->target));
         json_object_object_add(object, "class", json_object_new_string(classes[fd->kind]));
         if (fd->inode)
             json_object_object_add(object, "inode", json_object_new_int64((int64_t)fd->inode));
@@ -267,13 +248,13 @@ static json_object *process_object(const struct hd_snapshot *snapshot, const str
     json_object_object_add(object, "pid", json_object_new_int(process->pid));
     json_object_object_add(object, "ppid", json_object_new_int(process->ppid));
     json_object_object_add(object, "uid", json_object_new_int64(process->uid));
-    json_object_object_add(object, "comm", escaped_string(process->comm));
+    json_object_object_add(object, "comm", report_json_string(process->comm));
     json_object *cmdline = json_object_new_array();
     for (size_t i = 0; i < process->argc; i++)
-        json_object_array_add(cmdline, escaped_string(process->argv[i]));
+        json_object_array_add(cmdline, report_json_string(process->argv[i]));
     json_object_object_add(object, "cmdline", cmdline);
     json_object_object_add(object, "cmdline_truncated", json_object_new_boolean(process->cmdline_truncated));
-    json_object_object_add(object, "exe", nullable_string(process->exe));
+    json_object_object_add(object, "exe", report_json_string_or_null(process->exe));
     json_object_object_add(object, "state", state_letter(process->state));
     json_object_object_add(object, "origin", json_object_new_string(hd_origin_name(process->origin)));
     json_object_object_add(object, "arch", json_object_new_string(hd_arch_name(process->arch)));
@@ -349,7 +330,7 @@ static json_object *finding_object(const struct report_analysis *analysis, const
     json_object_object_add(object, "hang", json_object_new_boolean(finding->hang));
     json_object_object_add(object, "pid", json_object_new_int(finding->pid));
     json_object_object_add(object, "tid", json_object_new_int(finding->tid));
-    json_object_object_add(object, "summary", escaped_string(finding->summary));
+    json_object_object_add(object, "summary", report_json_string(finding->summary));
     json_object *evidence = json_object_new_object();
     for (size_t e = 0; e < finding->nevidence; e++) {
         const char *name = finding->evidence[e].name;
@@ -362,15 +343,15 @@ static json_object *finding_object(const struct report_analysis *analysis, const
                 json_object_object_add(evidence, name, array);
                 existing = array;
             }
-            json_object_array_add(existing, escaped_string(finding->evidence[e].value));
+            json_object_array_add(existing, report_json_string(finding->evidence[e].value));
         } else {
-            json_object_object_add(evidence, name, escaped_string(finding->evidence[e].value));
+            json_object_object_add(evidence, name, report_json_string(finding->evidence[e].value));
         }
     }
     json_object_object_add(object, "evidence", evidence);
     json_object *remedies = json_object_new_array();
     for (size_t r = 0; r < finding->nremedies; r++)
-        json_object_array_add(remedies, escaped_string(finding->remedies[r]));
+        json_object_array_add(remedies, report_json_string(finding->remedies[r]));
     json_object_object_add(object, "remedies", remedies);
     json_object *members = json_object_new_array();
     for (size_t m = 0; m < finding->nmembers; m++) {
@@ -413,15 +394,15 @@ static json_object *snapshot_header(const struct hd_snapshot *snapshot)
 {
     json_object *header = json_object_new_object();
     json_object_object_add(header, "taken_at", json_object_new_double(snapshot->taken_at));
-    json_object_object_add(header, "host", escaped_string(snapshot->host));
-    json_object_object_add(header, "kernel", escaped_string(snapshot->kernel));
+    json_object_object_add(header, "host", report_json_string(snapshot->host));
+    json_object_object_add(header, "kernel", report_json_string(snapshot->kernel));
     json_object_object_add(header, "arch", json_object_new_string(hd_arch_name(snapshot->arch)));
     json_object_object_add(header, "samples", json_object_new_int64(snapshot->samples));
     json_object_object_add(header, "interval_ms", json_object_new_int64(snapshot->interval_ms));
     json_object_object_add(header, "sampling_s", json_object_new_double(snapshot->sampling_s));
     json_object *ptrace = json_object_new_object();
     json_object_object_add(ptrace, "used", json_object_new_boolean(snapshot->ptrace_used));
-    json_object_object_add(ptrace, "why_not", nullable_string(snapshot->ptrace_why_not));
+    json_object_object_add(ptrace, "why_not", report_json_string_or_null(snapshot->ptrace_why_not));
     json_object_object_add(header, "ptrace", ptrace);
     json_object *roots = json_object_new_array();
     for (size_t r = 0; r < snapshot->nroots; r++)
@@ -439,7 +420,7 @@ static json_object *notes_array(const struct hd_snapshot *snapshot)
         json_object *object = json_object_new_object();
         json_object_object_add(object, "pid", note->pid ? json_object_new_int(note->pid) : NULL);
         json_object_object_add(object, "tid", note->tid ? json_object_new_int(note->tid) : NULL);
-        json_object_object_add(object, "text", escaped_string(note->text));
+        json_object_object_add(object, "text", report_json_string(note->text));
         json_object_array_add(notes, object);
     }
     return notes;

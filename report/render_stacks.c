@@ -1,6 +1,8 @@
 /* Grouped native stacks in text, and stacks in JSON (render_stacks.h). */
 #include "render_stacks.h"
 
+#include "json_values.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -345,36 +347,19 @@ void report_render_stacks(struct report_buffer *out, const struct hd_snapshot *s
 
 /* ---- JSON -------------------------------------------------------------------------------------------------- */
 
-static json_object *escaped_or_null(const char *text)
-{
-    if (!text)
-        return NULL;
-    char *escaped = report_escape(text);
-    json_object *value = json_object_new_string(escaped ? escaped : "");
-    free(escaped);
-    return value;
-}
-
-static json_object *hex(uint64_t value)
-{
-    char text[24];
-    snprintf(text, sizeof text, "0x%" PRIx64, value);
-    return json_object_new_string(text);
-}
-
 json_object *report_frames_json(const struct hd_thread *thread)
 {
     json_object *frames = json_object_new_array();
     for (size_t f = 0; thread->stack.state == HD_STACK_TAKEN && f < thread->stack.nframes; f++) {
         const struct hd_frame *frame = &thread->stack.frames[f];
         json_object *object = json_object_new_object();
-        json_object_object_add(object, "pc", hex(frame->pc));
-        json_object_object_add(object, "module", escaped_or_null(frame->module));
-        json_object_object_add(object, "symbol", escaped_or_null(frame->symbol));
+        json_object_object_add(object, "pc", report_json_hex(frame->pc));
+        json_object_object_add(object, "module", report_json_string_or_null(frame->module));
+        json_object_object_add(object, "symbol", report_json_string_or_null(frame->symbol));
         json_object_object_add(object, "offset",
-                               frame->symbol ? hex(frame->symbol_offset)
-                                             : frame->module ? hex(frame->module_offset) : NULL);
-        json_object_object_add(object, "module_offset", frame->module ? hex(frame->module_offset) : NULL);
+                               frame->symbol ? report_json_hex(frame->symbol_offset)
+                                             : frame->module ? report_json_hex(frame->module_offset) : NULL);
+        json_object_object_add(object, "module_offset", frame->module ? report_json_hex(frame->module_offset) : NULL);
         json_object_array_add(frames, object);
     }
     return frames;
@@ -387,7 +372,7 @@ json_object *report_stack_json(const struct hd_thread *thread)
     json_object *object = json_object_new_object();
     json_object_object_add(object, "state", json_object_new_string(states[thread->stack.state]));
     json_object_object_add(object, "truncated", json_object_new_boolean(thread->stack.truncated));
-    json_object_object_add(object, "why_not", escaped_or_null(thread->stack.why_not));
+    json_object_object_add(object, "why_not", report_json_string_or_null(thread->stack.why_not));
     return object;
 }
 
@@ -398,6 +383,6 @@ json_object *report_leaf_json(const struct hd_thread *thread)
     json_object *object = json_object_new_object();
     json_object_object_add(object, "samples", json_object_new_int64(thread->leaf_samples));
     json_object_object_add(object, "same", json_object_new_boolean(thread->leaf_same));
-    json_object_object_add(object, "function", escaped_or_null(thread->leaf_function));
+    json_object_object_add(object, "function", report_json_string_or_null(thread->leaf_function));
     return object;
 }
