@@ -273,6 +273,9 @@ static void expect_free(pid_t pid, const char *context)
         text[length] = '\0';
         const char *state = strstr(text, "\nState:");
         const char *tracer = strstr(text, "\nTracerPid:");
+        /* a thread that exits between open() and read() reads as nothing (ESRCH): gone, not stopped */
+        if (length == 0)
+            continue;
         cr_assert(state && tracer, "%s: status of %s readable", context, entry->d_name);
         char letter = state[strspn(state + 7, " \t") + 7];
         cr_assert(letter != 't' && letter != 'T', "%s: thread %s is stopped (%c)", context, entry->d_name, letter);
