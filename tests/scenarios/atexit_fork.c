@@ -26,17 +26,6 @@ static void *register_forever(void *unused)
     return NULL;
 }
 
-/* Waits up to `milliseconds` for the child; true when it exited. */
-static bool exits_within(pid_t child, int milliseconds)
-{
-    for (int waited = 0; waited < milliseconds; waited += 2) {
-        if (waitpid(child, NULL, WNOHANG) == child)
-            return true;
-        usleep(2000);
-    }
-    return false;
-}
-
 int main(void)
 {
     pid_t self = getpid();
@@ -52,7 +41,7 @@ int main(void)
             atexit(handler);
             _exit(0);
         }
-        if (!exits_within(child, 200)) {
+        if (!fixture_child_exits_within(child, 200)) {
             keep_registering = 0;
             fixture_wait_for_wchan(child, child, "futex");
             fixture_ready("ready %d %d %d", (int)self, (int)child, forks);

@@ -39,16 +39,6 @@ static bool open_handles(void)
            at(memfd_create("fake-cuda-ipc", 0), MEMFD_FD) && at(open("/dev/null", O_RDONLY), REOPENED_FD);
 }
 
-static bool exits_within(pid_t child, int milliseconds)
-{
-    for (int waited = 0; waited < milliseconds; waited += 2) {
-        if (waitpid(child, NULL, WNOHANG) == child)
-            return true;
-        usleep(2000);
-    }
-    return false;
-}
-
 int main(void)
 {
     pid_t self = getpid();
@@ -66,7 +56,7 @@ int main(void)
             cuCtxSynchronize();
             _exit(0);
         }
-        if (!exits_within(child, 200)) {
+        if (!fixture_child_exits_within(child, 200)) {
             fixture_wait_for_wchan(child, child, "futex");
             fixture_ready("ready %d %d %d %d", (int)self, (int)child, (int)fakeCudaEventThread(), fakeCudaHandle());
             waitpid(child, NULL, 0);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,4 +103,16 @@ static inline void fixture_wait_for_state(pid_t pid, pid_t tid, char state)
     }
     fprintf(stderr, "fixture: thread %d never reached state %c\n", (int)tid, state);
     _exit(2);
+}
+
+/* Reaps `child` if it exits within `milliseconds`; true when it did. A fixture that forks until a child hangs uses
+ * it to tell a child that got through from one that is stuck. */
+static inline bool fixture_child_exits_within(pid_t child, int milliseconds)
+{
+    for (int waited = 0; waited < milliseconds; waited += 2) {
+        if (waitpid(child, NULL, WNOHANG) == child)
+            return true;
+        usleep(2000);
+    }
+    return false;
 }
