@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MAPS_READ_CHUNK (64 * 1024)
+
 static bool take_hex(const char **cursor, const char *end, uint64_t *value)
 {
     const char *p = *cursor;
@@ -104,6 +106,11 @@ int probe_read_maps(pid_t pid, size_t max_mappings, struct hd_mapping **mappings
     FILE *file = fopen(path, "re");
     if (!file)
         return -errno;
+    /* a process with a few hundred libraries has thousands of mappings: read them in a few large pieces, not in
+     * stdio's 4 KiB ones (each read() of the file takes the target's mmap lock again) */
+    char *buffer = malloc(MAPS_READ_CHUNK);
+    if (buffer)
+        setvbuf(file, buffer, _IOFBF, MAPS_READ_CHUNK);
     char *line = NULL;
     size_t line_cap = 0, cap = 0;
     ssize_t length;
@@ -127,6 +134,7 @@ int probe_read_maps(pid_t pid, size_t max_mappings, struct hd_mapping **mappings
     }
     free(line);
     fclose(file);
+    free(buffer);
     /* The kernel lists mappings in address order already; nothing to sort. */
     return result;
 }

@@ -45,13 +45,15 @@ static pid_t thread_group_of(pid_t pid)
     return (pid_t)tgid;
 }
 
-enum probe_pid_problem probe_check_pid(pid_t pid)
+/* probe_check_pid(), and the process `pid` belongs to in *tgid when it is OK: one read of its status. */
+static enum probe_pid_problem check_pid_and_group(pid_t pid, pid_t *group)
 {
     if (pid <= 0)
         return PROBE_PID_INVALID;
     if (pid == getpid())
         return PROBE_PID_SELF;
     pid_t tgid = thread_group_of(pid);
+    *group = tgid;
     if (tgid == -ENOENT || tgid == -ESRCH)
         return PROBE_PID_GONE;
     if (tgid == -EACCES || tgid == -EPERM)
@@ -59,6 +61,12 @@ enum probe_pid_problem probe_check_pid(pid_t pid)
     if (tgid < 0)
         return PROBE_PID_UNREADABLE;
     return tgid == getpid() ? PROBE_PID_SELF : PROBE_PID_OK;
+}
+
+enum probe_pid_problem probe_check_pid(pid_t pid)
+{
+    pid_t tgid;
+    return check_pid_and_group(pid, &tgid);
 }
 
 const char *probe_pid_problem_text(enum probe_pid_problem problem)
@@ -99,12 +107,12 @@ static bool resolve_roots(const struct probe_options *options, struct hd_snapsho
         return false;
     for (size_t i = 0; i < options->npids; i++) {
         pid_t pid = options->pids[i];
-        enum probe_pid_problem problem = probe_check_pid(pid);
+        pid_t tgid;
+        enum probe_pid_problem problem = check_pid_and_group(pid, &tgid);
         if (problem != PROBE_PID_OK) {
             hd_snapshot_note(snapshot, pid, 0, "pid %d: %s", (int)pid, probe_pid_problem_text(problem));
             continue;
         }
-        pid_t tgid = thread_group_of(pid);
         if (tgid != pid)
             hd_snapshot_note(snapshot, tgid, pid, "pid %d is a thread of process %d: diagnosing the process",
                              (int)pid, (int)tgid);

@@ -1,6 +1,6 @@
 /* The probe's entry point: sample a process tree and return one snapshot (snapshot.h).
  *
- * Reads /proc (through libproc2 and procfs.h) and, for timeouts passed by pointer, the target's memory with
+ * Reads /proc (procfs.h; libproc2 where the kernel lacks children files) and, for timeouts passed by pointer, the target's memory with
  * process_vm_readv. Unless `no_ptrace`, it then stops each process for a moment to take its threads' native stacks
  * (stacks.h), and in the other samples stops threads in state R alone to read the function they run.
  */
@@ -28,7 +28,7 @@ enum probe_result {
     PROBE_OK,
     PROBE_NO_TARGET,  /* none of the pids names a process */
     PROBE_NO_MEMORY,
-    PROBE_FAILED,     /* libproc2 could not read /proc: errno says why */
+    PROBE_FAILED,     /* /proc could not be listed: errno says why */
 };
 
 /* On PROBE_OK *out holds the snapshot (free with hd_snapshot_free). On PROBE_NO_TARGET *out still holds the

@@ -105,7 +105,7 @@ static bool skip_fields(const char **cursor, const char *end, int count)
 
 bool probe_parse_stat(const char *text, size_t length, struct probe_stat *out)
 {
-    *out = (struct probe_stat){ .state = '?' };
+    *out = (struct probe_stat){ .state = '?', .processor = -1 };
     const char *end = text + length;
     /* The comm may contain anything, ')' and newlines included, so it ends at the last ')' (proc(5)). */
     const char *open = memchr(text, '(', length);
@@ -138,9 +138,29 @@ bool probe_parse_stat(const char *text, size_t length, struct probe_stat *out)
     if (!skip_fields(&p, end, 4) || !take_unsigned(&p, end, 10, &flags))
         return true; /* a truncated line still gave comm, state and ppid */
     out->flags = (unsigned long)flags;
-    /* fields 10..51, then 52: exit_code */
+    /* fields 10..13 (fault counts), then 14 utime, 15 stime */
+    unsigned long long user, system;
+    if (!skip_fields(&p, end, 4) || !take_unsigned(&p, end, 10, &user) || !take_unsigned(&p, end, 10, &system))
+        return true;
+    out->has_times = true;
+    out->cpu_ticks = user + system;
+    /* 16..19 (children's times, priority, nice), 20 num_threads, 21 itrealvalue, 22 starttime */
+    long long threads;
+    unsigned long long start;
+    if (!skip_fields(&p, end, 4) || !take_signed(&p, end, &threads) || !skip_fields(&p, end, 1) ||
+        !take_unsigned(&p, end, 10, &start))
+        return true;
+    out->has_start = true;
+    out->thread_count = threads > 0 && threads <= INT32_MAX ? (int)threads : 0;
+    out->start_ticks = start;
+    /* 23..38, then 39: processor */
+    long long processor;
+    if (!skip_fields(&p, end, 16) || !take_signed(&p, end, &processor))
+        return true;
+    out->processor = processor >= 0 && processor <= INT32_MAX ? (int)processor : -1;
+    /* 40..51, then 52: exit_code */
     long long exit_code;
-    if (skip_fields(&p, end, 42) && take_signed(&p, end, &exit_code)) {
+    if (skip_fields(&p, end, 12) && take_signed(&p, end, &exit_code)) {
         out->has_exit_code = true;
         out->exit_code = (int)exit_code;
     }
@@ -191,13 +211,24 @@ bool probe_parse_status(const char *text, size_t length, struct probe_status *ou
     out->has_switches = line_unsigned(text, length, "voluntary_ctxt_switches:", &out->voluntary_switches) &&
                         line_unsigned(text, length, "nonvoluntary_ctxt_switches:", &out->involuntary_switches);
     const char *stop;
+    /* "Uid: real effective saved filesystem" */
+    const char *uids = find_line_value(text, length, "Uid:", &stop);
+    unsigned long long real, effective;
+    if (uids && take_unsigned(&uids, stop, 10, &real) && uids < stop && (*uids == '\t' || *uids == ' ')) {
+        while (uids < stop && *uids == '\t')
+            uids++;
+        if (take_unsigned(&uids, stop, 10, &effective) && effective <= UINT32_MAX) {
+            out->has_euid = true;
+            out->euid = (uid_t)effective;
+        }
+    }
     const char *mask = find_line_value(text, length, "SigIgn:", &stop);
     unsigned long long ignored;
     if (mask && take_unsigned(&mask, stop, 16, &ignored)) {
         out->has_signals_ignored = true;
         out->signals_ignored = ignored;
     }
-    return out->has_tracer_pid || out->has_switches || out->has_signals_ignored;
+    return out->has_tracer_pid || out->has_switches || out->has_signals_ignored || out->has_euid;
 }
 
 /* Parses "123.456789" (the kernel prints milliseconds with six decimals) without locale surprises. */

@@ -1,4 +1,4 @@
-/* Bounded reads of /proc files and parsers for the ones libproc2 does not cover (or covers lossily).
+/* Bounded reads of /proc files and their parsers.
  *
  * The parsers are pure functions over a buffer, so every odd input (a comm with ')' and newlines, a truncated file,
  * an empty cmdline) is unit-tested without a process. Everything they read comes from the target: they never trust
@@ -16,14 +16,19 @@
 /* Reads at most cap - 1 bytes of a file and NUL-terminates them. Returns the length, or -errno. */
 ssize_t probe_read_file(const char *path, char *buffer, size_t cap);
 
-/* /proc/<pid>/task/<tid>/stat: the fields libproc2 gives only mangled (comm: control bytes become '.') or not at
- * all (exit_code). */
+/* /proc/<pid>/task/<tid>/stat, the fields hangdoc uses. A line cut short keeps what came before the cut. */
 struct probe_stat {
     char comm[HD_COMM_MAX]; /* raw bytes between the first '(' and the last ')' */
     char state;
     pid_t ppid;
-    unsigned long flags;  /* PF_* flags, field 9 */
-    bool has_exit_code;   /* field 52, since Linux 3.5 */
+    unsigned long flags;      /* PF_* flags, field 9 */
+    bool has_times;           /* fields 14 and 15 */
+    uint64_t cpu_ticks;       /* utime + stime, in clock ticks */
+    bool has_start;           /* fields 20 and 22 */
+    int thread_count;         /* of the whole process */
+    uint64_t start_ticks;     /* after boot, in clock ticks */
+    int processor;            /* field 39, the CPU it last ran on; -1 when not given */
+    bool has_exit_code;       /* field 52, since Linux 3.5 */
     int exit_code;
 };
 bool probe_parse_stat(const char *text, size_t length, struct probe_stat *out);
@@ -40,6 +45,8 @@ struct probe_status {
     uint64_t involuntary_switches;
     bool has_signals_ignored;
     uint64_t signals_ignored; /* SigIgn: bit n-1 set when signal n is ignored */
+    bool has_euid;
+    uid_t euid;               /* the second number of "Uid:" */
 };
 bool probe_parse_status(const char *text, size_t length, struct probe_status *out);
 

@@ -1,6 +1,7 @@
 /* Tree membership and per-thread reads (proctree.h). */
 #include "proctree.h"
 
+#include "children.h"
 #include "fds.h"
 #include "locks.h"
 #include "maps.h"
@@ -9,6 +10,7 @@
 #include "schedclock.h"
 #include "syscalls.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <libproc2/pids.h>
@@ -23,8 +25,6 @@
 /* libproc2 4.0.2's PIDS_VAL takes (index, type, stack, info) and ignores info; newer releases take three. */
 #define VALUE(index, type, stack) PIDS_VAL(index, type, stack, NULL)
 
-/* libproc2 refuses more pids than this in one procps_pids_select() (EINVAL). */
-#define SELECT_BATCH 255
 /* Bounds on what one process may make us hold. */
 #define CMDLINE_MAX_BYTES (128 * 1024)
 #define CMDLINE_MAX_ARGS 4096
@@ -32,23 +32,14 @@
 #define PATH_BUFFER 4096
 #define MAPPINGS_MAX 65536
 #define FDS_MAX 4096
+#define THREADS_MAX 65536
 
 /* Items of the listing pass, mirrored by an index enum (the procps-ng idiom). */
 static enum pids_item listing_items[] = { PIDS_ID_TGID, PIDS_ID_PPID, PIDS_STATE };
 enum listing_index { LISTING_TGID, LISTING_PPID, LISTING_STATE };
 
-static enum pids_item thread_items[] = {
-    PIDS_ID_TGID, PIDS_ID_TID, PIDS_ID_PPID,     PIDS_ID_EUID,  PIDS_STATE,   PIDS_WCHAN_NAME,
-    PIDS_NLWP,    PIDS_TICS_ALL, PIDS_TIME_START, PIDS_TIME_ELAPSED, PIDS_PROCESSOR,
-};
-enum thread_index {
-    THREAD_TGID, THREAD_TID, THREAD_PPID, THREAD_EUID, THREAD_STATE, THREAD_WCHAN,
-    THREAD_NLWP, THREAD_TICS, THREAD_START, THREAD_ELAPSED, THREAD_PROCESSOR,
-};
-
 struct probe_tree {
-    struct pids_info *listing;
-    struct pids_info *threads;
+    struct pids_info *listing; /* every process of the system: set up only where children files are missing */
     struct probe_sched_clock *sched_clock;
     long ticks_per_second;
     bool sched_clock_inexact; /* some "blocked for" came from another CPU's clock */
@@ -59,15 +50,10 @@ struct probe_tree *probe_tree_new(void)
     struct probe_tree *tree = calloc(1, sizeof *tree);
     if (!tree)
         return NULL;
-    int failed = procps_pids_new(&tree->listing, listing_items, (int)COUNT(listing_items));
-    if (failed >= 0)
-        failed = procps_pids_new(&tree->threads, thread_items, (int)COUNT(thread_items));
     tree->sched_clock = probe_sched_clock_new();
-    if (!tree->sched_clock && failed >= 0)
-        failed = -ENOMEM;
-    if (failed < 0) {
+    if (!tree->sched_clock) {
         probe_tree_free(tree);
-        errno = -failed;
+        errno = ENOMEM;
         return NULL;
     }
     tree->ticks_per_second = sysconf(_SC_CLK_TCK);
@@ -82,8 +68,6 @@ void probe_tree_free(struct probe_tree *tree)
         return;
     if (tree->listing)
         procps_pids_unref(&tree->listing);
-    if (tree->threads)
-        procps_pids_unref(&tree->threads);
     probe_sched_clock_free(tree->sched_clock);
     free(tree);
 }
@@ -95,6 +79,12 @@ struct parent_link {
     pid_t ppid;
     char state;
 };
+
+static int compare_pids(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+    return (x > y) - (x < y);
+}
 
 static int compare_by_ppid_then_pid(const void *a, const void *b)
 {
@@ -177,9 +167,35 @@ static struct parent_link *read_links(struct pids_info *listing, size_t *nlinks)
     return links;
 }
 
+/* Depth-first from `pid`, children in pid order, from the children files of each member's threads. */
+static bool add_subtree_by_children(struct member_list *members, pid_t pid, pid_t exclude, unsigned depth)
+{
+    if (pid == exclude || member_contains(members, pid))
+        return true;
+    if (!member_add(members, pid))
+        return false;
+    if (depth > 4096)
+        return true;
+    pid_t *children = NULL;
+    size_t count = 0, cap = 0;
+    bool ok = probe_read_children(pid, &children, &count, &cap);
+    for (size_t i = 0; i < count && ok; i++)
+        ok = add_subtree_by_children(members, children[i], exclude, depth + 1);
+    free(children);
+    return ok;
+}
+
 static bool list_members(struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
                          struct member_list *members)
 {
+    if (probe_children_files_exist()) {
+        bool ok = true;
+        for (size_t r = 0; r < nroots && ok; r++)
+            ok = add_subtree_by_children(members, roots[r], exclude, 0);
+        return ok;
+    }
+    if (!tree->listing && procps_pids_new(&tree->listing, listing_items, (int)COUNT(listing_items)) < 0)
+        return false;
     size_t nlinks;
     struct parent_link *links = read_links(tree->listing, &nlinks);
     if (!links)
@@ -223,6 +239,7 @@ struct read_context {
     enum probe_detail detail;
     struct hd_snapshot *snapshot;
     struct probe_clocks clocks;
+    double boot_seconds; /* since boot, now: a process's age is this less its start */
 };
 
 static bool full(const struct read_context *c)
@@ -274,10 +291,15 @@ static void read_cmdline(struct read_context *c, struct hd_process *process)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/cmdline", (int)process->pid);
-    char *bytes = malloc(CMDLINE_MAX_BYTES);
-    if (!bytes)
-        return;
-    ssize_t length = probe_read_file(path, bytes, CMDLINE_MAX_BYTES);
+    /* most command lines fit the usual buffer; a longer one is read again, up to the bound */
+    char usual[4096], *bytes = usual;
+    ssize_t length = probe_read_file(path, usual, sizeof usual);
+    if (length == (ssize_t)sizeof usual - 1) {
+        bytes = malloc(CMDLINE_MAX_BYTES);
+        if (!bytes)
+            return;
+        length = probe_read_file(path, bytes, CMDLINE_MAX_BYTES);
+    }
     if (length < 0)
         NOTE(c, process->pid, 0, "cmdline: %s", why_unreadable((int)-length));
     else if (!probe_parse_cmdline(bytes, (size_t)length, CMDLINE_MAX_ARGS, &process->argv, &process->argc,
@@ -285,7 +307,8 @@ static void read_cmdline(struct read_context *c, struct hd_process *process)
         NOTE(c, process->pid, 0, "cmdline: out of memory");
     if (length == CMDLINE_MAX_BYTES - 1)
         process->cmdline_truncated = true;
-    free(bytes);
+    if (bytes != usual)
+        free(bytes);
 }
 
 static void read_exe(struct read_context *c, struct hd_process *process)
@@ -324,22 +347,14 @@ static void read_maps_and_fds(struct read_context *c, struct hd_process *process
 static void read_process_files(struct read_context *c, struct hd_process *process)
 {
     char path[64], text[4096];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)process->pid);
-    struct probe_stat stat;
-    ssize_t length = probe_read_file(path, text, sizeof text);
-    if (length >= 0 && probe_parse_stat(text, (size_t)length, &stat)) {
-        memcpy(process->comm, stat.comm, sizeof process->comm);
-        process->kernel_thread = stat.flags & PROBE_PF_KTHREAD;
-        if (stat.has_exit_code)
-            process->exit_status = stat.exit_code;
-    }
-    process->zombie = process->state == 'Z';
     snprintf(path, sizeof path, "/proc/%d/status", (int)process->pid);
     struct probe_status status;
-    length = probe_read_file(path, text, sizeof text);
+    ssize_t length = probe_read_file(path, text, sizeof text);
     if (length >= 0 && probe_parse_status(text, (size_t)length, &status)) {
         process->tracer_pid = status.tracer_pid;
         process->ignores_sigchld = status.has_signals_ignored && (status.signals_ignored >> (SIGCHLD - 1)) & 1;
+        if (status.has_euid)
+            process->uid = status.euid;
     }
     if (!full(c))
         return;
@@ -439,12 +454,6 @@ static void read_thread_kernel_stack(pid_t pid, struct hd_thread *thread)
 
 static void read_thread_files(struct read_context *c, const struct hd_process *process, struct hd_thread *thread)
 {
-    char path[96], text[4096];
-    thread_path(path, sizeof path, process->pid, thread->tid, "stat");
-    ssize_t length = probe_read_file(path, text, sizeof text);
-    struct probe_stat stat;
-    if (length >= 0 && probe_parse_stat(text, (size_t)length, &stat))
-        memcpy(thread->name, stat.comm, sizeof thread->name);
     read_thread_sched(c, process->pid, thread);
     if (!thread->switches_known)
         read_thread_switches_from_status(process->pid, thread);
@@ -453,95 +462,142 @@ static void read_thread_files(struct read_context *c, const struct hd_process *p
         read_thread_kernel_stack(process->pid, thread);
 }
 
-/* ---- assembling processes from libproc2's thread stacks ----------------------------------------------------- */
+/* ---- assembling processes from their threads' stat files --------------------------------------------------- */
 
 static void copy_bounded(char *destination, size_t size, const char *source)
 {
-    if (!source)
-        source = "";
     size_t length = strnlen(source, size - 1);
     memcpy(destination, source, length);
     destination[length] = '\0';
 }
 
-static bool append_thread(struct hd_process *process, struct pids_stack *stack, struct probe_tree *tree)
+/* The thread ids of a process, sorted (none when it is gone); false only when memory ran out. */
+static bool list_threads(pid_t pid, pid_t **tids, size_t *count)
 {
-    struct hd_thread *grown = reallocarray(process->threads, process->nthreads + 1, sizeof *grown);
-    if (!grown)
-        return false;
-    process->threads = grown;
-    struct hd_thread *thread = &process->threads[process->nthreads++];
-    *thread = (struct hd_thread){
-        .tid = VALUE(THREAD_TID, s_int, stack),
-        .state = (char)VALUE(THREAD_STATE, s_ch, stack),
-        .cpu_time_ns = VALUE(THREAD_TICS, ull_int, stack) * (1000000000ULL /
-                                                                             (unsigned long long)tree->ticks_per_second),
-        .wait = { .kind = HD_WAIT_NONE, .fd = -1 },
-        .last_cpu = VALUE(THREAD_PROCESSOR, s_int, stack),
-        .samples_seen = 1,
-    };
-    /* libproc2 shows "-" for "no wait channel"; the kernel's own answer for a running task is "0" */
-    const char *wchan = VALUE(THREAD_WCHAN, str, stack);
-    if (wchan && strcmp(wchan, "-") != 0 && strcmp(wchan, "0") != 0)
-        copy_bounded(thread->wchan, sizeof thread->wchan, wchan);
-    if (thread->state == 'D')
-        thread->samples_in_state_d = 1;
-    if (thread->state == 'R')
-        thread->samples_in_state_r = 1;
+    *tids = NULL;
+    *count = 0;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    if (!tasks)
+        return true;
+    size_t cap = 0;
+    struct dirent *entry;
+    while ((entry = readdir(tasks)) && *count < THREADS_MAX) {
+        char *end;
+        long tid = strtol(entry->d_name, &end, 10);
+        if (*end || tid <= 0 || tid > INT32_MAX)
+            continue;
+        if (*count == cap) {
+            cap = cap ? cap * 2 : 16;
+            pid_t *grown = reallocarray(*tids, cap, sizeof *grown);
+            if (!grown) {
+                free(*tids);
+                *tids = NULL;
+                closedir(tasks);
+                return false;
+            }
+            *tids = grown;
+        }
+        (*tids)[(*count)++] = (pid_t)tid;
+    }
+    closedir(tasks);
+    qsort(*tids, *count, sizeof **tids, compare_pids);
     return true;
 }
 
-static void fill_process_from_leader(struct hd_process *process, struct pids_stack *stack)
+/* The kernel's wait channel: a function name, or "0" when the task runs (or we may not see it). Named as ps(1)
+ * names it: without the leading '.' and underscores ("__do_sys_pause" is "do_sys_pause"). */
+static void read_thread_wchan(pid_t pid, struct hd_thread *thread)
 {
-    process->ppid = VALUE(THREAD_PPID, s_int, stack);
-    process->uid = VALUE(THREAD_EUID, u_int, stack);
-    process->state = (char)VALUE(THREAD_STATE, s_ch, stack);
-    process->thread_count = VALUE(THREAD_NLWP, s_int, stack);
-    process->start_time_s = VALUE(THREAD_START, real, stack);
-    process->age_s = VALUE(THREAD_ELAPSED, real, stack);
+    char path[96], text[HD_WCHAN_MAX];
+    thread_path(path, sizeof path, pid, thread->tid, "wchan");
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    if (length <= 0 || strcmp(text, "0") == 0)
+        return;
+    const char *name = text + (text[0] == '.');
+    while (*name == '_')
+        name++;
+    copy_bounded(thread->wchan, sizeof thread->wchan, name);
 }
 
-static int compare_threads(const void *a, const void *b)
+/* One thread from its stat file; false when it is gone. */
+static bool read_thread_stat(struct read_context *c, pid_t pid, struct hd_thread *thread, struct probe_stat *stat)
 {
-    const struct hd_thread *x = a, *y = b;
-    return (x->tid > y->tid) - (x->tid < y->tid);
+    char path[96], text[4096];
+    thread_path(path, sizeof path, pid, thread->tid, "stat");
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    if (length < 0 || !probe_parse_stat(text, (size_t)length, stat))
+        return false;
+    uint64_t nanoseconds_per_tick = 1000000000ULL / (uint64_t)c->tree->ticks_per_second;
+    thread->state = stat->state;
+    memcpy(thread->name, stat->comm, sizeof thread->name);
+    thread->cpu_time_ns = stat->has_times ? stat->cpu_ticks * nanoseconds_per_tick : 0;
+    thread->last_cpu = stat->processor;
+    thread->samples_in_state_d = thread->state == 'D';
+    thread->samples_in_state_r = thread->state == 'R';
+    read_thread_wchan(pid, thread);
+    return true;
 }
 
-/* Turns the stacks of one libproc2 select into processes, in the order of `pids`. */
-static bool collect_processes(struct read_context *c, const pid_t *pids, size_t npids, struct pids_fetch *fetch)
+static void fill_process_from_leader(struct read_context *c, struct hd_process *process, const struct probe_stat *stat)
 {
-    struct probe_tree *tree = c->tree;
-    struct hd_snapshot *snapshot = c->snapshot;
-    for (size_t p = 0; p < npids; p++) {
-        struct hd_process process = { .pid = pids[p], .state = '?', .arch = snapshot->arch };
-        bool leader_seen = false;
-        for (int s = 0; s < fetch->counts->total; s++) {
-            struct pids_stack *stack = fetch->stacks[s];
-            if (VALUE(THREAD_TGID, s_int, stack) != pids[p])
-                continue;
-            if (!append_thread(&process, stack, tree)) {
-                free(process.threads);
-                return false;
-            }
-            if (VALUE(THREAD_TID, s_int, stack) == pids[p]) {
-                fill_process_from_leader(&process, stack);
-                leader_seen = true;
-            }
-        }
-        if (!leader_seen) {
-            free(process.threads);
-            NOTE(c, pids[p], 0, "process %d exited during the scan", (int)pids[p]);
-            continue;
-        }
-        qsort(process.threads, process.nthreads, sizeof *process.threads, compare_threads);
-        struct hd_process *grown = reallocarray(snapshot->processes, snapshot->nprocesses + 1, sizeof *grown);
-        if (!grown) {
-            free(process.threads);
-            return false;
-        }
-        snapshot->processes = grown;
-        snapshot->processes[snapshot->nprocesses++] = process;
+    process->ppid = stat->ppid;
+    process->state = stat->state;
+    process->zombie = stat->state == 'Z';
+    memcpy(process->comm, stat->comm, sizeof process->comm);
+    process->kernel_thread = stat->flags & PROBE_PF_KTHREAD;
+    if (stat->has_exit_code)
+        process->exit_status = stat->exit_code;
+    if (stat->has_start) {
+        process->thread_count = stat->thread_count;
+        process->start_time_s = (double)stat->start_ticks / (double)c->tree->ticks_per_second;
+        double age = c->boot_seconds - process->start_time_s;
+        process->age_s = age > 0 ? age : 0;
     }
+}
+
+/* Reads one process and the stat file of each of its threads; false when memory ran out. A process gone by now
+ * is left out, and noted. */
+static bool collect_process(struct read_context *c, pid_t pid)
+{
+    struct hd_snapshot *snapshot = c->snapshot;
+    struct hd_process process = { .pid = pid, .state = '?', .arch = snapshot->arch };
+    pid_t *tids;
+    size_t ntids;
+    if (!list_threads(pid, &tids, &ntids))
+        return false;
+    process.threads = calloc(ntids ? ntids : 1, sizeof *process.threads);
+    if (!process.threads) {
+        free(tids);
+        return false;
+    }
+    bool leader_seen = false;
+    for (size_t t = 0; t < ntids; t++) {
+        struct hd_thread *thread = &process.threads[process.nthreads];
+        *thread = (struct hd_thread){ .tid = tids[t], .wait = { .kind = HD_WAIT_NONE, .fd = -1 }, .samples_seen = 1 };
+        struct probe_stat stat;
+        if (!read_thread_stat(c, pid, thread, &stat))
+            continue; /* ended since the listing */
+        process.nthreads++;
+        if (tids[t] == pid) {
+            fill_process_from_leader(c, &process, &stat);
+            leader_seen = true;
+        }
+    }
+    free(tids);
+    if (!leader_seen) {
+        free(process.threads);
+        NOTE(c, pid, 0, "process %d exited during the scan", (int)pid);
+        return true;
+    }
+    struct hd_process *grown = reallocarray(snapshot->processes, snapshot->nprocesses + 1, sizeof *grown);
+    if (!grown) {
+        free(process.threads);
+        return false;
+    }
+    snapshot->processes = grown;
+    snapshot->processes[snapshot->nprocesses++] = process;
     return true;
 }
 
@@ -588,19 +644,14 @@ bool probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots,
     struct read_context c = {
         .tree = tree, .detail = detail, .snapshot = into,
         .clocks = { .monotonic_ns = clock_ns(CLOCK_MONOTONIC), .realtime_ns = clock_ns(CLOCK_REALTIME) },
+        .boot_seconds = (double)clock_ns(CLOCK_BOOTTIME) / 1e9,
     };
     size_t first_new = into->nprocesses;
     bool ok = true;
-    for (size_t start = 0; start < members.count && ok; start += SELECT_BATCH) {
-        size_t batch = members.count - start < SELECT_BATCH ? members.count - start : SELECT_BATCH;
-        unsigned ids[SELECT_BATCH];
-        for (size_t i = 0; i < batch; i++)
-            ids[i] = (unsigned)members.pids[start + i];
-        struct pids_fetch *fetch = procps_pids_select(tree->threads, ids, (int)batch, PIDS_SELECT_PID_THREADS);
-        ok = fetch && collect_processes(&c, members.pids + start, batch, fetch);
-    }
+    for (size_t m = 0; m < members.count && ok; m++)
+        ok = collect_process(&c, members.pids[m]);
     free(members.pids);
-    /* The files libproc2 does not cover, read right after it so that both describe the same moment. */
+    /* The other files, read right after the stat files so that all describe the same moment. */
     for (size_t p = first_new; p < into->nprocesses && ok; p++) {
         struct hd_process *process = &into->processes[p];
         read_process_files(&c, process);

@@ -1,7 +1,10 @@
-/* One sample of a process tree: which processes belong to it (libproc2), and every field of every thread.
+/* One sample of a process tree: which processes belong to it, and every field of every thread.
  *
- * libproc2 enumerates processes and threads and gives the fields it reads faithfully (ppid, uid, state, wchan,
- * thread count, start time); the files it does not cover, or covers lossily, are read through procfs.h.
+ * The members are found from the top down through the children files (children.h); only on a kernel without
+ * them does libproc2 list every process of the system to find them by parent. Each thread is then read from its
+ * own files through procfs.h's parsers: one stat file gives what libproc2's per-thread read gave (state, CPU
+ * ticks, last CPU, start time, thread count) plus what it mangles (comm) or lacks (flags, exit code), at a
+ * third of the system calls (libproc2 also reads statm and stats the task directory for every thread).
  */
 #pragma once
 
@@ -14,7 +17,7 @@
 
 struct probe_tree;
 
-/* NULL when libproc2 cannot be set up (errno says why). */
+/* NULL when memory ran out. */
 struct probe_tree *probe_tree_new(void);
 void probe_tree_free(struct probe_tree *tree);
 
@@ -25,7 +28,7 @@ enum probe_detail {
 
 /* Reads the processes `roots` (thread-group ids) and all their descendants, except `exclude` (hangdoc itself),
  * into `into->processes`, in tree order. Processes that vanish during the read are left out (and noted in a full
- * read). False only when libproc2 failed or memory ran out. */
+ * read). False only when listing every process (libproc2) failed or memory ran out. */
 bool probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
                      enum probe_detail detail, struct hd_snapshot *into);
 

@@ -60,6 +60,40 @@ Test(parse_stat, normal_line)
     cr_assert_eq(stat.flags & PROBE_PF_KTHREAD, 0UL);
     cr_assert(stat.has_exit_code);
     cr_assert_eq(stat.exit_code, 0);
+    cr_assert(stat.has_times);
+    cr_assert_eq(stat.cpu_ticks, 0);
+    cr_assert(stat.has_start);
+    cr_assert_eq(stat.thread_count, 1);
+    cr_assert_eq(stat.start_ticks, 79329);
+    cr_assert_eq(stat.processor, 1);
+}
+
+/* utime 14, stime 15, num_threads 20, starttime 22 and processor 39 from a line with distinct values; the
+ * unsigned 64-bit fields between them (rsslim of RLIM_INFINITY) are skipped, not parsed as signed. */
+Test(parse_stat, times_threads_start_and_processor)
+{
+    const char *line = "77 (python3) S 1 77 77 0 -1 4194560 10 0 0 0 1234 567 0 0 20 0 17 0 987654321 1 2 "
+                       "18446744073709551615 1 2 3 0 0 0 0 0 0 0 0 0 17 13 0 0 0 0 0 1 2 3 4 5 6 7 0\n";
+    struct probe_stat stat;
+    cr_assert_eq(count_fields(line), 52);
+    cr_assert(probe_parse_stat(line, strlen(line), &stat));
+    cr_assert_eq(stat.cpu_ticks, 1234 + 567);
+    cr_assert_eq(stat.thread_count, 17);
+    cr_assert_eq(stat.start_ticks, 987654321ULL);
+    cr_assert_eq(stat.processor, 13);
+    cr_assert(stat.has_exit_code);
+}
+
+Test(parse_stat, cut_after_the_times_keeps_them)
+{
+    const char *line = "77 (python3) S 1 77 77 0 -1 4194560 10 0 0 0 1234 567 0 0";
+    struct probe_stat stat;
+    cr_assert(probe_parse_stat(line, strlen(line), &stat));
+    cr_assert(stat.has_times);
+    cr_assert_eq(stat.cpu_ticks, 1801);
+    cr_assert_not(stat.has_start);
+    cr_assert_eq(stat.processor, -1);
+    cr_assert_not(stat.has_exit_code);
 }
 
 Test(parse_stat, comm_with_spaces)
@@ -317,6 +351,9 @@ Test(parse_stat, own_stat_file)
     cr_assert_eq(stat.flags & PROBE_PF_KTHREAD, 0UL);
     cr_assert(stat.has_exit_code);
     cr_assert_eq(stat.exit_code, 0);
+    cr_assert(stat.has_start);
+    cr_assert_geq(stat.thread_count, 1);
+    cr_assert_geq(stat.processor, 0);
 }
 
 /* ---- probe_parse_status -------------------------------------------------------------------------------------- */
@@ -450,6 +487,21 @@ Test(parse_status, value_not_a_number)
     cr_assert_not(probe_parse_status(text, strlen(text), &status));
 }
 
+Test(parse_status, effective_uid_is_the_second_number)
+{
+    const char *text = "Name:\tsu\nUid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n";
+    struct probe_status status;
+    cr_assert(probe_parse_status(text, strlen(text), &status));
+    cr_assert(status.has_euid);
+    cr_assert_eq(status.euid, 0);
+    const char *one_number = "Uid:\t1000\n";
+    cr_assert_not(probe_parse_status(one_number, strlen(one_number), &status));
+    cr_assert_not(status.has_euid);
+    const char *too_big = "Uid:\t1\t99999999999\n";
+    probe_parse_status(too_big, strlen(too_big), &status);
+    cr_assert_not(status.has_euid);
+}
+
 Test(parse_status, own_status_file)
 {
     char buffer[8192];
@@ -459,6 +511,8 @@ Test(parse_status, own_status_file)
     cr_assert(probe_parse_status(buffer, (size_t)length, &status));
     cr_assert(status.has_tracer_pid);
     cr_assert(status.has_switches);
+    cr_assert(status.has_euid);
+    cr_assert_eq(status.euid, geteuid());
 }
 
 /* ---- probe_parse_sched --------------------------------------------------------------------------------------- */

@@ -1,0 +1,116 @@
+/* Children of a process from its threads' children files (children.h). */
+#include "children.h"
+
+#include "procfs.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* A children file is a list of decimal pids, each followed by a space: 8 bytes each with today's 22-bit pids.
+ * A thread with more children than this is noted by nobody and read in part (a fork bomb, not a worker pool). */
+#define CHILDREN_TEXT_MAX (256 * 1024)
+#define THREADS_MAX 65536
+
+bool probe_children_files_exist(void)
+{
+    static int exists = -1;
+    if (exists < 0)
+        exists = access("/proc/thread-self/children", R_OK) == 0;
+    return exists;
+}
+
+static bool append_pid(pid_t pid, pid_t **pids, size_t *count, size_t *cap)
+{
+    if (*count == *cap) {
+        size_t grown_cap = *cap ? *cap * 2 : 16;
+        pid_t *grown = reallocarray(*pids, grown_cap, sizeof *grown);
+        if (!grown)
+            return false;
+        *pids = grown;
+        *cap = grown_cap;
+    }
+    (*pids)[(*count)++] = pid;
+    return true;
+}
+
+/* Appends the pids of one children file; anything that is not a pid ends the list. */
+static bool parse_children(const char *text, pid_t **pids, size_t *count, size_t *cap)
+{
+    const char *p = text;
+    for (;;) {
+        while (*p == ' ' || *p == '\n')
+            p++;
+        if (*p < '0' || *p > '9')
+            return true;
+        long value = 0;
+        for (; *p >= '0' && *p <= '9'; p++) {
+            value = value * 10 + (*p - '0');
+            if (value > 0x7fffffff)
+                return true; /* not a pid the kernel writes */
+        }
+        if (value > 0 && !append_pid((pid_t)value, pids, count, cap))
+            return false;
+    }
+}
+
+static int compare_pids(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether a directory entry of /proc/<pid>/task names a thread: digits only. */
+static bool names_thread(const char *name)
+{
+    if (!*name)
+        return false;
+    for (; *name; name++)
+        if (*name < '0' || *name > '9')
+            return false;
+    return true;
+}
+
+/* One children file; a list too long for the usual buffer is read again into a bigger one. */
+static bool read_children_file(const char *path, pid_t **pids, size_t *count, size_t *cap)
+{
+    char usual[16384];
+    ssize_t length = probe_read_file(path, usual, sizeof usual);
+    if (length < (ssize_t)sizeof usual - 1)
+        return length <= 0 || parse_children(usual, pids, count, cap);
+    char *text = malloc(CHILDREN_TEXT_MAX);
+    if (!text)
+        return false;
+    bool ok = probe_read_file(path, text, CHILDREN_TEXT_MAX) <= 0 || parse_children(text, pids, count, cap);
+    free(text);
+    return ok;
+}
+
+bool probe_read_children(pid_t pid, pid_t **pids, size_t *count, size_t *cap)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    if (!tasks)
+        return true; /* gone, or not ours to read: no children we can name */
+    bool ok = true;
+    size_t first = *count, threads = 0;
+    struct dirent *entry;
+    while (ok && threads < THREADS_MAX && (entry = readdir(tasks))) {
+        if (!names_thread(entry->d_name))
+            continue;
+        threads++;
+        snprintf(path, sizeof path, "/proc/%d/task/%.16s/children", (int)pid, entry->d_name);
+        ok = read_children_file(path, pids, count, cap);
+    }
+    closedir(tasks);
+    /* a child shows once, under the thread that forked it; sorted, so that the tree is in pid order */
+    qsort(*pids + first, *count - first, sizeof **pids, compare_pids);
+    size_t kept = first;
+    for (size_t i = first; i < *count; i++)
+        if (kept == first || (*pids)[kept - 1] != (*pids)[i])
+            (*pids)[kept++] = (*pids)[i];
+    *count = kept;
+    return ok;
+}
