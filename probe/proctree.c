@@ -6,6 +6,7 @@
 #include "locks.h"
 #include "maps.h"
 #include "memory.h"
+#include "process_list.h"
 #include "procfs.h"
 #include "schedclock.h"
 #include "syscalls.h"
@@ -13,7 +14,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
-#include <libproc2/pids.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +21,6 @@
 #include <unistd.h>
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
-
-/* libproc2 4.0.2's PIDS_VAL takes (index, type, stack, info) and ignores info; newer releases take three. */
-#define VALUE(index, type, stack) PIDS_VAL(index, type, stack, NULL)
 
 /* Bounds on what one process may make us hold. */
 #define CMDLINE_MAX_BYTES (128 * 1024)
@@ -34,12 +31,7 @@
 #define FDS_MAX 4096
 #define THREADS_MAX 65536
 
-/* Items of the listing pass, mirrored by an index enum (the procps-ng idiom). */
-static enum pids_item listing_items[] = { PIDS_ID_TGID, PIDS_ID_PPID, PIDS_STATE };
-enum listing_index { LISTING_TGID, LISTING_PPID, LISTING_STATE };
-
 struct probe_tree {
-    struct pids_info *listing; /* every process of the system: set up only where children files are missing */
     struct probe_sched_clock *sched_clock;
     long ticks_per_second;
     bool sched_clock_inexact; /* some "blocked for" came from another CPU's clock */
@@ -66,32 +58,16 @@ void probe_tree_free(struct probe_tree *tree)
 {
     if (!tree)
         return;
-    if (tree->listing)
-        procps_pids_unref(&tree->listing);
     probe_sched_clock_free(tree->sched_clock);
     free(tree);
 }
 
 /* ---- membership ------------------------------------------------------------------------------------------- */
 
-struct parent_link {
-    pid_t pid;
-    pid_t ppid;
-    char state;
-};
-
 static int compare_pids(const void *a, const void *b)
 {
     pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
     return (x > y) - (x < y);
-}
-
-static int compare_by_ppid_then_pid(const void *a, const void *b)
-{
-    const struct parent_link *x = a, *y = b;
-    if (x->ppid != y->ppid)
-        return x->ppid < y->ppid ? -1 : 1;
-    return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
 struct member_list {
@@ -123,7 +99,7 @@ static bool member_add(struct member_list *members, pid_t pid)
 }
 
 /* Depth-first from `pid`, children in pid order; `links` is sorted by (ppid, pid). */
-static bool add_subtree(struct member_list *members, const struct parent_link *links, size_t nlinks, pid_t pid,
+static bool add_subtree(struct member_list *members, const struct probe_process_link *links, size_t nlinks, pid_t pid,
                         pid_t exclude, unsigned depth)
 {
     if (pid == exclude || member_contains(members, pid))
@@ -147,26 +123,6 @@ static bool add_subtree(struct member_list *members, const struct parent_link *l
     return true;
 }
 
-/* Every process of the system with its parent, sorted by (ppid, pid); NULL when libproc2 failed. */
-static struct parent_link *read_links(struct pids_info *listing, size_t *nlinks)
-{
-    struct pids_fetch *all = procps_pids_reap(listing, PIDS_FETCH_TASKS_ONLY);
-    if (!all)
-        return NULL;
-    *nlinks = (size_t)all->counts->total;
-    struct parent_link *links = calloc(*nlinks ? *nlinks : 1, sizeof *links);
-    if (!links)
-        return NULL;
-    for (size_t i = 0; i < *nlinks; i++) {
-        struct pids_stack *stack = all->stacks[i];
-        links[i].pid = VALUE(LISTING_TGID, s_int, stack);
-        links[i].ppid = VALUE(LISTING_PPID, s_int, stack);
-        links[i].state = (char)VALUE(LISTING_STATE, s_ch, stack);
-    }
-    qsort(links, *nlinks, sizeof *links, compare_by_ppid_then_pid);
-    return links;
-}
-
 /* Depth-first from `pid`, children in pid order, from the children files of each member's threads. */
 static bool add_subtree_by_children(struct member_list *members, pid_t pid, pid_t exclude, unsigned depth)
 {
@@ -185,7 +141,7 @@ static bool add_subtree_by_children(struct member_list *members, pid_t pid, pid_
     return ok;
 }
 
-static bool list_members(struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
+static bool list_members(const pid_t *roots, size_t nroots, pid_t exclude,
                          struct member_list *members)
 {
     if (probe_children_files_exist()) {
@@ -194,33 +150,31 @@ static bool list_members(struct probe_tree *tree, const pid_t *roots, size_t nro
             ok = add_subtree_by_children(members, roots[r], exclude, 0);
         return ok;
     }
-    if (!tree->listing && procps_pids_new(&tree->listing, listing_items, (int)COUNT(listing_items)) < 0)
+    struct probe_process_link *links;
+    ssize_t nlinks = probe_list_every_process(&links);
+    if (nlinks < 0) {
+        errno = (int)-nlinks;
         return false;
-    size_t nlinks;
-    struct parent_link *links = read_links(tree->listing, &nlinks);
-    if (!links)
-        return false;
+    }
     bool ok = true;
     for (size_t r = 0; r < nroots && ok; r++)
-        ok = add_subtree(members, links, nlinks, roots[r], exclude, 0);
+        ok = add_subtree(members, links, (size_t)nlinks, roots[r], exclude, 0);
     free(links);
     return ok;
 }
 
 ssize_t probe_list_descendants(pid_t ancestor, pid_t exclude, struct probe_relative *out, size_t max)
 {
-    struct pids_info *listing = NULL;
-    int failed = procps_pids_new(&listing, listing_items, (int)COUNT(listing_items));
-    if (failed < 0)
-        return failed;
-    size_t nlinks;
-    struct parent_link *links = read_links(listing, &nlinks);
+    struct probe_process_link *links;
+    ssize_t nlinks = probe_list_every_process(&links);
+    if (nlinks < 0)
+        return nlinks;
     struct member_list members = { 0 };
-    bool ok = links && add_subtree(&members, links, nlinks, ancestor, exclude, 0);
+    bool ok = add_subtree(&members, links, (size_t)nlinks, ancestor, exclude, 0);
     ssize_t count = ok ? 0 : -ENOMEM;
     /* members[0] is the ancestor itself */
     for (size_t m = 1; ok && m < members.count && (size_t)count < max; m++)
-        for (size_t i = 0; i < nlinks; i++)
+        for (ssize_t i = 0; i < nlinks; i++)
             if (links[i].pid == members.pids[m]) {
                 out[count++] = (struct probe_relative){ .pid = links[i].pid, .ppid = links[i].ppid,
                                                         .state = links[i].state };
@@ -228,7 +182,6 @@ ssize_t probe_list_descendants(pid_t ancestor, pid_t exclude, struct probe_relat
             }
     free(members.pids);
     free(links);
-    procps_pids_unref(&listing);
     return count;
 }
 
@@ -637,7 +590,7 @@ bool probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots,
                      enum probe_detail detail, struct hd_snapshot *into)
 {
     struct member_list members = { 0 };
-    if (!list_members(tree, roots, nroots, exclude, &members)) {
+    if (!list_members(roots, nroots, exclude, &members)) {
         free(members.pids);
         return false;
     }

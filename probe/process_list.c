@@ -1,0 +1,76 @@
+/* The system's process list through libproc2, loaded on first use (process_list.h). */
+#include "process_list.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <libproc2/pids.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+/* libproc2 4.0.2's PIDS_VAL takes (index, type, stack, info) and ignores info; newer releases take three. */
+#define VALUE(index, type, stack) PIDS_VAL(index, type, stack, NULL)
+
+/* The items, mirrored by an index enum (the procps-ng idiom). */
+static enum pids_item listing_items[] = { PIDS_ID_TGID, PIDS_ID_PPID, PIDS_STATE };
+enum listing_index { LISTING_TGID, LISTING_PPID, LISTING_STATE };
+
+/* The three functions used, typed from libproc2's own declarations. */
+static struct {
+    bool tried;
+    __typeof__(procps_pids_new) *pids_new;
+    __typeof__(procps_pids_reap) *pids_reap;
+    __typeof__(procps_pids_unref) *pids_unref;
+} libproc2;
+
+static bool load_libproc2(void)
+{
+    if (!libproc2.tried) {
+        libproc2.tried = true;
+        /* kept open for the rest of the run: its functions may be called again */
+        void *library = dlopen("libproc2.so.0", RTLD_NOW | RTLD_LOCAL);
+        if (library) {
+            libproc2.pids_new = (__typeof__(procps_pids_new) *)dlsym(library, "procps_pids_new");
+            libproc2.pids_reap = (__typeof__(procps_pids_reap) *)dlsym(library, "procps_pids_reap");
+            libproc2.pids_unref = (__typeof__(procps_pids_unref) *)dlsym(library, "procps_pids_unref");
+        }
+    }
+    return libproc2.pids_new && libproc2.pids_reap && libproc2.pids_unref;
+}
+
+static int compare_by_ppid_then_pid(const void *a, const void *b)
+{
+    const struct probe_process_link *x = a, *y = b;
+    if (x->ppid != y->ppid)
+        return x->ppid < y->ppid ? -1 : 1;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+ssize_t probe_list_every_process(struct probe_process_link **links)
+{
+    *links = NULL;
+    if (!load_libproc2())
+        return -ELIBACC;
+    struct pids_info *listing = NULL;
+    int failed = libproc2.pids_new(&listing, listing_items, (int)COUNT(listing_items));
+    if (failed < 0)
+        return failed;
+    struct pids_fetch *all = libproc2.pids_reap(listing, PIDS_FETCH_TASKS_ONLY);
+    ssize_t result = all ? 0 : errno ? -errno : -EIO;
+    size_t count = all && all->counts->total > 0 ? (size_t)all->counts->total : 0;
+    if (all) {
+        *links = calloc(count ? count : 1, sizeof **links);
+        result = *links ? (ssize_t)count : -ENOMEM;
+    }
+    for (size_t i = 0; *links && i < count; i++) {
+        struct pids_stack *stack = all->stacks[i];
+        (*links)[i] = (struct probe_process_link){ .pid = VALUE(LISTING_TGID, s_int, stack),
+                                                   .ppid = VALUE(LISTING_PPID, s_int, stack),
+                                                   .state = (char)VALUE(LISTING_STATE, s_ch, stack) };
+    }
+    if (*links)
+        qsort(*links, count, sizeof **links, compare_by_ppid_then_pid);
+    libproc2.pids_unref(&listing);
+    return result;
+}
