@@ -269,9 +269,10 @@ static void identities_release(struct identities *known)
     free(known->items);
 }
 
+/* Searched from the last one added: a file's mappings lie next to each other. */
 static struct hd_library *find_by_path(struct hd_process *process, const struct hd_mapping *mapping)
 {
-    for (size_t i = 0; i < process->nlibraries; i++)
+    for (size_t i = process->nlibraries; i-- > 0;)
         if (process->libraries[i].inode == mapping->inode && strcmp(process->libraries[i].path, mapping->path) == 0)
             return &process->libraries[i];
     return NULL;
