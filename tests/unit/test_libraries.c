@@ -6,6 +6,7 @@
 
 #include <criterion/criterion.h>
 #include <elf.h>
+#include <endian.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -399,13 +400,13 @@ static struct crafted_image crafted(void)
 }
 
 /* The image, written to a file and mapped here from offset 0; read from this process's memory. */
-static struct probe_elf_object identify_crafted(const struct crafted_image *image)
+static struct probe_elf_object identify_image(const void *image, size_t size)
 {
     char path[] = "/tmp/hangdoc-crafted-XXXXXX";
-    temporary_copy(NULL, path, image, sizeof *image);
+    temporary_copy(NULL, path, image, size);
     int fd = open(path, O_RDONLY);
     cr_assert_geq(fd, 0);
-    void *mapped = mmap(NULL, sizeof *image, PROT_READ, MAP_PRIVATE, fd, 0);
+    void *mapped = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     cr_assert_neq(mapped, MAP_FAILED);
     close(fd);
     unlink(path);
@@ -415,9 +416,14 @@ static struct probe_elf_object identify_crafted(const struct crafted_image *imag
     struct probe_elf_object object = { .first = mapping };
     cr_assert(probe_read_elf_objects(&process, &object, 1));
     object.first = NULL;
-    munmap(mapped, sizeof *image);
+    munmap(mapped, size);
     process_release(&process);
     return object;
+}
+
+static struct probe_elf_object identify_crafted(const struct crafted_image *image)
+{
+    return identify_image(image, sizeof *image);
 }
 
 Test(libraries, memory_reads_a_crafted_image_within_its_bounds)
@@ -478,6 +484,73 @@ Test(libraries, a_soname_that_ends_with_the_mapping_is_read_whole)
     image.dynamic[2].d_tag = DT_DEBUG;
     struct probe_elf_object object = identify_crafted(&image);
     cr_assert_str_eq(object.soname, "end", "the read stops at the mapping's end instead of faulting past it");
+    free(object.soname);
+    free(object.build_id);
+}
+
+/* process_vm_readv refused (ESRCH here; EPERM for another user's process) decides nothing: every object is left
+ * to its file. */
+Test(libraries, objects_of_a_process_memory_cannot_be_read_from_are_undecided)
+{
+    struct hd_process process = process_of(getpid());
+    struct probe_elf_object objects[512];
+    size_t count = mapped_files(&process, objects, 512);
+    pid_t gone = fork();
+    cr_assert_geq(gone, 0);
+    if (gone == 0)
+        _exit(0);
+    waitpid(gone, NULL, 0);
+    process.pid = gone;
+    cr_assert(probe_read_elf_objects(&process, objects, count));
+    for (size_t i = 0; i < count; i++) {
+        cr_assert_eq(objects[i].verdict, PROBE_ELF_UNDECIDED, "%s", objects[i].first->path);
+        cr_assert_null(objects[i].soname);
+        cr_assert_null(objects[i].build_id);
+    }
+    process_release(&process);
+}
+
+/* The same image as a 32-bit big-endian object (a MIPS library, say): every field is converted from its byte
+ * order and class. */
+struct crafted_image32 {
+    Elf32_Ehdr header;
+    Elf32_Phdr segments[3];
+    unsigned char notes[36];
+    Elf32_Dyn dynamic[4];
+    char strings[4096 - sizeof(Elf32_Ehdr) - 3 * sizeof(Elf32_Phdr) - 36 - 4 * sizeof(Elf32_Dyn)];
+};
+_Static_assert(sizeof(struct crafted_image32) == 4096, "one page");
+
+Test(libraries, memory_reads_a_32_bit_big_endian_image)
+{
+    static struct crafted_image32 image;
+    memset(&image, 0, sizeof image);
+    memcpy(image.header.e_ident, (const unsigned char[]){ ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS32,
+                                                          ELFDATA2MSB, EV_CURRENT }, 7);
+    image.header.e_type = htobe16(ET_DYN);
+    image.header.e_machine = htobe16(EM_MIPS);
+    image.header.e_phoff = htobe32(offsetof(struct crafted_image32, segments));
+    image.header.e_phentsize = htobe16(sizeof(Elf32_Phdr));
+    image.header.e_phnum = htobe16(3);
+    image.segments[0] = (Elf32_Phdr){ .p_type = htobe32(PT_LOAD), .p_filesz = htobe32(4096),
+                                      .p_memsz = htobe32(4096), .p_align = htobe32(4096) };
+    image.segments[1] = (Elf32_Phdr){ .p_type = htobe32(PT_NOTE), .p_align = htobe32(4), .p_filesz = htobe32(36),
+                                      .p_vaddr = htobe32(offsetof(struct crafted_image32, notes)) };
+    image.segments[2] = (Elf32_Phdr){ .p_type = htobe32(PT_DYNAMIC), .p_align = htobe32(4),
+                                      .p_filesz = htobe32(sizeof image.dynamic),
+                                      .p_vaddr = htobe32(offsetof(struct crafted_image32, dynamic)) };
+    uint32_t note_header[3] = { htobe32(4), htobe32(4), htobe32(NT_GNU_BUILD_ID) };
+    memcpy(image.notes, note_header, sizeof note_header);
+    memcpy(image.notes + 12, "GNU\0\xde\xad\xbe\xef", 8);
+    image.dynamic[0] = (Elf32_Dyn){ .d_tag = (Elf32_Sword)htobe32(DT_SONAME), .d_un.d_val = htobe32(1) };
+    image.dynamic[1] = (Elf32_Dyn){ .d_tag = (Elf32_Sword)htobe32(DT_STRTAB),
+                                    .d_un.d_ptr = htobe32(offsetof(struct crafted_image32, strings)) };
+    image.dynamic[2] = (Elf32_Dyn){ .d_tag = (Elf32_Sword)htobe32(DT_STRSZ), .d_un.d_val = htobe32(16) };
+    memcpy(image.strings, "\0libmips.so", 12);
+    struct probe_elf_object object = identify_image(&image, sizeof image);
+    cr_assert_eq(object.verdict, PROBE_ELF_ELF);
+    cr_assert_str_eq(object.soname, "libmips.so");
+    cr_assert_str_eq(object.build_id, "deadbeef");
     free(object.soname);
     free(object.build_id);
 }
