@@ -1,10 +1,10 @@
 /* Mapped ELF objects (libraries.h). */
 #include "libraries.h"
 
+#include "elf_memory.h"
 #include "files.h"
 
 #include <elf.h>
-#include <endian.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
@@ -17,11 +17,9 @@
 #include <unistd.h>
 
 #define LIBRARIES_MAX 2048
-#define SONAME_MAX 256
-#define BUILD_ID_MAX 64 /* bytes; SHA-1 ids are 20 */
 /* elf_getdata (ELF_C_READ) mallocs and preads a whole section: a hostile or sparse file could name a 2 GiB
  * .note or .dynamic and cost that much memory and time. Real ones are a few hundred bytes. */
-#define SECTION_READ_MAX (64 * 1024)
+#define SECTION_READ_MAX PROBE_SECTION_READ_MAX
 /* libelf allocates a descriptor for every section at elf_begin and reads all the section headers at the first
  * gelf_getshdr. e_shnum caps them at 65535, but with extended numbering (e_shnum 0) section 0's sh_size holds
  * the count: a sparse file can name millions (seconds and GiBs). Real objects have a few dozen. */
@@ -67,20 +65,10 @@ static char *read_soname(Elf *elf)
             if (!string_table_readable(elf, header.sh_link))
                 return NULL;
             const char *name = elf_strptr(elf, header.sh_link, entry.d_un.d_val);
-            return name ? strndup(name, SONAME_MAX) : NULL;
+            return name ? strndup(name, PROBE_SONAME_MAX) : NULL;
         }
     }
     return NULL;
-}
-
-static char *hex_of(const unsigned char *bytes, size_t length)
-{
-    if (length == 0 || length > BUILD_ID_MAX)
-        return NULL;
-    char *text = malloc(length * 2 + 1);
-    for (size_t i = 0; text && i < length; i++)
-        snprintf(text + i * 2, 3, "%02x", bytes[i]);
-    return text;
 }
 
 static char *read_build_id(Elf *elf)
@@ -97,20 +85,10 @@ static char *read_build_id(Elf *elf)
             if (note.n_type != NT_GNU_BUILD_ID || note.n_namesz != 4 ||
                 memcmp((const char *)data->d_buf + name_offset, "GNU", 4) != 0)
                 continue;
-            return hex_of((const unsigned char *)data->d_buf + descriptor_offset, note.n_descsz);
+            return probe_build_id_text((const unsigned char *)data->d_buf + descriptor_offset, note.n_descsz);
         }
     }
     return NULL;
-}
-
-/* `value`, `size` bytes read from a file of byte order `msb`, in ours. */
-static uint64_t in_host_order(uint64_t value, size_t size, bool msb)
-{
-    if (size == 2)
-        return msb ? be16toh((uint16_t)value) : le16toh((uint16_t)value);
-    if (size == 4)
-        return msb ? be32toh((uint32_t)value) : le32toh((uint32_t)value);
-    return msb ? be64toh(value) : le64toh(value);
 }
 
 /* How many sections the ELF file on `fd` declares, read from its headers without libelf: e_shnum, or with
@@ -128,8 +106,8 @@ static uint64_t declared_sections(int fd)
     bool is64 = header.ident[EI_CLASS] == ELFCLASS64, msb = header.ident[EI_DATA] == ELFDATA2MSB;
     uint64_t count = is64 ? header.elf64.e_shnum : header.elf32.e_shnum;
     uint64_t offset = is64 ? header.elf64.e_shoff : header.elf32.e_shoff;
-    count = in_host_order(count, 2, msb);
-    offset = in_host_order(offset, is64 ? 8 : 4, msb);
+    count = probe_elf_host_order(count, 2, msb);
+    offset = probe_elf_host_order(offset, is64 ? 8 : 4, msb);
     if (count != 0 || offset == 0)
         return count;
     union {
@@ -139,7 +117,8 @@ static uint64_t declared_sections(int fd)
     size_t size = is64 ? sizeof first.elf64 : sizeof first.elf32;
     if (offset > INT64_MAX || pread(fd, &first, size, (off_t)offset) != (ssize_t)size)
         return 0;
-    return is64 ? in_host_order(first.elf64.sh_size, 8, msb) : in_host_order(first.elf32.sh_size, 4, msb);
+    return is64 ? probe_elf_host_order(first.elf64.sh_size, 8, msb)
+                : probe_elf_host_order(first.elf32.sh_size, 4, msb);
 }
 
 bool probe_read_elf_identity(int fd, char **soname, char **build_id)
@@ -173,6 +152,9 @@ struct identity {
     bool is_elf;
     char *soname;
     char *build_id;
+    /* while the process that first maps the file is read: its mapping of file offset 0 and the first one seen */
+    const struct hd_mapping *offset_zero;
+    const struct hd_mapping *seen;
 };
 
 struct identities {
@@ -195,12 +177,27 @@ int probe_open_mapped_file(pid_t pid, const struct hd_mapping *mapping)
     return fd;
 }
 
-static const struct identity *identify(struct identities *known, pid_t pid, const struct hd_mapping *mapping)
+static bool same_file(const struct identity *identity, const struct hd_mapping *mapping)
 {
+    return identity->inode == mapping->inode && identity->device_major == mapping->device_major &&
+           identity->device_minor == mapping->device_minor && strcmp(identity->path, mapping->path) == 0;
+}
+
+/* The identity of `mapping`'s file, or NULL. `last` is the one found for the mapping before: a file's mappings lie
+ * next to each other. */
+static struct identity *find_identity(const struct identities *known, const struct hd_mapping *mapping,
+                                      struct identity *last)
+{
+    if (last && same_file(last, mapping))
+        return last;
     for (size_t i = 0; i < known->count; i++)
-        if (known->items[i].inode == mapping->inode && known->items[i].device_major == mapping->device_major &&
-            known->items[i].device_minor == mapping->device_minor && strcmp(known->items[i].path, mapping->path) == 0)
+        if (same_file(&known->items[i], mapping))
             return &known->items[i];
+    return NULL;
+}
+
+static struct identity *add_identity(struct identities *known, const struct hd_mapping *mapping)
+{
     struct identity *grown = reallocarray(known->items, known->count + 1, sizeof *grown);
     if (!grown)
         return NULL;
@@ -209,16 +206,57 @@ static const struct identity *identify(struct identities *known, pid_t pid, cons
     *identity = (struct identity){ .path = strdup(mapping->path),
                                    .inode = mapping->inode,
                                    .device_major = mapping->device_major,
-                                   .device_minor = mapping->device_minor };
+                                   .device_minor = mapping->device_minor,
+                                   .seen = mapping };
     if (!identity->path)
         return NULL;
     known->count++;
-    int fd = probe_open_mapped_file(pid, mapping);
+    return identity;
+}
+
+static void identify_from_file(struct identity *identity, pid_t pid)
+{
+    int fd = probe_open_mapped_file(pid, identity->seen);
     if (fd >= 0) {
         identity->is_elf = probe_read_elf_identity(fd, &identity->soname, &identity->build_id);
         close(fd);
     }
-    return identity;
+}
+
+/* Identifies the files `process` maps that no process before it did: from its memory (probe_read_elf_objects),
+ * and from the file only what memory could not decide. False when memory ran out. */
+static bool identify_new_files(struct identities *known, const struct hd_process *process)
+{
+    size_t first_new = known->count;
+    struct identity *last = NULL;
+    for (size_t m = 0; m < process->nmappings; m++) {
+        const struct hd_mapping *mapping = &process->mappings[m];
+        if (!may_be_object(mapping))
+            continue;
+        last = find_identity(known, mapping, last);
+        if (!last && !(last = add_identity(known, mapping)))
+            return false;
+        if (last >= known->items + first_new && mapping->offset == 0 && !last->offset_zero)
+            last->offset_zero = mapping;
+    }
+    size_t count = known->count - first_new;
+    struct probe_elf_object *objects = calloc(count ? count : 1, sizeof *objects);
+    if (!objects)
+        return false;
+    for (size_t i = 0; i < count; i++)
+        objects[i].first = known->items[first_new + i].offset_zero;
+    bool ok = probe_read_elf_objects(process, objects, count);
+    for (size_t i = 0; ok && i < count; i++) {
+        struct identity *identity = &known->items[first_new + i];
+        identity->is_elf = objects[i].verdict == PROBE_ELF_ELF;
+        identity->soname = objects[i].soname;
+        identity->build_id = objects[i].build_id;
+        if (objects[i].verdict == PROBE_ELF_UNDECIDED)
+            identify_from_file(identity, process->pid);
+        identity->offset_zero = identity->seen = NULL;
+    }
+    free(objects);
+    return ok;
 }
 
 static void identities_release(struct identities *known)
@@ -231,9 +269,10 @@ static void identities_release(struct identities *known)
     free(known->items);
 }
 
+/* Searched from the last one added: a file's mappings lie next to each other. */
 static struct hd_library *find_by_path(struct hd_process *process, const struct hd_mapping *mapping)
 {
-    for (size_t i = 0; i < process->nlibraries; i++)
+    for (size_t i = process->nlibraries; i-- > 0;)
         if (process->libraries[i].inode == mapping->inode && strcmp(process->libraries[i].path, mapping->path) == 0)
             return &process->libraries[i];
     return NULL;
@@ -261,6 +300,9 @@ static bool add_library(struct hd_process *process, const struct hd_mapping *map
 
 static bool read_process_libraries(struct identities *known, struct hd_process *process)
 {
+    if (!identify_new_files(known, process))
+        return false;
+    struct identity *last = NULL;
     for (size_t m = 0; m < process->nmappings; m++) {
         const struct hd_mapping *mapping = &process->mappings[m];
         if (!may_be_object(mapping))
@@ -271,9 +313,10 @@ static bool read_process_libraries(struct identities *known, struct hd_process *
             library->end = mapping->end > library->end ? mapping->end : library->end;
             continue;
         }
-        const struct identity *identity = identify(known, process->pid, mapping);
-        if (!identity)
+        last = find_identity(known, mapping, last);
+        if (!last)
             return false;
+        const struct identity *identity = last;
         /* unreadable files stay listed when their name says shared object: the path alone still classifies */
         if ((identity->is_elf || strstr(hd_basename(mapping->path), ".so")) && !add_library(process, mapping, identity))
             return false;
