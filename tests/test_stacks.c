@@ -379,6 +379,50 @@ Test(stacks, sigterm_at_random_moments_detaches_and_exits)
     interrupt_at_random_moments(SIGTERM, SAFETY_RUNS / 3);
 }
 
+/* --timeout ends a run that is still sampling: the SIGALRM handler lets every stopped thread go, says so, and
+ * exits 70. Sampling a busy target every few milliseconds keeps threads stopped much of the time, and each run's
+ * interval puts the deadline at another moment of the cycle. */
+Test(stacks, timeout_during_sampling_detaches_and_exits)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "busy_threads");
+    pid_t target = fixture.pids[0];
+    static const char *const intervals[] = { "2ms", "3ms", "5ms", "7ms" };
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)target);
+    for (size_t run = 0; run < sizeof intervals / sizeof intervals[0]; run++) {
+        int errors[2];
+        cr_assert_eq(pipe(errors), 0);
+        pid_t hangdoc = fork();
+        cr_assert_geq(hangdoc, 0);
+        if (hangdoc == 0) {
+            int null = open("/dev/null", O_WRONLY);
+            dup2(null, 1);
+            dup2(errors[1], 2);
+            execl(hangdoc_path(), "hangdoc", "--json", "--samples", "1000", "--interval", intervals[run],
+                  "--timeout", "1s", pid_text, NULL);
+            _exit(127);
+        }
+        close(errors[1]);
+        char text[4096];
+        size_t length = 0;
+        ssize_t got;
+        while (length < sizeof text - 1 && (got = read(errors[0], text + length, sizeof text - 1 - length)) > 0)
+            length += (size_t)got;
+        text[length] = '\0';
+        close(errors[0]);
+        int status;
+        cr_assert_eq(waitpid(hangdoc, &status, 0), hangdoc);
+        char context[64];
+        snprintf(context, sizeof context, "--timeout 1s, --interval %s", intervals[run]);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 70, "%s: exit status %d", context, status);
+        cr_assert(strstr(text, "gave up: --timeout passed"), "%s: stderr says why: %s", context, text);
+        expect_free(target, context);
+        expect_progress(target, context);
+    }
+    fixture_stop(&fixture);
+}
+
 /* A target that exits while it is sampled, and one whose threads and children come and go: hangdoc reports
  * what it saw, never crashes, never leaves anything traced. */
 Test(stacks, target_exiting_during_sampling)
