@@ -28,6 +28,13 @@ void probe_symbols_free(struct probe_symbols *symbols);
 bool probe_symbols_resolve(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mappings,
                            size_t nmappings, struct hd_frame *frame);
 
+/* Searches ahead for the pcs about to be resolved (the whole stacks of a process): a file whose table is not
+ * loaded yet is searched for all of them in one pass over its symbols, without building the table (the frames of
+ * a few stacks land on a handful of addresses per file, and a table of glibc's functions weighs 160 KiB of fresh
+ * memory). probe_symbols_resolve then finds them there, named as the first lookups in a loaded table would be. */
+void probe_symbols_prepare(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mappings,
+                           size_t nmappings, const uint64_t *pcs, size_t count);
+
 /* Where the file mapped by `mapping` (of process `pid`, holding `address`) keeps its .eh_frame_hdr
  * (PT_GNU_EH_FRAME), as an address of that process. False when it has none or cannot be read: the unwinder then
  * finds the tables its slower way. */

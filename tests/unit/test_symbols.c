@@ -531,7 +531,9 @@ Test(symbols, symbol_tables_of_every_class_and_byte_order_are_read_right)
         int byte_order;
     } kinds[] = { { ELFCLASS64, ELFDATA2LSB }, { ELFCLASS64, ELFDATA2MSB }, { ELFCLASS32, ELFDATA2LSB },
                   { ELFCLASS32, ELFDATA2MSB } };
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    for (size_t round = 0; round < 2 * sizeof kinds / sizeof kinds[0]; round++) {
+        size_t k = round / 2;
+        bool searched_ahead = round % 2; /* the pcs searched for in one pass first (probe_symbols_prepare) */
         char path[] = "/tmp/hangdoc-test-elf-XXXXXX";
         close(mkstemp(path));
         write_elf(path, kinds[k].elf_class, kinds[k].byte_order);
@@ -541,6 +543,11 @@ Test(symbols, symbol_tables_of_every_class_and_byte_order_are_read_right)
                                       .device_major = major(status.st_dev), .device_minor = minor(status.st_dev),
                                       .permissions = "r-xp", .path = path };
         struct probe_symbols *symbols = probe_symbols_new();
+        uint64_t pcs[sizeof expected_names / sizeof expected_names[0]];
+        for (size_t e = 0; e < sizeof expected_names / sizeof expected_names[0]; e++)
+            pcs[e] = mapping.start + expected_names[e].vaddr;
+        if (searched_ahead)
+            probe_symbols_prepare(symbols, getpid(), &mapping, 1, pcs, sizeof pcs / sizeof pcs[0]);
         for (size_t e = 0; e < sizeof expected_names / sizeof expected_names[0]; e++) {
             struct hd_frame frame = { .pc = mapping.start + expected_names[e].vaddr };
             cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
@@ -684,8 +691,9 @@ static int find_loaded(struct dl_phdr_info *info, size_t size, void *argument)
     return 1;
 }
 
-/* Every function of the module (every `stride`-th), named at its middle, against libelf's reading of its tables. */
-static void compare_names_in(const char *wanted, size_t stride)
+/* Every function of the module (every `stride`-th), named at its middle, against libelf's reading of its tables;
+ * the first `ahead` of them searched for in one pass first (probe_symbols_prepare). */
+static void compare_names_in(const char *wanted, size_t stride, size_t ahead)
 {
     struct loaded_module module = { .wanted = wanted };
     cr_assert(dl_iterate_phdr(find_loaded, &module), "%s is loaded", wanted);
@@ -696,6 +704,12 @@ static void compare_names_in(const char *wanted, size_t stride)
     }
     struct probe_symbols *symbols = probe_symbols_new();
     struct own_maps maps = read_own_maps();
+    uint64_t pcs[32];
+    size_t nahead = 0;
+    for (size_t i = 0; i < reference.count && nahead < ahead && nahead < 32; i += stride)
+        if (strncmp(reference.symbols[i].name, "_Z", 2) != 0)
+            pcs[nahead++] = module.bias + reference.symbols[i].start + reference.symbols[i].size / 2;
+    probe_symbols_prepare(symbols, getpid(), maps.mappings, maps.count, pcs, nahead);
     size_t compared = 0;
     for (size_t i = 0; i < reference.count; i += stride) {
         const struct reference_symbol *symbol = &reference.symbols[i];
@@ -720,6 +734,14 @@ static void compare_names_in(const char *wanted, size_t stride)
 
 Test(symbols, names_in_this_binary_and_libc_agree_with_libelf)
 {
-    compare_names_in("", 1);
-    compare_names_in("libc.so", 5);
+    compare_names_in("", 1, 0);
+    compare_names_in("libc.so", 5, 0);
+}
+
+/* As many addresses as a search pass takes, then more than it takes (the table is loaded instead). */
+Test(symbols, names_searched_ahead_agree_with_libelf)
+{
+    compare_names_in("", 1, 12);
+    compare_names_in("libc.so", 5, 12);
+    compare_names_in("libc.so", 3, 30);
 }
