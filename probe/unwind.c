@@ -53,8 +53,9 @@ struct probe_unwinder {
     unw_addr_space_t address_space;
     const struct hd_mapping *mappings;
     size_t nmappings;
-    struct module_context modules[MODULES_MAX];
+    struct module_context *modules; /* grown as frames land in modules: a stack touches a handful of them */
     size_t nmodules;
+    size_t modules_capacity;
     struct probe_symbols *symbols;
     struct user_regs_struct registers; /* of the thread being unwound */
     struct page_slot pages[PAGE_SLOTS];
@@ -190,8 +191,15 @@ static struct module_context *module_of(struct probe_unwinder *unwinder, uint64_
     for (size_t i = 0; i < unwinder->nmodules; i++)
         if (unwinder->modules[i].first_mapping == first)
             return &unwinder->modules[i];
-    if (unwinder->nmodules == MODULES_MAX)
-        return NULL;
+    if (unwinder->nmodules == unwinder->modules_capacity) {
+        size_t capacity = unwinder->modules_capacity ? 2 * unwinder->modules_capacity : 8;
+        struct module_context *grown = capacity <= MODULES_MAX
+                                           ? realloc(unwinder->modules, capacity * sizeof *grown) : NULL;
+        if (!grown)
+            return NULL;
+        unwinder->modules = grown;
+        unwinder->modules_capacity = capacity;
+    }
     struct module_context *module = &unwinder->modules[unwinder->nmodules++];
     *module = (struct module_context){ .first_mapping = first };
     return module;
@@ -330,6 +338,7 @@ void probe_unwind_end(struct probe_unwinder *unwinder)
     for (size_t i = 0; i < unwinder->nmodules; i++)
         if (unwinder->modules[i].upt)
             _UPT_destroy(unwinder->modules[i].upt);
+    free(unwinder->modules);
     if (active == unwinder)
         active = NULL;
     free(unwinder);
