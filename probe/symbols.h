@@ -1,8 +1,10 @@
 /* Naming program counters: which mapped file holds a pc, and which function of it, from the ELF symbol tables.
  *
- * One table per ELF file per run, loaded the first time a frame lands in that file: .symtab and .dynsym of the
- * file itself, or, when it has no .symtab, of its separate debug file (/usr/lib/debug/.build-id/xx/yyyy.debug,
- * then .gnu_debuglink). Only symbols with a size are kept, and a pc is named only by a symbol whose
+ * One table per ELF file per run: .symtab and .dynsym of the file itself, or, when it has no .symtab, of its
+ * separate debug file (/usr/lib/debug/.build-id/xx/yyyy.debug, then .gnu_debuglink), read with pread a chunk at a
+ * time, names one at a time. The few pcs of a process's stacks are searched for in one pass over those tables
+ * (probe_symbols_prepare); the table is kept in memory only when a file is asked for more or later. Only
+ * function symbols with a size count, and a pc is named only by a symbol whose
  * [start, start + size) holds it: an address no symbol covers gets no name (the caller prints module+0xoffset),
  * never the nearest unrelated one. C++ names are demangled. ELF files are hostile input: a malformed one gives no
  * names, never a crash.
