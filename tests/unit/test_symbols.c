@@ -137,14 +137,21 @@ static void resolve_in_file(const char *bytes, size_t size)
     struct hd_mapping mapping = { .start = 0x400000, .end = 0x400000 + 0x100000, .offset = 0, .inode = status.st_ino,
                                   .device_major = major(status.st_dev), .device_minor = minor(status.st_dev),
                                   .permissions = "r-xp", .path = path };
-    struct probe_symbols *symbols = probe_symbols_new();
-    for (uint64_t pc = mapping.start; pc < mapping.end; pc += 0x777) {
-        struct hd_frame frame = { .pc = pc };
-        cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
-        cr_assert_str_eq(frame.module, path);
-        release(&frame);
+    for (int searched_ahead = 0; searched_ahead < 2; searched_ahead++) {
+        struct probe_symbols *symbols = probe_symbols_new();
+        uint64_t ahead[12];
+        for (size_t i = 0; i < sizeof ahead / sizeof ahead[0]; i++)
+            ahead[i] = mapping.start + i * 0x777;
+        if (searched_ahead) /* the one-pass search over the same hostile tables */
+            probe_symbols_prepare(symbols, getpid(), &mapping, 1, ahead, sizeof ahead / sizeof ahead[0]);
+        for (uint64_t pc = mapping.start; pc < mapping.end; pc += 0x777) {
+            struct hd_frame frame = { .pc = pc };
+            cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
+            cr_assert_str_eq(frame.module, path);
+            release(&frame);
+        }
+        probe_symbols_free(symbols);
     }
-    probe_symbols_free(symbols);
     unlink(path);
 }
 
