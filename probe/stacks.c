@@ -194,6 +194,24 @@ static void name_frames(struct probe_stacks *stacks, const struct hd_process *pr
     }
 }
 
+/* All the pcs of the process, searched for at once before they are named one by one (symbols.h). */
+static void search_names_ahead(struct probe_stacks *stacks, const struct hd_process *process,
+                               const struct unwound *unwound, size_t nunwound)
+{
+    size_t total = 0;
+    for (size_t u = 0; u < nunwound; u++)
+        total += unwound[u].taken ? unwound[u].npcs : 0;
+    uint64_t *pcs = malloc((total ? total : 1) * sizeof *pcs);
+    if (!pcs)
+        return; /* each is then looked up alone */
+    size_t count = 0;
+    for (size_t u = 0; u < nunwound; u++)
+        for (size_t f = 0; unwound[u].taken && f < unwound[u].npcs; f++)
+            pcs[count++] = unwound[u].pcs[f];
+    probe_symbols_prepare(stacks->symbols, process->pid, process->mappings, process->nmappings, pcs, count);
+    free(pcs);
+}
+
 static void take_process(struct probe_stacks *stacks, struct hd_snapshot *snapshot, struct hd_process *process)
 {
     const char *skip = never_stopped(process);
@@ -236,6 +254,7 @@ static void take_process(struct probe_stacks *stacks, struct hd_snapshot *snapsh
         return;
     }
     stacks->processes_stopped++;
+    search_names_ahead(stacks, process, unwound, nunwound);
     for (size_t t = 0; t < process->nthreads; t++) {
         struct hd_thread *thread = &process->threads[t];
         const struct unwound *mine = NULL;

@@ -24,19 +24,34 @@
 #define NOTE_SECTION_MAX 4096
 #define DEBUGLINK_SECTION_MAX 4096
 #define SYMBOL_SECTION_MAX ((size_t)SYMBOLS_MAX * sizeof(Elf64_Sym))
+/* Symbol tables are read a chunk at a time into one reused buffer, names one at a time. */
+#define SYMBOL_CHUNK_BYTES (48u << 10) /* a multiple of both sizeof(Elf32_Sym) and sizeof(Elf64_Sym) */
+#define NAME_FIRST_READ 256
+#define NAME_MAX_BYTES (64u << 10) /* a longer name (C++ templates can nest deep) is no name */
 
-/* Names stay in the ELF image (valid while the file is open) and are looked up only for the symbol found. */
+/* The name is read from the file only for a symbol found (read_name). */
 struct symbol {
     uint64_t start;
     uint64_t size;
-    uint32_t name;  /* offset in the string table of tables[table] */
+    uint32_t name;  /* offset in the string table tables[table] */
     uint8_t table;
     bool global;    /* of two names for one function, the global one is what a reader knows */
 };
 
+/* Where a symbol table's names lie in its file: read with pread, a name at a time. */
 struct string_table {
-    Elf *elf;
-    size_t section;
+    int fd;
+    uint64_t offset;
+    uint64_t size;
+};
+
+/* What an address was found to be, with the symbol's name read from the file. */
+struct lookup {
+    uint64_t address;
+    struct symbol symbol;
+    bool found;
+    bool valid;
+    char *name;
 };
 
 struct load_segment {
@@ -63,19 +78,22 @@ struct elf_file {
     struct string_table tables[3]; /* .symtab (its own or its debug file's), .dynsym */
     size_t ntables;
     bool sorted;
+    bool debug_looked_up;
     unsigned lookups;
     /* the last lookups: the threads of a pool share their pcs */
-    struct {
-        uint64_t address;
-        const struct symbol *symbol;
-        bool valid;
-    } recent[RECENT_LOOKUPS];
+    struct lookup recent[RECENT_LOOKUPS];
+    /* the addresses searched for before the table was loaded (probe_symbols_prepare), in one pass over it */
+    struct lookup prepared[LINEAR_LOOKUPS_MAX];
+    size_t nprepared;
+    size_t npending;        /* after those: wanted, not searched for yet */
+    bool preparing_refused; /* more addresses than a pass is worth: the table is loaded */
 };
 
 struct probe_symbols {
     struct elf_file **files;
     size_t nfiles;
     size_t capacity;
+    unsigned char *chunk; /* SYMBOL_CHUNK_BYTES, for reading symbol tables; NULL until the first */
     bool demangler_looked_up;
     char *(*demangle)(const char *name, char *buffer, size_t *length, int *status);
     void *libstdcxx;
@@ -88,8 +106,24 @@ struct probe_symbols *probe_symbols_new(void)
     return calloc(1, sizeof(struct probe_symbols));
 }
 
+static void forget_recent(struct elf_file *file)
+{
+    for (size_t i = 0; i < RECENT_LOOKUPS; i++)
+        free(file->recent[i].name);
+    memset(file->recent, 0, sizeof file->recent);
+}
+
+static void forget_prepared(struct elf_file *file)
+{
+    for (size_t i = 0; i < file->nprepared; i++)
+        free(file->prepared[i].name);
+    file->nprepared = 0;
+}
+
 static void elf_file_free(struct elf_file *file)
 {
+    forget_recent(file);
+    forget_prepared(file);
     if (file->elf)
         elf_end(file->elf);
     if (file->debug_elf)
@@ -110,6 +144,7 @@ void probe_symbols_free(struct probe_symbols *symbols)
     for (size_t i = 0; i < symbols->nfiles; i++)
         elf_file_free(symbols->files[i]);
     free(symbols->files);
+    free(symbols->chunk);
     if (symbols->libstdcxx)
         dlclose(symbols->libstdcxx);
     free(symbols);
@@ -190,6 +225,16 @@ static Elf_Scn *find_section(Elf *elf, Elf64_Word type, const char *name)
     return NULL;
 }
 
+/* What a pass over a file's symbol tables does with each function: keep it in the file's table, or only see
+ * which of a few addresses it covers. */
+struct symbol_pass {
+    bool keep;
+    size_t capacity;        /* keep: of file->symbols, reserved a table at a time */
+    struct lookup *wanted;  /* search: sorted by address, each with its best symbol so far */
+    size_t nwanted;
+    uint64_t addresses[LINEAR_LOOKUPS_MAX]; /* search: theirs, packed */
+};
+
 static bool grow_symbols(struct elf_file *file, size_t more, size_t *capacity)
 {
     if (file->nsymbols + more <= *capacity)
@@ -215,30 +260,147 @@ static Elf_Data *bounded_data(Elf_Scn *section, size_t max)
     return elf_getdata(section, NULL);
 }
 
-/* Adds the function symbols with a size of one symbol table section. */
-static void add_symbol_table(struct elf_file *file, Elf *elf, Elf_Scn *section, size_t *capacity)
+/* Reads `size` bytes at `offset` of the file; false on a short read (a file truncated under us). */
+static bool read_exactly(int fd, void *buffer, size_t size, uint64_t offset)
+{
+    unsigned char *out = buffer;
+    while (size > 0) {
+        ssize_t got = pread(fd, out, size, (off_t)offset);
+        if (got <= 0)
+            return false;
+        out += got;
+        offset += (uint64_t)got;
+        size -= (size_t)got;
+    }
+    return true;
+}
+
+/* A section's bytes are somewhere pread can reach: offset + size fits in off_t. */
+static bool section_in_reach(const GElf_Shdr *header)
+{
+    return header->sh_size <= INT64_MAX && header->sh_offset <= (uint64_t)INT64_MAX - header->sh_size;
+}
+
+/* Where the names of a symbol table lie: its sh_link, which must be a string table (as elf_strptr demands). */
+static bool string_table_of(Elf *elf, int fd, size_t link, struct string_table *table)
 {
     GElf_Shdr header;
-    Elf_Data *data = gelf_getshdr(section, &header) ? bounded_data(section, SYMBOL_SECTION_MAX) : NULL;
-    if (!data || header.sh_entsize == 0 || file->ntables == sizeof file->tables / sizeof file->tables[0])
+    Elf_Scn *section = elf_getscn(elf, link);
+    if (!section || !gelf_getshdr(section, &header) || header.sh_type != SHT_STRTAB || !section_in_reach(&header))
+        return false;
+    *table = (struct string_table){ .fd = fd, .offset = header.sh_offset, .size = header.sh_size };
+    return true;
+}
+
+static GElf_Sym widened(const Elf32_Sym *narrow)
+{
+    return (GElf_Sym){ .st_name = narrow->st_name, .st_info = narrow->st_info, .st_other = narrow->st_other,
+                       .st_shndx = narrow->st_shndx, .st_value = narrow->st_value, .st_size = narrow->st_size };
+}
+
+/* Reads `count` symbols at `offset` into `chunk`, in memory order: libelf swaps the bytes of a file of the other
+ * byte order (in place: a symbol weighs the same in the file and in memory). */
+static bool read_symbol_chunk(Elf *elf, int fd, uint64_t offset, size_t bytes, unsigned char *chunk)
+{
+    if (!read_exactly(fd, chunk, bytes, offset))
+        return false;
+    const unsigned char host_order = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+    const char *ident = elf_getident(elf, NULL);
+    if (!ident || (unsigned char)ident[EI_DATA] == host_order)
+        return ident != NULL;
+    Elf_Data data = { .d_buf = chunk, .d_type = ELF_T_SYM, .d_version = EV_CURRENT, .d_size = bytes };
+    Elf_Data converted = data;
+    return gelf_xlatetom(elf, &converted, &data, (unsigned char)ident[EI_DATA]) != NULL;
+}
+
+/* Of two symbols that cover an address, the innermost: the later start, then the smaller size, then the global
+ * name. The sort order (compare_symbols) agrees. */
+static bool better(const struct symbol *candidate, const struct symbol *best)
+{
+    if (!best || candidate->start != best->start)
+        return !best || candidate->start > best->start;
+    if (candidate->size != best->size)
+        return candidate->size < best->size;
+    return candidate->global && !best->global;
+}
+
+/* A search pass: the symbol is the best so far for the wanted addresses it covers. The first address at or after
+ * its start is found by counting those before it, without a branch: a binary search's branches are a coin toss
+ * on every symbol. */
+static void search_with(struct symbol_pass *pass, const struct symbol *symbol)
+{
+    size_t low = 0;
+    for (size_t i = 0; i < pass->nwanted; i++)
+        low += pass->addresses[i] < symbol->start;
+    for (size_t i = low; i < pass->nwanted && pass->addresses[i] - symbol->start < symbol->size; i++)
+        if (better(symbol, pass->wanted[i].found ? &pass->wanted[i].symbol : NULL)) {
+            pass->wanted[i].symbol = *symbol;
+            pass->wanted[i].found = true;
+        }
+}
+
+static void take_if_function(struct elf_file *file, struct symbol_pass *pass, uint8_t table, const GElf_Sym *symbol)
+{
+    int type = GELF_ST_TYPE(symbol->st_info);
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || symbol->st_size == 0 || symbol->st_shndx == SHN_UNDEF ||
+        symbol->st_name == 0)
         return;
-    uint8_t table = (uint8_t)file->ntables++;
-    file->tables[table] = (struct string_table){ elf, header.sh_link };
-    size_t count = data->d_size / header.sh_entsize;
-    if (!grow_symbols(file, count, capacity))
-        count = *capacity - file->nsymbols;
-    for (size_t i = 0; i < count; i++) {
-        GElf_Sym symbol;
-        if (!gelf_getsym(data, (int)i, &symbol))
-            break;
-        int type = GELF_ST_TYPE(symbol.st_info);
-        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || symbol.st_size == 0 || symbol.st_shndx == SHN_UNDEF ||
-            symbol.st_name == 0)
-            continue;
-        file->symbols[file->nsymbols++] = (struct symbol){
-            .start = symbol.st_value, .size = symbol.st_size, .name = symbol.st_name, .table = table,
-            .global = GELF_ST_BIND(symbol.st_info) != STB_LOCAL };
+    struct symbol function = { .start = symbol->st_value, .size = symbol->st_size, .name = symbol->st_name,
+                               .table = table, .global = GELF_ST_BIND(symbol->st_info) != STB_LOCAL };
+    if (pass->keep)
+        file->symbols[file->nsymbols++] = function;
+    else
+        search_with(pass, &function);
+}
+
+/* Adds the function symbols with a size of one symbol table section. The table is read from the file a chunk at a
+ * time into one reused buffer (glibc's debug table alone weighs 240 KiB, most of it data and file symbols), each
+ * symbol taken straight from the chunk; a table that cannot be read whole adds nothing. */
+static void add_symbol_table(struct probe_symbols *symbols, struct elf_file *file, Elf *elf, int fd,
+                             Elf_Scn *section, struct symbol_pass *pass)
+{
+    GElf_Shdr header;
+    struct string_table names;
+    int class = gelf_getclass(elf);
+    size_t symbol_size = class == ELFCLASS64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+    if ((class != ELFCLASS32 && class != ELFCLASS64) || !gelf_getshdr(section, &header) ||
+        header.sh_size > SYMBOL_SECTION_MAX || header.sh_entsize == 0 || !section_in_reach(&header) ||
+        file->ntables == sizeof file->tables / sizeof file->tables[0] ||
+        !string_table_of(elf, fd, header.sh_link, &names))
+        return;
+    if (!symbols->chunk && !(symbols->chunk = malloc(SYMBOL_CHUNK_BYTES)))
+        return;
+    /* as gelf_getsym counts them: entries of sh_entsize, but no more than whole symbols in the section */
+    size_t count = header.sh_size / header.sh_entsize;
+    if (count > header.sh_size / symbol_size)
+        count = header.sh_size / symbol_size;
+    if (pass->keep && !grow_symbols(file, count, &pass->capacity))
+        count = pass->capacity - file->nsymbols;
+    uint8_t table = (uint8_t)file->ntables;
+    size_t kept_before = file->nsymbols, per_chunk = SYMBOL_CHUNK_BYTES / symbol_size;
+    struct lookup found_before[LINEAR_LOOKUPS_MAX];
+    if (!pass->keep)
+        memcpy(found_before, pass->wanted, pass->nwanted * sizeof *pass->wanted);
+    for (size_t first = 0; first < count; first += per_chunk) {
+        size_t in_chunk = count - first < per_chunk ? count - first : per_chunk;
+        if (!read_symbol_chunk(elf, fd, header.sh_offset + first * symbol_size, in_chunk * symbol_size,
+                               symbols->chunk)) {
+            file->nsymbols = kept_before;
+            if (!pass->keep)
+                memcpy(pass->wanted, found_before, pass->nwanted * sizeof *pass->wanted);
+            return;
+        }
+        /* 64-bit symbols are read where they lie (GElf_Sym is Elf64_Sym): a copy of each costs more than the rest */
+        const Elf64_Sym *wide = (const void *)symbols->chunk;
+        const Elf32_Sym *narrow = (const void *)symbols->chunk;
+        for (size_t i = 0; i < in_chunk; i++) {
+            GElf_Sym widened_symbol;
+            if (class == ELFCLASS32)
+                widened_symbol = widened(&narrow[i]);
+            take_if_function(file, pass, table, class == ELFCLASS64 ? &wide[i] : &widened_symbol);
+        }
     }
+    file->tables[file->ntables++] = names;
 }
 
 /* The GNU build-id note as hex, or false. */
@@ -311,25 +473,37 @@ static void open_elf_file(struct elf_file *file, pid_t pid, const struct hd_mapp
         read_loads(file);
 }
 
-/* The symbol tables, the first time a pc of the file is named (after the target was let go). */
-static void load_symbols(struct elf_file *file)
+/* One pass over the file's symbol tables, in the order that decides ties: .symtab (its own or its debug file's),
+ * then .dynsym. Each pass registers the string tables again, the same ones at the same places. */
+static void pass_over_tables(struct probe_symbols *symbols, struct elf_file *file, struct symbol_pass *pass)
+{
+    file->ntables = 0;
+    Elf_Scn *symtab = find_section(file->elf, SHT_SYMTAB, NULL);
+    if (symtab) {
+        add_symbol_table(symbols, file, file->elf, file->fd, symtab, pass);
+    } else {
+        if (!file->debug_looked_up) {
+            file->debug_looked_up = true;
+            file->debug_elf = open_debug_file(file->elf, file->path, &file->debug_fd);
+        }
+        Elf_Scn *debug_symtab = file->debug_elf ? find_section(file->debug_elf, SHT_SYMTAB, NULL) : NULL;
+        if (debug_symtab)
+            add_symbol_table(symbols, file, file->debug_elf, file->debug_fd, debug_symtab, pass);
+    }
+    Elf_Scn *dynsym = find_section(file->elf, SHT_DYNSYM, NULL);
+    if (dynsym)
+        add_symbol_table(symbols, file, file->elf, file->fd, dynsym, pass);
+}
+
+/* The symbol tables, the first time a pc of the file is named that no search pass found (after the target was
+ * let go). */
+static void load_symbols(struct probe_symbols *symbols, struct elf_file *file)
 {
     if (file->symbols_loaded || !file->elf)
         return;
     file->symbols_loaded = true;
-    size_t capacity = 0;
-    Elf_Scn *symtab = find_section(file->elf, SHT_SYMTAB, NULL);
-    if (symtab) {
-        add_symbol_table(file, file->elf, symtab, &capacity);
-    } else {
-        file->debug_elf = open_debug_file(file->elf, file->path, &file->debug_fd);
-        Elf_Scn *debug_symtab = file->debug_elf ? find_section(file->debug_elf, SHT_SYMTAB, NULL) : NULL;
-        if (debug_symtab)
-            add_symbol_table(file, file->debug_elf, debug_symtab, &capacity);
-    }
-    Elf_Scn *dynsym = find_section(file->elf, SHT_DYNSYM, NULL);
-    if (dynsym)
-        add_symbol_table(file, file->elf, dynsym, &capacity);
+    struct symbol_pass pass = { .keep = true };
+    pass_over_tables(symbols, file, &pass);
 }
 
 static struct elf_file *file_for(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mapping)
@@ -372,17 +546,6 @@ static bool file_offset_to_vaddr(const struct elf_file *file, uint64_t file_offs
     return false;
 }
 
-/* Of two symbols that cover an address, the innermost: the later start, then the smaller size, then the global
- * name. The sort order (compare_symbols) agrees. */
-static bool better(const struct symbol *candidate, const struct symbol *best)
-{
-    if (!best || candidate->start != best->start)
-        return !best || candidate->start > best->start;
-    if (candidate->size != best->size)
-        return candidate->size < best->size;
-    return candidate->global && !best->global;
-}
-
 static const struct symbol *symbol_covering_sorted(const struct elf_file *file, uint64_t address)
 {
     size_t low = 0, high = file->nsymbols; /* first symbol starting after address */
@@ -421,26 +584,61 @@ static const struct symbol *symbol_covering_uncached(struct elf_file *file, uint
     return best;
 }
 
-static const struct symbol *symbol_covering(struct elf_file *file, uint64_t address)
+/* The NUL-terminated name at `offset` of a string table, read from the file; NULL when it is empty, runs past
+ * the table's end (as elf_strptr refuses it) or past NAME_MAX_BYTES, or cannot be read. */
+static char *read_name(const struct string_table *table, uint32_t offset)
 {
-    size_t slot = (size_t)(address ^ (address >> 7)) % RECENT_LOOKUPS;
-    if (file->recent[slot].valid && file->recent[slot].address == address)
-        return file->recent[slot].symbol;
-    bool was_sorted = file->sorted;
-    const struct symbol *symbol = symbol_covering_uncached(file, address);
-    if (file->sorted != was_sorted) /* sorting moved the symbols: what was remembered points elsewhere now */
-        memset(file->recent, 0, sizeof file->recent);
-    file->recent[slot].address = address;
-    file->recent[slot].symbol = symbol;
-    file->recent[slot].valid = true;
-    return symbol;
+    if (offset >= table->size)
+        return NULL;
+    uint64_t left = table->size - offset;
+    char *name = NULL;
+    for (size_t wanted = NAME_FIRST_READ;; wanted *= 4) {
+        size_t length = wanted < left ? wanted : (size_t)left;
+        if (length > NAME_MAX_BYTES)
+            length = NAME_MAX_BYTES;
+        char *grown = realloc(name, length);
+        if (!grown || !read_exactly(table->fd, grown, length, table->offset + offset)) {
+            free(grown ? grown : name);
+            return NULL;
+        }
+        name = grown;
+        if (memchr(name, '\0', length))
+            break;
+        if (length == left || length == NAME_MAX_BYTES) {
+            free(name);
+            return NULL;
+        }
+    }
+    if (!name[0]) {
+        free(name);
+        return NULL;
+    }
+    return name;
 }
 
-static const char *symbol_name(const struct elf_file *file, const struct symbol *symbol)
+/* What `address` of the file is: searched for ahead (probe_symbols_prepare), remembered (the threads of a pool
+ * share their pcs), or else looked up in the table, which is loaded now if it was not. */
+static const struct lookup *lookup_of(struct probe_symbols *symbols, struct elf_file *file, uint64_t address)
 {
-    const struct string_table *table = &file->tables[symbol->table];
-    const char *name = elf_strptr(table->elf, table->section, symbol->name);
-    return name && name[0] ? name : NULL;
+    for (size_t i = 0; i < file->nprepared; i++)
+        if (file->prepared[i].address == address)
+            return &file->prepared[i];
+    struct lookup *recent = &file->recent[(size_t)(address ^ (address >> 7)) % RECENT_LOOKUPS];
+    if (recent->valid && recent->address == address)
+        return recent;
+    load_symbols(symbols, file);
+    bool was_sorted = file->sorted;
+    const struct symbol *symbol = symbol_covering_uncached(file, address);
+    if (file->sorted != was_sorted) /* what was remembered came from the unsorted scan: ask the sorted table */
+        forget_recent(file);
+    free(recent->name);
+    *recent = (struct lookup){ .address = address, .valid = true };
+    if (symbol) {
+        recent->symbol = *symbol;
+        recent->found = true;
+        recent->name = read_name(&file->tables[symbol->table], symbol->name);
+    }
+    return recent;
 }
 
 static char *demangled(struct probe_symbols *symbols, const char *name)
@@ -485,31 +683,106 @@ static const struct hd_mapping *mapping_holding(const struct hd_mapping *mapping
     return NULL;
 }
 
+/* Where a pc lies: its mapping, the file's offset, and (when the file is ELF and a PT_LOAD holds the offset) the
+ * ELF address. */
+struct place {
+    const struct hd_mapping *mapping;
+    uint64_t file_offset;
+    struct elf_file *file; /* NULL when memory ran out */
+    bool has_vaddr;
+    uint64_t vaddr;
+};
+
+/* False for a pc that no file backs: anonymous memory, JIT code, [vdso]. */
+static bool locate(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mappings, size_t nmappings,
+                   uint64_t pc, struct place *place)
+{
+    const struct hd_mapping *mapping = mapping_holding(mappings, nmappings, pc);
+    if (!mapping || !mapping->path || mapping->path[0] != '/')
+        return false;
+    *place = (struct place){ .mapping = mapping, .file_offset = pc - mapping->start + mapping->offset };
+    place->file = file_for(symbols, pid, mapping);
+    place->has_vaddr = place->file && place->file->elf &&
+                       file_offset_to_vaddr(place->file, place->file_offset, &place->vaddr);
+    return true;
+}
+
 bool probe_symbols_resolve(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mappings,
                            size_t nmappings, struct hd_frame *frame)
 {
-    const struct hd_mapping *mapping = mapping_holding(mappings, nmappings, frame->pc);
-    if (!mapping || !mapping->path || mapping->path[0] != '/')
-        return true; /* anonymous memory, JIT code, [vdso]: no file to name it */
-    if (!(frame->module = strdup(mapping->path)))
-        return false;
-    uint64_t file_offset = frame->pc - mapping->start + mapping->offset;
-    frame->module_offset = file_offset;
-    struct elf_file *file = file_for(symbols, pid, mapping);
-    if (!file)
-        return false;
-    uint64_t vaddr;
-    if (!file->elf || !file_offset_to_vaddr(file, file_offset, &vaddr))
+    struct place place;
+    if (!locate(symbols, pid, mappings, nmappings, frame->pc, &place))
         return true;
-    frame->module_offset = vaddr;
-    load_symbols(file);
-    const struct symbol *symbol = symbol_covering(file, vaddr);
-    const char *name = symbol ? symbol_name(file, symbol) : NULL;
-    if (!name)
+    if (!place.file || !(frame->module = strdup(place.mapping->path)))
+        return false;
+    frame->module_offset = place.has_vaddr ? place.vaddr : place.file_offset;
+    if (!place.has_vaddr)
         return true;
-    frame->symbol = demangled(symbols, name);
-    frame->symbol_offset = vaddr - symbol->start;
+    const struct lookup *found = lookup_of(symbols, place.file, place.vaddr);
+    if (!found->name)
+        return true;
+    frame->symbol = demangled(symbols, found->name);
+    frame->symbol_offset = place.vaddr - found->symbol.start;
     return frame->symbol != NULL;
+}
+
+/* ---- searching ahead --------------------------------------------------------------------------------------- */
+
+/* Notes `address` of a file whose table is not loaded, to be searched for in one pass; past LINEAR_LOOKUPS_MAX
+ * addresses, the table is worth loading (as many lookups in a loaded table sort it). */
+static void want(struct elf_file *file, uint64_t address)
+{
+    if (file->symbols_loaded || file->preparing_refused)
+        return;
+    size_t known = file->nprepared + file->npending;
+    for (size_t i = 0; i < known; i++)
+        if (file->prepared[i].address == address)
+            return;
+    if (known == LINEAR_LOOKUPS_MAX) {
+        file->preparing_refused = true;
+        file->npending = 0;
+        return;
+    }
+    file->prepared[known] = (struct lookup){ .address = address };
+    file->npending++;
+}
+
+static int compare_lookups(const void *a, const void *b)
+{
+    const struct lookup *x = a, *y = b;
+    return x->address < y->address ? -1 : x->address > y->address;
+}
+
+static void search_pending(struct probe_symbols *symbols, struct elf_file *file)
+{
+    if (file->npending == 0)
+        return;
+    struct lookup *pending = &file->prepared[file->nprepared];
+    qsort(pending, file->npending, sizeof *pending, compare_lookups);
+    struct symbol_pass pass = { .keep = false, .wanted = pending, .nwanted = file->npending };
+    for (size_t i = 0; i < file->npending; i++)
+        pass.addresses[i] = pending[i].address;
+    pass_over_tables(symbols, file, &pass);
+    for (size_t i = 0; i < file->npending; i++) {
+        pending[i].valid = true;
+        if (pending[i].found)
+            pending[i].name = read_name(&file->tables[pending[i].symbol.table], pending[i].symbol.name);
+    }
+    file->lookups += (unsigned)file->npending;
+    file->nprepared += file->npending;
+    file->npending = 0;
+}
+
+void probe_symbols_prepare(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mappings,
+                           size_t nmappings, const uint64_t *pcs, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        struct place place;
+        if (locate(symbols, pid, mappings, nmappings, pcs[i], &place) && place.has_vaddr)
+            want(place.file, place.vaddr);
+    }
+    for (size_t f = 0; f < symbols->nfiles; f++)
+        search_pending(symbols, symbols->files[f]);
 }
 
 bool probe_symbols_unwind_table(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mapping,

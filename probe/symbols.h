@@ -1,8 +1,10 @@
 /* Naming program counters: which mapped file holds a pc, and which function of it, from the ELF symbol tables.
  *
- * One table per ELF file per run, loaded the first time a frame lands in that file: .symtab and .dynsym of the
- * file itself, or, when it has no .symtab, of its separate debug file (/usr/lib/debug/.build-id/xx/yyyy.debug,
- * then .gnu_debuglink). Only symbols with a size are kept, and a pc is named only by a symbol whose
+ * One table per ELF file per run: .symtab and .dynsym of the file itself, or, when it has no .symtab, of its
+ * separate debug file (/usr/lib/debug/.build-id/xx/yyyy.debug, then .gnu_debuglink), read with pread a chunk at a
+ * time, names one at a time. The few pcs of a process's stacks are searched for in one pass over those tables
+ * (probe_symbols_prepare); the table is kept in memory only when a file is asked for more or later. Only
+ * function symbols with a size count, and a pc is named only by a symbol whose
  * [start, start + size) holds it: an address no symbol covers gets no name (the caller prints module+0xoffset),
  * never the nearest unrelated one. C++ names are demangled. ELF files are hostile input: a malformed one gives no
  * names, never a crash.
@@ -27,6 +29,13 @@ void probe_symbols_free(struct probe_symbols *symbols);
  * when memory ran out. */
 bool probe_symbols_resolve(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mappings,
                            size_t nmappings, struct hd_frame *frame);
+
+/* Searches ahead for the pcs about to be resolved (the whole stacks of a process): a file whose table is not
+ * loaded yet is searched for all of them in one pass over its symbols, without building the table (the frames of
+ * a few stacks land on a handful of addresses per file, and a table of glibc's functions weighs 160 KiB of fresh
+ * memory). probe_symbols_resolve then finds them there, named as the first lookups in a loaded table would be. */
+void probe_symbols_prepare(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mappings,
+                           size_t nmappings, const uint64_t *pcs, size_t count);
 
 /* Where the file mapped by `mapping` (of process `pid`, holding `address`) keeps its .eh_frame_hdr
  * (PT_GNU_EH_FRAME), as an address of that process. False when it has none or cannot be read: the unwinder then

@@ -21,8 +21,12 @@
 struct page_slot {
     uint64_t page;
     enum { SLOT_EMPTY, SLOT_READ, SLOT_UNREADABLE } state;
-    unsigned char bytes[PAGE_SIZE_ASSUMED];
 };
+
+/* The bytes of the cached pages, apart from the slots and page-aligned, so that a slot in use costs one page fault
+ * of ours, not two; kept from one unwinder to the next (one at a time, see unwind.h), so that the processes after
+ * the first find them mapped. */
+static unsigned char page_bytes[PAGE_SLOTS][PAGE_SIZE_ASSUMED] __attribute__((aligned(PAGE_SIZE_ASSUMED)));
 
 /* libunwind searches a module's .eh_frame_hdr table through our memory reader when told where it is. Exported by
  * libunwind (perf declares it the same way) but not in its headers. */
@@ -49,8 +53,9 @@ struct probe_unwinder {
     unw_addr_space_t address_space;
     const struct hd_mapping *mappings;
     size_t nmappings;
-    struct module_context modules[MODULES_MAX];
+    struct module_context *modules; /* grown as frames land in modules: a stack touches a handful of them */
     size_t nmodules;
+    size_t modules_capacity;
     struct probe_symbols *symbols;
     struct user_regs_struct registers; /* of the thread being unwound */
     struct page_slot pages[PAGE_SLOTS];
@@ -62,15 +67,17 @@ static struct probe_unwinder *active;
 
 /* ---- memory ------------------------------------------------------------------------------------------------ */
 
-static struct page_slot *page_at(struct probe_unwinder *unwinder, uint64_t page)
+/* The bytes of the target's page at `page`, or NULL when it cannot be read. */
+static const unsigned char *page_at(struct probe_unwinder *unwinder, uint64_t page)
 {
-    struct page_slot *slot = &unwinder->pages[(page / PAGE_SIZE_ASSUMED) % PAGE_SLOTS];
+    size_t index = (size_t)(page / PAGE_SIZE_ASSUMED) % PAGE_SLOTS;
+    struct page_slot *slot = &unwinder->pages[index];
     if (slot->state != SLOT_EMPTY && slot->page == page)
-        return slot->state == SLOT_READ ? slot : NULL;
+        return slot->state == SLOT_READ ? page_bytes[index] : NULL;
     slot->page = page;
-    bool read = probe_read_memory(unwinder->pid, page, slot->bytes, sizeof slot->bytes);
+    bool read = probe_read_memory(unwinder->pid, page, page_bytes[index], PAGE_SIZE_ASSUMED);
     slot->state = read ? SLOT_READ : SLOT_UNREADABLE;
-    return read ? slot : NULL;
+    return read ? page_bytes[index] : NULL;
 }
 
 static bool read_bytes(struct probe_unwinder *unwinder, uint64_t address, void *buffer, size_t size)
@@ -80,10 +87,10 @@ static bool read_bytes(struct probe_unwinder *unwinder, uint64_t address, void *
         uint64_t page = address & ~(uint64_t)(PAGE_SIZE_ASSUMED - 1);
         size_t within = (size_t)(address - page);
         size_t chunk = PAGE_SIZE_ASSUMED - within < size ? PAGE_SIZE_ASSUMED - within : size;
-        struct page_slot *slot = page_at(unwinder, page);
-        if (!slot)
+        const unsigned char *bytes = page_at(unwinder, page);
+        if (!bytes)
             return false;
-        memcpy(out, slot->bytes + within, chunk);
+        memcpy(out, bytes + within, chunk);
         out += chunk;
         address += chunk;
         size -= chunk;
@@ -184,8 +191,15 @@ static struct module_context *module_of(struct probe_unwinder *unwinder, uint64_
     for (size_t i = 0; i < unwinder->nmodules; i++)
         if (unwinder->modules[i].first_mapping == first)
             return &unwinder->modules[i];
-    if (unwinder->nmodules == MODULES_MAX)
-        return NULL;
+    if (unwinder->nmodules == unwinder->modules_capacity) {
+        size_t capacity = unwinder->modules_capacity ? 2 * unwinder->modules_capacity : 8;
+        struct module_context *grown = capacity <= MODULES_MAX
+                                           ? realloc(unwinder->modules, capacity * sizeof *grown) : NULL;
+        if (!grown)
+            return NULL;
+        unwinder->modules = grown;
+        unwinder->modules_capacity = capacity;
+    }
     struct module_context *module = &unwinder->modules[unwinder->nmodules++];
     *module = (struct module_context){ .first_mapping = first };
     return module;
@@ -324,6 +338,7 @@ void probe_unwind_end(struct probe_unwinder *unwinder)
     for (size_t i = 0; i < unwinder->nmodules; i++)
         if (unwinder->modules[i].upt)
             _UPT_destroy(unwinder->modules[i].upt);
+    free(unwinder->modules);
     if (active == unwinder)
         active = NULL;
     free(unwinder);

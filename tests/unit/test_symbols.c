@@ -4,8 +4,11 @@
 
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,14 +137,21 @@ static void resolve_in_file(const char *bytes, size_t size)
     struct hd_mapping mapping = { .start = 0x400000, .end = 0x400000 + 0x100000, .offset = 0, .inode = status.st_ino,
                                   .device_major = major(status.st_dev), .device_minor = minor(status.st_dev),
                                   .permissions = "r-xp", .path = path };
-    struct probe_symbols *symbols = probe_symbols_new();
-    for (uint64_t pc = mapping.start; pc < mapping.end; pc += 0x777) {
-        struct hd_frame frame = { .pc = pc };
-        cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
-        cr_assert_str_eq(frame.module, path);
-        release(&frame);
+    for (int searched_ahead = 0; searched_ahead < 2; searched_ahead++) {
+        struct probe_symbols *symbols = probe_symbols_new();
+        uint64_t ahead[12];
+        for (size_t i = 0; i < sizeof ahead / sizeof ahead[0]; i++)
+            ahead[i] = mapping.start + i * 0x777;
+        if (searched_ahead) /* the one-pass search over the same hostile tables */
+            probe_symbols_prepare(symbols, getpid(), &mapping, 1, ahead, sizeof ahead / sizeof ahead[0]);
+        for (uint64_t pc = mapping.start; pc < mapping.end; pc += 0x777) {
+            struct hd_frame frame = { .pc = pc };
+            cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
+            cr_assert_str_eq(frame.module, path);
+            release(&frame);
+        }
+        probe_symbols_free(symbols);
     }
-    probe_symbols_free(symbols);
     unlink(path);
 }
 
@@ -412,4 +422,333 @@ Test(symbols, a_file_truncated_after_opening_gives_no_sigbus)
     probe_symbols_free(symbols);
     unlink(path);
     free(bytes);
+}
+
+/* ---- symbol tables read right --------------------------------------------------------------------------------- */
+
+/* The functions of a small ELF file written with libelf, whose one PT_LOAD maps vaddr 0 at file offset 0. */
+struct written_function {
+    const char *name;
+    uint64_t start;
+    uint64_t size;
+    unsigned char type;
+    unsigned char bind;
+};
+
+static const struct written_function written_functions[] = {
+    { "data_not_a_function", 0x1000, 0x100, STT_OBJECT, STB_GLOBAL },
+    { "outer_function", 0x1100, 0x200, STT_FUNC, STB_GLOBAL },
+    { "inner_local", 0x1180, 0x40, STT_FUNC, STB_LOCAL },
+    { "sizeless_function", 0x1400, 0, STT_FUNC, STB_GLOBAL },
+    { "resolver_chosen", 0x1500, 0x10, STT_GNU_IFUNC, STB_GLOBAL },
+    { "local_alias", 0x1600, 0x30, STT_FUNC, STB_LOCAL },
+    { "global_alias", 0x1600, 0x30, STT_FUNC, STB_GLOBAL },
+};
+#define NWRITTEN (sizeof written_functions / sizeof written_functions[0])
+
+/* Which name a pc at vaddr `vaddr` must get (NULL: none). */
+static const struct {
+    uint64_t vaddr;
+    const char *name;
+} expected_names[] = {
+    { 0x1010, NULL },                /* an object, not a function */
+    { 0x1104, "outer_function" },
+    { 0x1190, "inner_local" },       /* the innermost of nested symbols */
+    { 0x11c0, "outer_function" },    /* past the inner one */
+    { 0x1400, NULL },                /* a symbol without a size covers nothing */
+    { 0x1508, "resolver_chosen" },
+    { 0x1610, "global_alias" },      /* of two names for one function, the global one */
+    { 0x1700, NULL },
+};
+
+static Elf_Scn *add_section(Elf *elf, const char *unused_name, Elf64_Word type, void *bytes, size_t size,
+                            Elf_Type data_type, size_t name_offset)
+{
+    (void)unused_name;
+    Elf_Scn *section = elf_newscn(elf);
+    Elf_Data *data = elf_newdata(section);
+    *data = (Elf_Data){ .d_buf = bytes, .d_size = size, .d_type = data_type, .d_version = EV_CURRENT, .d_align = 8 };
+    GElf_Shdr header;
+    gelf_getshdr(section, &header);
+    header.sh_type = type;
+    header.sh_name = (Elf64_Word)name_offset;
+    gelf_update_shdr(section, &header);
+    return section;
+}
+
+/* Writes the ELF file of written_functions[] in `elf_class` and `byte_order` to `path`. */
+static void write_elf(const char *path, int elf_class, int byte_order)
+{
+    int fd = open(path, O_RDWR | O_TRUNC);
+    cr_assert_geq(fd, 0);
+    cr_assert_neq(elf_version(EV_CURRENT), EV_NONE);
+    Elf *elf = elf_begin(fd, ELF_C_WRITE, NULL);
+    cr_assert_not_null(elf);
+    cr_assert_not_null(gelf_newehdr(elf, elf_class));
+    cr_assert_not_null(gelf_newphdr(elf, 1));
+
+    static char section_names[] = "\0.symtab\0.strtab\0.shstrtab";
+    char strings[512] = "";
+    size_t strings_size = 1;
+    size_t symbol_size = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+    unsigned char *symbols = calloc(NWRITTEN + 1, sizeof(Elf64_Sym));
+    Elf_Data table = { .d_buf = symbols, .d_size = (NWRITTEN + 1) * symbol_size, .d_type = ELF_T_SYM,
+                       .d_version = EV_CURRENT };
+    Elf_Scn *strtab = add_section(elf, ".strtab", SHT_STRTAB, strings, sizeof strings, ELF_T_BYTE, 9);
+    Elf_Scn *symtab = add_section(elf, ".symtab", SHT_SYMTAB, symbols, table.d_size, ELF_T_SYM, 1);
+    Elf_Scn *shstrtab = add_section(elf, ".shstrtab", SHT_STRTAB, section_names, sizeof section_names, ELF_T_BYTE, 17);
+    Elf_Data *symtab_data = elf_getdata(symtab, NULL);
+    for (size_t i = 0; i < NWRITTEN; i++) {
+        const struct written_function *function = &written_functions[i];
+        GElf_Sym symbol = { .st_name = (Elf64_Word)strings_size, .st_value = function->start,
+                            .st_size = function->size, .st_info = GELF_ST_INFO(function->bind, function->type),
+                            .st_shndx = 1 };
+        strcpy(strings + strings_size, function->name);
+        strings_size += strlen(function->name) + 1;
+        cr_assert(gelf_update_sym(symtab_data, (int)i + 1, &symbol));
+    }
+    GElf_Shdr header;
+    gelf_getshdr(symtab, &header);
+    header.sh_link = (Elf64_Word)elf_ndxscn(strtab);
+    header.sh_entsize = symbol_size;
+    gelf_update_shdr(symtab, &header);
+
+    GElf_Ehdr elf_header;
+    gelf_getehdr(elf, &elf_header);
+    elf_header.e_ident[EI_DATA] = (unsigned char)byte_order;
+    elf_header.e_type = ET_DYN;
+    elf_header.e_machine = EM_X86_64;
+    elf_header.e_version = EV_CURRENT;
+    elf_header.e_shstrndx = (Elf64_Half)elf_ndxscn(shstrtab);
+    cr_assert(gelf_update_ehdr(elf, &elf_header));
+    GElf_Phdr load = { .p_type = PT_LOAD, .p_offset = 0, .p_vaddr = 0, .p_filesz = 0x10000, .p_memsz = 0x10000,
+                       .p_flags = PF_R | PF_X, .p_align = 0x1000 };
+    cr_assert(gelf_update_phdr(elf, 0, &load));
+    cr_assert_geq(elf_update(elf, ELF_C_WRITE), 0, "elf_update: %s", elf_errmsg(-1));
+    elf_end(elf);
+    close(fd);
+    free(symbols);
+}
+
+/* 32- and 64-bit files, in both byte orders: every symbol is read in the file's order and class, not the host's. */
+Test(symbols, symbol_tables_of_every_class_and_byte_order_are_read_right)
+{
+    static const struct {
+        int elf_class;
+        int byte_order;
+    } kinds[] = { { ELFCLASS64, ELFDATA2LSB }, { ELFCLASS64, ELFDATA2MSB }, { ELFCLASS32, ELFDATA2LSB },
+                  { ELFCLASS32, ELFDATA2MSB } };
+    for (size_t round = 0; round < 2 * sizeof kinds / sizeof kinds[0]; round++) {
+        size_t k = round / 2;
+        bool searched_ahead = round % 2; /* the pcs searched for in one pass first (probe_symbols_prepare) */
+        char path[] = "/tmp/hangdoc-test-elf-XXXXXX";
+        close(mkstemp(path));
+        write_elf(path, kinds[k].elf_class, kinds[k].byte_order);
+        struct stat status;
+        cr_assert_eq(stat(path, &status), 0);
+        struct hd_mapping mapping = { .start = 0x400000, .end = 0x410000, .inode = status.st_ino,
+                                      .device_major = major(status.st_dev), .device_minor = minor(status.st_dev),
+                                      .permissions = "r-xp", .path = path };
+        struct probe_symbols *symbols = probe_symbols_new();
+        uint64_t pcs[sizeof expected_names / sizeof expected_names[0]];
+        for (size_t e = 0; e < sizeof expected_names / sizeof expected_names[0]; e++)
+            pcs[e] = mapping.start + expected_names[e].vaddr;
+        if (searched_ahead)
+            probe_symbols_prepare(symbols, getpid(), &mapping, 1, pcs, sizeof pcs / sizeof pcs[0]);
+        for (size_t e = 0; e < sizeof expected_names / sizeof expected_names[0]; e++) {
+            struct hd_frame frame = { .pc = mapping.start + expected_names[e].vaddr };
+            cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
+            if (expected_names[e].name)
+                cr_assert(frame.symbol && strcmp(frame.symbol, expected_names[e].name) == 0,
+                          "class %d order %d, vaddr 0x%lx: %s, not %s", kinds[k].elf_class, kinds[k].byte_order,
+                          (unsigned long)expected_names[e].vaddr, frame.symbol, expected_names[e].name);
+            else
+                cr_assert_null(frame.symbol, "vaddr 0x%lx: %s", (unsigned long)expected_names[e].vaddr, frame.symbol);
+            release(&frame);
+        }
+        probe_symbols_free(symbols);
+        unlink(path);
+    }
+}
+
+/* The function symbols of a file as libelf's gelf_getsym reads them, to check the names against. */
+struct reference_symbol {
+    uint64_t start;
+    uint64_t size;
+    bool global;
+    char *name;
+};
+
+struct reference {
+    struct reference_symbol *symbols;
+    size_t count;
+};
+
+static void add_reference_table(struct reference *reference, Elf *elf, Elf64_Word type)
+{
+    Elf_Scn *section = NULL;
+    GElf_Shdr header;
+    while ((section = elf_nextscn(elf, section)))
+        if (gelf_getshdr(section, &header) && header.sh_type == type)
+            break;
+    Elf_Data *data = section ? elf_getdata(section, NULL) : NULL;
+    if (!data)
+        return;
+    size_t count = header.sh_size / header.sh_entsize;
+    reference->symbols = realloc(reference->symbols, (reference->count + count) * sizeof *reference->symbols);
+    for (size_t i = 0; i < count; i++) {
+        GElf_Sym symbol;
+        cr_assert(gelf_getsym(data, (int)i, &symbol));
+        int kind = GELF_ST_TYPE(symbol.st_info);
+        const char *name = elf_strptr(elf, header.sh_link, symbol.st_name);
+        if ((kind != STT_FUNC && kind != STT_GNU_IFUNC) || symbol.st_size == 0 || symbol.st_shndx == SHN_UNDEF ||
+            !name || !name[0])
+            continue;
+        reference->symbols[reference->count++] = (struct reference_symbol){
+            .start = symbol.st_value, .size = symbol.st_size, .global = GELF_ST_BIND(symbol.st_info) != STB_LOCAL,
+            .name = strndup(name, strcspn(name, "@")) };
+    }
+}
+
+/* The .symtab of `path` or of its debug file by build-id, and its .dynsym; false when neither has a .symtab. */
+static bool read_reference(const char *path, struct reference *reference)
+{
+    cr_assert_neq(elf_version(EV_CURRENT), EV_NONE);
+    int fd = open(path, O_RDONLY), debug_fd = -1;
+    cr_assert_geq(fd, 0, "%s", path);
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL), *debug = NULL;
+    size_t before = reference->count;
+    add_reference_table(reference, elf, SHT_SYMTAB);
+    bool has_symtab = reference->count > before;
+    Elf_Scn *section = NULL;
+    GElf_Shdr header;
+    while (!has_symtab && (section = elf_nextscn(elf, section))) {
+        Elf_Data *data = gelf_getshdr(section, &header) && header.sh_type == SHT_NOTE ? elf_getdata(section, NULL)
+                                                                                         : NULL;
+        GElf_Nhdr note;
+        size_t name_offset, description_offset;
+        if (!data || !gelf_getnote(data, 0, &note, &name_offset, &description_offset) ||
+            note.n_type != NT_GNU_BUILD_ID || note.n_descsz < 2 || note.n_descsz > 64)
+            continue;
+        char debug_path[256];
+        int length = snprintf(debug_path, sizeof debug_path, "/usr/lib/debug/.build-id/");
+        const unsigned char *id = (const unsigned char *)data->d_buf + description_offset;
+        for (size_t i = 0; i < note.n_descsz; i++)
+            length += snprintf(debug_path + length, sizeof debug_path - (size_t)length, i == 1 ? "/%02x" : "%02x",
+                               id[i]);
+        snprintf(debug_path + length, sizeof debug_path - (size_t)length, ".debug");
+        if ((debug_fd = open(debug_path, O_RDONLY)) >= 0 && (debug = elf_begin(debug_fd, ELF_C_READ, NULL))) {
+            add_reference_table(reference, debug, SHT_SYMTAB);
+            has_symtab = reference->count > before;
+        }
+        break;
+    }
+    add_reference_table(reference, elf, SHT_DYNSYM);
+    if (debug)
+        elf_end(debug);
+    if (debug_fd >= 0)
+        close(debug_fd);
+    elf_end(elf);
+    close(fd);
+    return has_symtab;
+}
+
+/* Whether `name` is what hangdoc must call `vaddr`: the name of one of the innermost symbols that cover it (the
+ * latest start, then the smallest size, then a global name; what is left is a tie either name may win). */
+static bool acceptable_name(const struct reference *reference, uint64_t vaddr, const char *name, uint64_t offset)
+{
+    const struct reference_symbol *best = NULL;
+    for (size_t i = 0; i < reference->count; i++) {
+        const struct reference_symbol *symbol = &reference->symbols[i];
+        if (vaddr - symbol->start >= symbol->size)
+            continue;
+        if (!best || symbol->start > best->start ||
+            (symbol->start == best->start &&
+             (symbol->size < best->size || (symbol->size == best->size && symbol->global && !best->global))))
+            best = symbol;
+    }
+    if (!best || !name || offset != vaddr - best->start)
+        return !best && !name;
+    for (size_t i = 0; i < reference->count; i++) {
+        const struct reference_symbol *symbol = &reference->symbols[i];
+        const char *plain = strncmp(symbol->name, "__GI_", 5) == 0 && symbol->name[5] ? symbol->name + 5
+                                                                                         : symbol->name;
+        if (symbol->start == best->start && symbol->size == best->size && symbol->global == best->global &&
+            strcmp(plain, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+struct loaded_module {
+    const char *wanted; /* a part of its path; "" for the executable */
+    uint64_t bias;
+    char path[4096];
+};
+
+static int find_loaded(struct dl_phdr_info *info, size_t size, void *argument)
+{
+    (void)size;
+    struct loaded_module *module = argument;
+    bool executable = !module->wanted[0] && !info->dlpi_name[0];
+    if (!executable && !(module->wanted[0] && strstr(info->dlpi_name, module->wanted)))
+        return 0;
+    module->bias = info->dlpi_addr;
+    snprintf(module->path, sizeof module->path, "%s", executable ? "/proc/self/exe" : info->dlpi_name);
+    return 1;
+}
+
+/* Every function of the module (every `stride`-th), named at its middle, against libelf's reading of its tables;
+ * the first `ahead` of them searched for in one pass first (probe_symbols_prepare). */
+static void compare_names_in(const char *wanted, size_t stride, size_t ahead)
+{
+    struct loaded_module module = { .wanted = wanted };
+    cr_assert(dl_iterate_phdr(find_loaded, &module), "%s is loaded", wanted);
+    struct reference reference = { 0 };
+    if (!read_reference(module.path, &reference) && wanted[0]) {
+        cr_log_warn("%s has no .symtab and no debug file by build-id here: not compared", module.path);
+        return;
+    }
+    struct probe_symbols *symbols = probe_symbols_new();
+    struct own_maps maps = read_own_maps();
+    uint64_t pcs[32];
+    size_t nahead = 0;
+    for (size_t i = 0; i < reference.count && nahead < ahead && nahead < 32; i += stride)
+        if (strncmp(reference.symbols[i].name, "_Z", 2) != 0)
+            pcs[nahead++] = module.bias + reference.symbols[i].start + reference.symbols[i].size / 2;
+    probe_symbols_prepare(symbols, getpid(), maps.mappings, maps.count, pcs, nahead);
+    size_t compared = 0;
+    for (size_t i = 0; i < reference.count; i += stride) {
+        const struct reference_symbol *symbol = &reference.symbols[i];
+        if (strncmp(symbol->name, "_Z", 2) == 0)
+            continue; /* demangled: another test's matter */
+        uint64_t vaddr = symbol->start + symbol->size / 2;
+        struct hd_frame frame = { .pc = module.bias + vaddr };
+        cr_assert(probe_symbols_resolve(symbols, getpid(), maps.mappings, maps.count, &frame));
+        cr_assert(acceptable_name(&reference, vaddr, frame.symbol, frame.symbol_offset),
+                  "%s vaddr 0x%lx (in %s): named %s+0x%lx", module.path, (unsigned long)vaddr, symbol->name,
+                  frame.symbol, (unsigned long)frame.symbol_offset);
+        release(&frame);
+        compared++;
+    }
+    cr_assert_gt(compared, 16, "more than the unsorted lookups of a file were compared");
+    free_maps(&maps);
+    probe_symbols_free(symbols);
+    for (size_t i = 0; i < reference.count; i++)
+        free(reference.symbols[i].name);
+    free(reference.symbols);
+}
+
+Test(symbols, names_in_this_binary_and_libc_agree_with_libelf)
+{
+    compare_names_in("", 1, 0);
+    compare_names_in("libc.so", 5, 0);
+}
+
+/* As many addresses as a search pass takes, then more than it takes (the table is loaded instead). */
+Test(symbols, names_searched_ahead_agree_with_libelf)
+{
+    compare_names_in("", 1, 12);
+    compare_names_in("libc.so", 5, 12);
+    compare_names_in("libc.so", 3, 30);
 }
