@@ -314,14 +314,20 @@ static bool read_symbol_chunk(Elf *elf, int fd, uint64_t offset, size_t bytes, u
 }
 
 /* Of two symbols that cover an address, the innermost: the later start, then the smaller size, then the global
- * name. The sort order (compare_symbols) agrees. */
+ * name; of aliases alike in all that (__pthread_mutex_lock, pthread_mutex_lock), the one of the first table,
+ * then the one whose name comes first in its string table, so that a name never depends on whether the file's
+ * table was searched once or sorted. The sort order (compare_symbols) agrees. */
 static bool better(const struct symbol *candidate, const struct symbol *best)
 {
     if (!best || candidate->start != best->start)
         return !best || candidate->start > best->start;
     if (candidate->size != best->size)
         return candidate->size < best->size;
-    return candidate->global && !best->global;
+    if (candidate->global != best->global)
+        return candidate->global;
+    if (candidate->table != best->table)
+        return candidate->table < best->table;
+    return candidate->name < best->name;
 }
 
 /* A search pass: the symbol is the best so far for the wanted addresses it covers. The first address at or after
@@ -461,7 +467,11 @@ static int compare_symbols(const void *a, const void *b)
         return x->start < y->start ? -1 : 1;
     if (x->size != y->size) /* the smallest last: the innermost of nested symbols is found first */
         return x->size > y->size ? -1 : 1;
-    return (int)x->global - (int)y->global; /* the global name last: the lookup scans backwards */
+    if (x->global != y->global) /* the global name last: the lookup scans backwards */
+        return (int)x->global - (int)y->global;
+    if (x->table != y->table) /* then the first table's, and the first name, last (better() agrees) */
+        return x->table > y->table ? -1 : 1;
+    return (x->name < y->name) - (x->name > y->name);
 }
 
 /* The program headers only: what the unwinder needs while the target is stopped. */

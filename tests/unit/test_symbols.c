@@ -443,6 +443,8 @@ static const struct written_function written_functions[] = {
     { "resolver_chosen", 0x1500, 0x10, STT_GNU_IFUNC, STB_GLOBAL },
     { "local_alias", 0x1600, 0x30, STT_FUNC, STB_LOCAL },
     { "global_alias", 0x1600, 0x30, STT_FUNC, STB_GLOBAL },
+    { "first_alias", 0x1800, 0x20, STT_FUNC, STB_GLOBAL },
+    { "second_alias", 0x1800, 0x20, STT_FUNC, STB_GLOBAL },
 };
 #define NWRITTEN (sizeof written_functions / sizeof written_functions[0])
 
@@ -459,6 +461,7 @@ static const struct {
     { 0x1508, "resolver_chosen" },
     { 0x1610, "global_alias" },      /* of two names for one function, the global one */
     { 0x1700, NULL },
+    { 0x1808, "first_alias" },       /* of aliases alike in all, the first name, searched or sorted */
 };
 
 static Elf_Scn *add_section(Elf *elf, const char *unused_name, Elf64_Word type, void *bytes, size_t size,
@@ -538,9 +541,12 @@ Test(symbols, symbol_tables_of_every_class_and_byte_order_are_read_right)
         int byte_order;
     } kinds[] = { { ELFCLASS64, ELFDATA2LSB }, { ELFCLASS64, ELFDATA2MSB }, { ELFCLASS32, ELFDATA2LSB },
                   { ELFCLASS32, ELFDATA2MSB } };
-    for (size_t round = 0; round < 2 * sizeof kinds / sizeof kinds[0]; round++) {
-        size_t k = round / 2;
-        bool searched_ahead = round % 2; /* the pcs searched for in one pass first (probe_symbols_prepare) */
+    enum { SCANNED, SEARCHED_AHEAD, SORTED, MODES };
+    for (size_t round = 0; round < MODES * sizeof kinds / sizeof kinds[0]; round++) {
+        size_t k = round / MODES;
+        /* SEARCHED_AHEAD: the pcs searched for in one pass first (probe_symbols_prepare); SORTED: the file asked
+         * for more addresses than it is scanned for first, so that its table is sorted */
+        int mode = (int)(round % MODES);
         char path[] = "/tmp/hangdoc-test-elf-XXXXXX";
         close(mkstemp(path));
         write_elf(path, kinds[k].elf_class, kinds[k].byte_order);
@@ -553,15 +559,21 @@ Test(symbols, symbol_tables_of_every_class_and_byte_order_are_read_right)
         uint64_t pcs[sizeof expected_names / sizeof expected_names[0]];
         for (size_t e = 0; e < sizeof expected_names / sizeof expected_names[0]; e++)
             pcs[e] = mapping.start + expected_names[e].vaddr;
-        if (searched_ahead)
+        if (mode == SEARCHED_AHEAD)
             probe_symbols_prepare(symbols, getpid(), &mapping, 1, pcs, sizeof pcs / sizeof pcs[0]);
+        for (uint64_t warm = 0; mode == SORTED && warm < 40; warm++) {
+            struct hd_frame frame = { .pc = mapping.start + 0x1100 + warm * 4 };
+            cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
+            release(&frame);
+        }
         for (size_t e = 0; e < sizeof expected_names / sizeof expected_names[0]; e++) {
             struct hd_frame frame = { .pc = mapping.start + expected_names[e].vaddr };
             cr_assert(probe_symbols_resolve(symbols, getpid(), &mapping, 1, &frame));
             if (expected_names[e].name)
                 cr_assert(frame.symbol && strcmp(frame.symbol, expected_names[e].name) == 0,
-                          "class %d order %d, vaddr 0x%lx: %s, not %s", kinds[k].elf_class, kinds[k].byte_order,
-                          (unsigned long)expected_names[e].vaddr, frame.symbol, expected_names[e].name);
+                          "class %d order %d mode %d, vaddr 0x%lx: %s, not %s", kinds[k].elf_class,
+                          kinds[k].byte_order, mode, (unsigned long)expected_names[e].vaddr, frame.symbol,
+                          expected_names[e].name);
             else
                 cr_assert_null(frame.symbol, "vaddr 0x%lx: %s", (unsigned long)expected_names[e].vaddr, frame.symbol);
             release(&frame);
