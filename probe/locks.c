@@ -177,8 +177,31 @@ static void read_window(pid_t pid, uint64_t address, struct probe_lock_window *w
                           probe_read_memory(pid, address - PROBE_LOCK_BEFORE, window->bytes, PROBE_LOCK_BEFORE);
 }
 
+/* The windows read last in one process: the threads of a pool wait on one lock, and are told of the same bytes
+ * (one read, one moment) rather than each reading them again. */
+#define RECENT_WINDOWS 16
+struct recent_windows {
+    struct probe_lock_window windows[RECENT_WINDOWS];
+    size_t count;
+    size_t next; /* the slot to reuse when all are taken */
+};
+
+static const struct probe_lock_window *window_for(struct recent_windows *recent, pid_t pid, uint64_t address)
+{
+    for (size_t i = 0; i < recent->count; i++)
+        if (recent->windows[i].address == address)
+            return &recent->windows[i];
+    struct probe_lock_window *window = &recent->windows[recent->next];
+    recent->next = (recent->next + 1) % RECENT_WINDOWS;
+    if (recent->count < RECENT_WINDOWS)
+        recent->count++;
+    read_window(pid, address, window);
+    return window;
+}
+
 void probe_read_locks(struct hd_process *process)
 {
+    struct recent_windows recent = { .count = 0 };
     pid_t *tids = calloc(process->nthreads ? process->nthreads : 1, sizeof *tids);
     if (!tids)
         return;
@@ -194,9 +217,8 @@ void probe_read_locks(struct hd_process *process)
             wait->mapping = *mapping;
             wait->mapping.path = mapping->path ? strdup(mapping->path) : NULL;
         }
-        struct probe_lock_window window;
-        read_window(process->pid, wait->address, &window);
-        probe_decode_lock(&window, wait, tids, process->nthreads, &wait->lock);
+        const struct probe_lock_window *window = window_for(&recent, process->pid, wait->address);
+        probe_decode_lock(window, wait, tids, process->nthreads, &wait->lock);
     }
     free(tids);
 }
