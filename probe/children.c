@@ -105,6 +105,8 @@ bool probe_read_children(pid_t pid, pid_t **pids, size_t *count, size_t *cap)
         ok = read_children_file(path, pids, count, cap);
     }
     closedir(tasks);
+    if (*count - first < 2)
+        return ok; /* nothing to sort (and *pids may still be NULL) */
     /* a child shows once, under the thread that forked it; sorted, so that the tree is in pid order */
     qsort(*pids + first, *count - first, sizeof **pids, compare_pids);
     size_t kept = first;

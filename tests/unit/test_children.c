@@ -102,6 +102,19 @@ Test(children, a_process_that_is_gone_has_none)
     free(pids);
 }
 
+/* A live process without children leaves an empty list empty (and unallocated). */
+Test(children, a_process_without_children_has_none)
+{
+    pid_t pid = start_sleeper();
+    pid_t *pids = NULL;
+    size_t count = 0, cap = 0;
+    bool ok = probe_read_children(pid, &pids, &count, &cap);
+    end_child(pid);
+    cr_assert(ok);
+    cr_assert_eq(count, 0);
+    cr_assert_null(pids);
+}
+
 Test(children, appends_after_what_is_there)
 {
     if (!probe_children_files_exist())
