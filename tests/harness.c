@@ -118,6 +118,45 @@ static pid_t spawn_in_own_group(const char *path, const char *const *argv, int o
     return child;
 }
 
+/* The guard of a process group: a process of its own group that waits on a pipe only the test process can write.
+ * A byte means the test stopped the group itself; end of file means the test process died first (no .fini ran),
+ * and the guard kills the group, so that nothing the test started outlives it. */
+static void guard_group(struct fixture *group)
+{
+    int pipe_fds[2];
+    cr_assert_eq(pipe2(pipe_fds, O_CLOEXEC), 0);
+    pid_t guard = fork();
+    cr_assert_geq(guard, 0);
+    if (guard == 0) {
+        setpgid(0, 0); /* not ended with the test's own group */
+        if (dup2(pipe_fds[0], 3) != 3)
+            _exit(1);
+        close_range(4, ~0U, 0); /* no other guard's write end, no pipe of the test's */
+        char byte;
+        ssize_t got;
+        while ((got = read(3, &byte, 1)) < 0 && errno == EINTR)
+            ;
+        if (got == 0)
+            kill(-group->leader, SIGKILL);
+        _exit(0);
+    }
+    close(pipe_fds[0]);
+    group->guard = guard;
+    group->guard_pipe = pipe_fds[1];
+}
+
+static void dismiss_guard(struct fixture *group)
+{
+    if (!group->guard)
+        return;
+    ssize_t ignored = write(group->guard_pipe, "x", 1);
+    (void)ignored;
+    close(group->guard_pipe);
+    while (waitpid(group->guard, NULL, 0) < 0 && errno == EINTR)
+        ;
+    group->guard = 0;
+}
+
 void fixture_start(struct fixture *fixture, const char *name)
 {
     fixture_start_within(fixture, name, READY_TIMEOUT_MS);
@@ -133,6 +172,7 @@ void fixture_start_within(struct fixture *fixture, const char *name, long ready_
     pid_t child = spawn_in_own_group(path, (const char *[]){ name, NULL }, -1, -1, pipe_fds[1]);
     close(pipe_fds[1]);
     fixture->leader = child;
+    guard_group(fixture);
     remember(fixture);
     bool ready = read_ready_line_within(pipe_fds[0], fixture, ready_timeout_ms);
     close(pipe_fds[0]);
@@ -153,6 +193,7 @@ void fixture_stop(struct fixture *fixture)
     while (waitpid(fixture->leader, NULL, 0) < 0 && errno == EINTR)
         ;
     fixture->leader = 0;
+    dismiss_guard(fixture);
     forget(fixture);
 }
 
@@ -385,6 +426,7 @@ void hangdoc_spawn(struct spawned *spawned, const char *const *arguments)
     close(err_pipe[1]);
     close(ready_pipe[1]);
     spawned->group.leader = child;
+    guard_group(&spawned->group);
     spawned->out_fd = out_pipe[0];
     spawned->err_fd = err_pipe[0];
     spawned->ready_fd = ready_pipe[0];
@@ -410,6 +452,7 @@ void spawned_finish(struct spawned *spawned, struct run_result *result)
     result->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     /* hangdoc is reaped: only its group and the reported pids can be left, and the caller checks those */
     spawned->group.leader = 0;
+    dismiss_guard(&spawned->group);
     forget(&spawned->group);
 }
 

@@ -1,7 +1,7 @@
 /* The scenario harness: start a fixture (scenarios/), wait until it says it is in position, run the real hangdoc
  * binary on it, parse what it printed, and end every process the fixture started, by process group, also when a
- * test fails (Criterion runs the suite's .fini after a failed assertion; the fixtures die with the test process
- * otherwise, through PR_SET_PDEATHSIG).
+ * test fails: Criterion runs the suite's .fini after a failed assertion, and when the test process dies without
+ * it (a sanitizer aborts it, a signal), a guard process of each group, which outlives it, kills the group.
  */
 #pragma once
 
@@ -16,6 +16,8 @@ struct fixture {
     pid_t leader; /* also its process group */
     pid_t pids[HARNESS_MAX_PIDS]; /* from its "ready" line */
     size_t npids;
+    pid_t guard;    /* kills the group if the test process ends first; 0 when none */
+    int guard_pipe; /* its write end: a byte dismisses the guard, end of file makes it kill */
 };
 
 /* Starts scenarios/<name> and waits (bounded) for its ready line; aborts the test when it does not come. */

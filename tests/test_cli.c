@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 TestSuite(cli, .fini = fixture_stop_all, .timeout = 120);
 
@@ -176,4 +178,58 @@ Test(cli, demo_json_is_a_document)
     cr_assert_str_eq(json_string_at(document, "verdict.cause"), "fork-inheritance");
     json_object_put(document);
     run_result_free(&result);
+}
+
+/* ---- the harness itself ---------------------------------------------------------------------------------------- */
+
+/* Whether `pid` is gone (or a zombie nobody needs to kill). */
+static bool gone(pid_t pid)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *stream = fopen(path, "re");
+    if (!stream)
+        return true;
+    size_t length = fread(text, 1, sizeof text - 1, stream);
+    fclose(stream);
+    text[length] = '\0';
+    const char *close = strrchr(text, ')');
+    return close && close[1] == ' ' && close[2] == 'Z';
+}
+
+/* A test process that dies without stopping its fixture (a sanitizer's abort skips Criterion's .fini) leaves
+ * nothing behind: the group's guard kills the DataLoader's workers too, which PyTorch forked, which no
+ * PR_SET_PDEATHSIG reaches, and which, hung, never notice that their parent is gone. */
+Test(cli, a_fixture_dies_with_a_test_process_that_never_stopped_it)
+{
+    int pids_pipe[2];
+    cr_assert_eq(pipe(pids_pipe), 0);
+    pid_t test_process = fork();
+    cr_assert_geq(test_process, 0);
+    if (test_process == 0) {
+        close(pids_pipe[0]);
+        struct fixture fixture;
+        fixture_start_within(&fixture, "torch_dataloader_hang", 120000);
+        ssize_t ignored = write(pids_pipe[1], fixture.pids, fixture.npids * sizeof *fixture.pids);
+        (void)ignored;
+        _exit(0); /* as a crash: no fixture_stop, no .fini */
+    }
+    close(pids_pipe[1]);
+    pid_t reported[HARNESS_MAX_PIDS];
+    ssize_t got = read(pids_pipe[0], reported, sizeof reported);
+    close(pids_pipe[0]);
+    cr_assert_eq(waitpid(test_process, NULL, 0), test_process);
+    size_t count = got > 0 ? (size_t)got / sizeof *reported : 0;
+    cr_assert_geq(count, 2, "the DataLoader started in the child test process");
+    bool all_gone = false;
+    for (int waited = 0; waited < 5000 && !all_gone; waited += 20) {
+        all_gone = true;
+        for (size_t i = 0; i < count; i++)
+            all_gone &= gone(reported[i]);
+        if (!all_gone)
+            usleep(20000);
+    }
+    for (size_t i = 0; i < count && !all_gone; i++)
+        kill(reported[i], SIGKILL); /* before failing: this test must not leak what it tests for */
+    cr_assert(all_gone, "a process of the DataLoader outlived the test process that started it");
 }
