@@ -1,9 +1,12 @@
 /* The CI wrapper (run.h).
  *
- * hangdoc becomes a child subreaper, so workers whose parent died stay its children and in the tree it diagnoses
- * and ends. The diagnosis itself runs in a forked child of hangdoc with a deadline: whatever /proc does, the
- * wrapper still ends the tree and exits. Signals reach the loop through a self-pipe, so nothing but write() runs
- * in a handler.
+ * Two hangdoc processes: the wrapper, and its child the agent, which starts the command and diagnoses it when the
+ * wrapper asks. The agent is the command's parent, so it is an ancestor of the whole job, which is what Yama's
+ * ptrace_scope 1 (Ubuntu's default, CI runners included) requires of a tracer without CAP_SYS_PTRACE; a subreaper
+ * too, so that workers whose parent died stay its descendants. The wrapper keeps the deadline: an agent that does
+ * not finish a diagnosis in time is killed, the job passes to the wrapper (a subreaper as well), which still ends
+ * the tree and exits; later diagnoses then run in a forked child of the wrapper (stacks only where ptrace allows).
+ * Signals reach the wrapper's loop through a self-pipe, so nothing but write() runs in a handler.
  */
 #include "run.h"
 
@@ -196,51 +199,147 @@ struct command {
     int err_pipe;
     bool ended;
     int wait_status;
+    pid_t agent;      /* 0 once it is gone */
+    int agent_orders; /* to the agent: one byte per diagnosis, AGENT_FULL or AGENT_QUICK */
+    int agent_news;   /* from the agent: struct agent_news */
 };
 
-/* Starts the command; returns 0, or the exit status when it could not be executed (126, 127). */
-static int start_command(const struct run_options *run, struct command *command)
+/* What the agent tells the wrapper, one message per write (atomic: shorter than PIPE_BUF). */
+struct agent_news {
+    char kind;  /* AGENT_STARTED (value: the command's pid), AGENT_DIAGNOSED (value: hangdoc's exit status),
+                   AGENT_ENDED (value: the command's wait status) */
+    int value;
+};
+enum { AGENT_STARTED = 's', AGENT_DIAGNOSED = 'd', AGENT_ENDED = 'e', AGENT_FULL = 'f', AGENT_QUICK = 'q' };
+
+/* In the agent's child: the command, with the signal dispositions and mask of a fresh process. */
+static _Noreturn void exec_command(const struct run_options *run, int out, int err, int exec_error)
 {
-    int out[2] = { -1, -1 }, err[2] = { -1, -1 }, exec_error[2];
-    if (pipe2(exec_error, O_CLOEXEC) != 0 || (run->stall_ms && (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0))) {
-        perror("hangdoc run: pipe");
-        return EXIT_INTERNAL;
+    static const int reset[] = { SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGCHLD };
+    for (size_t i = 0; i < sizeof reset / sizeof reset[0]; i++)
+        signal(reset[i], SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (run->stall_ms) {
+        dup2(out, STDOUT_FILENO);
+        dup2(err, STDERR_FILENO);
     }
-    pid_t pid = fork();
-    if (pid < 0) {
+    execvp(run->command[0], run->command);
+    int error = errno;
+    ssize_t ignored = write(exec_error, &error, sizeof error);
+    (void)ignored;
+    _exit(127);
+}
+
+static void tell(int news, char kind, int value)
+{
+    struct agent_news message = { .kind = kind, .value = value };
+    ssize_t ignored = write(news, &message, sizeof message);
+    (void)ignored;
+}
+
+static int diagnose_tree_below(pid_t parent, pid_t exclude, const struct hangdoc_options *base,
+                               const struct run_options *run, bool quick);
+
+/* The agent: starts the command, then diagnoses on order until the command ends, which it reports and follows. */
+static _Noreturn void run_agent(const struct hangdoc_options *base, const struct run_options *run, int out[2],
+                                int err[2], int exec_error[2], int orders, int news)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    /* the wrapper answers signals; the command gets them from whoever sends them to it */
+    static const int ignored_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR1 };
+    for (size_t i = 0; i < sizeof ignored_signals / sizeof ignored_signals[0]; i++)
+        signal(ignored_signals[i], SIG_IGN);
+    signal(SIGCHLD, SIG_DFL);
+    close(signal_pipe[0]);
+    close(signal_pipe[1]);
+    pid_t command = fork();
+    if (command < 0) {
         perror("hangdoc run: fork");
-        return EXIT_INTERNAL;
+        _exit(EXIT_INTERNAL);
     }
-    if (pid == 0) {
-        signal(SIGPIPE, SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        if (run->stall_ms) {
-            dup2(out[1], STDOUT_FILENO);
-            dup2(err[1], STDERR_FILENO);
-        }
-        execvp(run->command[0], run->command);
-        int error = errno;
-        ssize_t ignored = write(exec_error[1], &error, sizeof error);
-        (void)ignored;
-        _exit(127);
-    }
+    if (command == 0)
+        exec_command(run, out[1], err[1], exec_error[1]);
     close(exec_error[1]);
     if (run->stall_ms) {
         close(out[1]);
         close(err[1]);
     }
-    *command = (struct command){ .pid = pid, .out_pipe = out[0], .err_pipe = err[0] };
-    int error = 0;
+    tell(news, AGENT_STARTED, command);
+    for (;;) {
+        int status;
+        pid_t ended;
+        while ((ended = waitpid(-1, &status, WNOHANG)) > 0)
+            if (ended == command) {
+                tell(news, AGENT_ENDED, status);
+                _exit(0); /* what is left of the job passes to the wrapper */
+            }
+        struct pollfd order = { .fd = orders, .events = POLLIN };
+        if (poll(&order, 1, 50) <= 0)
+            continue;
+        char kind;
+        if (read(orders, &kind, 1) != 1)
+            _exit(0); /* the wrapper is gone */
+        tell(news, AGENT_DIAGNOSED, diagnose_tree_below(getpid(), 0, base, run, kind == AGENT_QUICK));
+    }
+}
+
+/* Starts the agent, which starts the command; returns 0, or the exit status when the command could not be
+ * executed (126, 127). */
+static int start_command(const struct hangdoc_options *base, const struct run_options *run,
+                         struct command *command)
+{
+    int out[2] = { -1, -1 }, err[2] = { -1, -1 }, exec_error[2], orders[2], news[2];
+    if (pipe2(exec_error, O_CLOEXEC) != 0 || pipe2(orders, O_CLOEXEC) != 0 || pipe2(news, O_CLOEXEC) != 0 ||
+        (run->stall_ms && (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0))) {
+        perror("hangdoc run: pipe");
+        return EXIT_INTERNAL;
+    }
+    pid_t agent = fork();
+    if (agent < 0) {
+        perror("hangdoc run: fork");
+        return EXIT_INTERNAL;
+    }
+    if (agent == 0) {
+        close(orders[1]);
+        close(news[0]);
+        close(exec_error[0]);
+        if (run->stall_ms) {
+            close(out[0]);
+            close(err[0]);
+        }
+        run_agent(base, run, out, err, exec_error, orders[0], news[1]);
+    }
+    close(exec_error[1]);
+    close(orders[0]);
+    close(news[1]);
+    if (run->stall_ms) {
+        close(out[1]);
+        close(err[1]);
+    }
+    *command = (struct command){ .pid = 0, .out_pipe = out[0], .err_pipe = err[0], .agent = agent,
+                                 .agent_orders = orders[1], .agent_news = news[0] };
+    struct agent_news started = { 0 };
     ssize_t got;
+    while ((got = read(news[0], &started, sizeof started)) < 0 && errno == EINTR)
+        ;
+    if (got != (ssize_t)sizeof started || started.kind != AGENT_STARTED) {
+        fprintf(stderr, "hangdoc run: the command could not be started\n");
+        waitpid(agent, NULL, 0);
+        return EXIT_INTERNAL;
+    }
+    command->pid = started.value;
+    int error = 0;
     while ((got = read(exec_error[0], &error, sizeof error)) < 0 && errno == EINTR)
         ;
     close(exec_error[0]);
+    fcntl(news[0], F_SETFL, O_NONBLOCK);
     if (got == (ssize_t)sizeof error) {
         /* as the shell: 127 when there is no such command, 126 when it is there but cannot be executed */
         fprintf(stderr, "hangdoc run: cannot execute '%s': %s\n", run->command[0], strerror(error));
-        waitpid(pid, NULL, 0);
+        waitpid(agent, NULL, 0);
         return error == ENOENT ? 127 : 126;
     }
     return 0;
@@ -255,16 +354,43 @@ static int status_of(int wait_status)
     return EXIT_INTERNAL;
 }
 
-/* Reaps every child that ended (orphans handed to us as subreaper too); notes the command's status. */
-static void reap(struct command *command)
+/* Reads what the agent said; a diagnosis's end is handed back in *diagnosed (when not NULL). */
+static void read_agent_news(struct command *command, bool *diagnosed)
 {
+    struct agent_news message;
+    while (command->agent_news >= 0 && read(command->agent_news, &message, sizeof message) == sizeof message) {
+        if (message.kind == AGENT_ENDED) {
+            command->ended = true;
+            command->wait_status = message.value;
+        } else if (message.kind == AGENT_DIAGNOSED && diagnosed) {
+            *diagnosed = true;
+        }
+    }
+}
+
+/* Reaps every child that ended (the agent, and the job's processes once the agent is gone); notes the command's
+ * status, which the agent reports, or which we see ourselves when it outlived the agent; and the end of a
+ * diagnosis in *diagnosed (when not NULL). */
+static void reap_telling(struct command *command, bool *diagnosed)
+{
+    read_agent_news(command, diagnosed);
     int status;
     pid_t pid;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
         if (pid == command->pid) {
             command->ended = true;
             command->wait_status = status;
         }
+        if (pid == command->agent) {
+            command->agent = 0;
+            read_agent_news(command, diagnosed); /* what it said before it went */
+        }
+    }
+}
+
+static void reap(struct command *command)
+{
+    reap_telling(command, NULL);
 }
 
 /* Copies what the command wrote to our stdout/stderr as it comes; false at end of file. */
@@ -342,19 +468,20 @@ static FILE *open_report(const char *path)
     return file;
 }
 
-static _Noreturn void diagnose_children_of(pid_t wrapper, const struct hangdoc_options *base,
-                                           const struct run_options *run, bool quick)
+/* Diagnoses the processes below `parent` (its children are the roots), leaving out `exclude` and what descends
+ * from it; returns hangdoc's exit status. */
+static int diagnose_tree_below(pid_t parent, pid_t exclude, const struct hangdoc_options *base,
+                               const struct run_options *run, bool quick)
 {
     static struct probe_relative tree[TREE_MAX];
     static pid_t pids[TREE_MAX];
     size_t count = 0;
-    ssize_t all = probe_list_descendants(wrapper, getpid(), tree, TREE_MAX);
-    /* the roots: the wrapper's own children (the command, and orphans handed to us) */
+    ssize_t all = probe_list_descendants(parent, exclude, tree, TREE_MAX);
     for (ssize_t i = 0; i < all; i++)
-        if (tree[i].ppid == wrapper)
+        if (tree[i].ppid == parent)
             pids[count++] = tree[i].pid;
     if (count == 0)
-        _exit(EXIT_NO_TARGET);
+        return EXIT_NO_TARGET;
     struct hangdoc_options options = *base;
     options.pids = pids;
     options.npids = count;
@@ -367,18 +494,25 @@ static _Noreturn void diagnose_children_of(pid_t wrapper, const struct hangdoc_o
     }
     FILE *report = open_report(run->report_path), *json = open_report(run->json_path);
     struct hangdoc_outputs outputs = { .text = { stderr, report }, .json = json };
-    fprintf(stderr, "\nhangdoc run: diagnosing the tree of '%s'\n", run->command[0]);
+    if (parent == getpid())
+        fprintf(stderr, "\nhangdoc run: diagnosing the tree of '%s' from its parent (pid %d)\n", run->command[0],
+                (int)getpid());
+    else
+        fprintf(stderr,
+                "\nhangdoc run: diagnosing the tree of '%s' from pid %d, no longer its ancestor (under Yama's "
+                "ptrace_scope 1 its native stacks need CAP_SYS_PTRACE)\n",
+                run->command[0], (int)getpid());
     int status = hangdoc_diagnose_into(&options, &outputs);
     if (report)
         fclose(report);
     if (json)
         fclose(json);
-    _exit(status);
+    return status;
 }
 
-/* Diagnoses in a child of ours with a deadline: a hung /proc read must not hang the wrapper. */
-static void diagnose(const struct hangdoc_options *base, const struct run_options *run, struct command *command,
-                     bool quick)
+/* Without the agent: a child of the wrapper diagnoses the wrapper's other children (the job the agent left). */
+static void diagnose_from_a_child(const struct hangdoc_options *base, const struct run_options *run,
+                                  struct command *command, bool quick)
 {
     pid_t wrapper = getpid();
     pid_t doctor = fork();
@@ -390,7 +524,7 @@ static void diagnose(const struct hangdoc_options *base, const struct run_option
         signal(SIGTERM, SIG_DFL);
         signal(SIGINT, SIG_DFL);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        diagnose_children_of(wrapper, base, run, quick);
+        _exit(diagnose_tree_below(wrapper, getpid(), base, run, quick));
     }
     long long give_up = now_ms() + (quick ? CANCEL_DIAGNOSIS_DEADLINE_MS : DIAGNOSIS_DEADLINE_MS);
     for (;;) {
@@ -407,6 +541,34 @@ static void diagnose(const struct hangdoc_options *base, const struct run_option
         usleep(10000);
     }
     reap(command);
+}
+
+/* Has the agent diagnose, with a deadline: an agent stuck in /proc is killed, and the wrapper goes on. */
+static void diagnose(const struct hangdoc_options *base, const struct run_options *run, struct command *command,
+                     bool quick)
+{
+    reap(command);
+    char order = quick ? AGENT_QUICK : AGENT_FULL;
+    if (!command->agent || write(command->agent_orders, &order, 1) != 1) {
+        diagnose_from_a_child(base, run, command, quick);
+        return;
+    }
+    long long give_up = now_ms() + (quick ? CANCEL_DIAGNOSIS_DEADLINE_MS : DIAGNOSIS_DEADLINE_MS);
+    bool diagnosed = false;
+    while (!diagnosed && command->agent) {
+        long long left = give_up - now_ms();
+        if (left <= 0) {
+            kill(command->agent, SIGKILL);
+            while (waitpid(command->agent, NULL, 0) < 0 && errno == EINTR)
+                ;
+            command->agent = 0;
+            fprintf(stderr, "hangdoc run: the diagnosis did not finish in time; going on without it\n");
+            break;
+        }
+        struct pollfd news = { .fd = command->agent_news, .events = POLLIN };
+        poll(&news, 1, left > 100 ? 100 : (int)left);
+        reap_telling(command, &diagnosed); /* an agent that died in the diagnosis is reaped here: the loop ends */
+    }
 }
 
 /* ---- the loop ------------------------------------------------------------------------------------------------ */
@@ -436,15 +598,16 @@ static enum trigger wait_for_trigger(const struct run_options *run, struct comma
             return TRIGGER_TIMEOUT;
         if (run->stall_ms && !command->ended && now >= last_output + run->stall_ms)
             return TRIGGER_STALL;
-        struct pollfd fds[3] = {
+        struct pollfd fds[4] = {
             { .fd = signal_pipe[0], .events = POLLIN },
             { .fd = command->out_pipe, .events = POLLIN },
             { .fd = command->err_pipe, .events = POLLIN },
+            { .fd = command->agent ? command->agent_news : -1, .events = POLLIN },
         };
         int timeout = wake - now > 60000 ? 60000 : (int)(wake - now);
         if (command->ended)
             timeout = 100; /* draining what is left in the pipes */
-        if (poll(fds, 3, timeout) < 0 && errno != EINTR)
+        if (poll(fds, 4, timeout) < 0 && errno != EINTR)
             return TRIGGER_NONE;
         if (fds[0].revents & POLLIN) {
             unsigned char number;
@@ -487,7 +650,7 @@ int hangdoc_run(const struct hangdoc_options *diagnosis, int argc, char **argv)
     }
     install_handlers();
     struct command command;
-    status = start_command(&run, &command);
+    status = start_command(diagnosis, &run, &command);
     if (status)
         return status;
     long long deadline = run.timeout_ms ? now_ms() + run.timeout_ms : 0;

@@ -217,6 +217,52 @@ Test(run, sigusr1_diagnoses_and_keeps_going)
     run_result_free(&result);
 }
 
+/* The parent of `pid` from its stat file; 0 when it is gone. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *file = fopen(path, "re");
+    if (!file)
+        return 0;
+    size_t length = fread(text, 1, sizeof text - 1, file);
+    fclose(file);
+    text[length] = '\0';
+    const char *close = strrchr(text, ')');
+    int parent = 0;
+    return close && sscanf(close + 2, "%*c %d", &parent) == 1 ? (pid_t)parent : 0;
+}
+
+/* The diagnosis runs in the command's parent, hangdoc's agent, which is an ancestor of the whole job: what Yama's
+ * ptrace_scope 1 (Ubuntu's default, CI runners included) asks of a tracer without CAP_SYS_PTRACE. A sibling of
+ * the job, as the diagnosing process used to be, gets no native stacks there. */
+Test(run, the_job_is_diagnosed_from_its_parent, .init = make_directory, .fini = remove_directory)
+{
+    struct spawned spawned;
+    hangdoc_spawn(&spawned, (const char *[]){ "run", "--timeout", "2s", "--json", in_directory("report.json"), "--",
+                                              fixture_path("inherited_mutex"), NULL });
+    cr_assert(spawned_ready(&spawned));
+    pid_t command = spawned.group.pids[0], agent = parent_of(command);
+    cr_assert_neq(agent, spawned.group.leader, "the command is not the wrapper's own child");
+    cr_assert_eq(parent_of(agent), spawned.group.leader, "its parent %d is the wrapper's child", (int)agent);
+    struct run_result result;
+    spawned_finish(&spawned, &result);
+    cr_assert_eq(result.exit_status, 124);
+    char expected[4200];
+    snprintf(expected, sizeof expected, "diagnosing the tree of '%s' from its parent (pid %d)",
+             fixture_path("inherited_mutex"), (int)agent);
+    cr_assert(strstr(result.err, expected), "'%s' in: %s", expected, result.err);
+    char *json = slurp(in_directory("report.json"));
+    json_object *document = json_tokener_parse(json);
+    cr_assert_not_null(document);
+    cr_assert(json_bool_at(document, "snapshot.ptrace.used"), "native stacks were taken");
+    json_object *thread = json_thread(json_process(document, command), command);
+    cr_assert_str_eq(json_string_at(thread, "stack.state"), "taken");
+    json_object_put(document);
+    free(json);
+    run_result_free(&result);
+}
+
 static void expect_refused(const char *const *arguments, int status, const char *message)
 {
     struct run_result result;
