@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -255,6 +256,13 @@ static _Noreturn void run_agent(const struct hangdoc_options *base, const struct
     signal(SIGCHLD, SIG_DFL);
     close(signal_pipe[0]);
     close(signal_pipe[1]);
+    /* a child's end wakes the loop through a signalfd: no polling while the job runs for hours (the command's
+     * mask is emptied again before it is executed) */
+    sigset_t child_ended;
+    sigemptyset(&child_ended);
+    sigaddset(&child_ended, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &child_ended, NULL);
+    int children = signalfd(-1, &child_ended, SFD_CLOEXEC | SFD_NONBLOCK);
     pid_t command = fork();
     if (command < 0) {
         perror("hangdoc run: fork");
@@ -276,8 +284,14 @@ static _Noreturn void run_agent(const struct hangdoc_options *base, const struct
                 tell(news, AGENT_ENDED, status);
                 _exit(0); /* what is left of the job passes to the wrapper */
             }
-        struct pollfd order = { .fd = orders, .events = POLLIN };
-        if (poll(&order, 1, 50) <= 0)
+        struct pollfd events[2] = { { .fd = orders, .events = POLLIN }, { .fd = children, .events = POLLIN } };
+        /* without a signalfd (it failed), look for ended children every 50 ms */
+        if (poll(events, 2, children >= 0 ? -1 : 50) <= 0)
+            continue;
+        struct signalfd_siginfo drained;
+        while (children >= 0 && read(children, &drained, sizeof drained) == (ssize_t)sizeof drained)
+            ;
+        if (!(events[0].revents & (POLLIN | POLLHUP)))
             continue;
         char kind;
         if (read(orders, &kind, 1) != 1)
