@@ -455,7 +455,8 @@ static bool list_threads(pid_t pid, pid_t **tids, size_t *count)
         (*tids)[(*count)++] = (pid_t)tid;
     }
     closedir(tasks);
-    qsort(*tids, *count, sizeof **tids, compare_pids);
+    if (*count > 1) /* a process that ended between opendir and readdir lists none: *tids is still NULL */
+        qsort(*tids, *count, sizeof **tids, compare_pids);
     return true;
 }
 
