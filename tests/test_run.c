@@ -304,3 +304,19 @@ Test(run, keep_running_reports_and_lets_the_command_finish)
     cr_assert(strstr(result.err, "diagnosing the tree"), "a report at the timeout: %s", result.err);
     run_result_free(&result);
 }
+
+/* The command ends while the agent waits for it to stop (it takes the interrupt late and is killed meanwhile):
+ * the wait that sees its end reaps it, the agent being its parent too, and the agent must still report that
+ * end, not leave the wrapper waiting for the --timeout. */
+Test(run, a_command_that_ends_while_being_stopped_gives_its_status)
+{
+    struct spawned spawned;
+    hangdoc_spawn(&spawned, (const char *[]){ "run", "--timeout", "20s", "--", fixture_path("late_ender"), NULL });
+    cr_assert(spawned_ready(&spawned));
+    kill(spawned.group.leader, SIGUSR1);
+    struct run_result result;
+    spawned_finish(&spawned, &result);
+    cr_assert_eq(result.exit_status, 128 + SIGKILL, "the command's status, not the --timeout's: %d\n%s",
+                 result.exit_status, result.err);
+    run_result_free(&result);
+}
