@@ -11,6 +11,7 @@
 #include "run.h"
 
 #include "../probe/proctree.h"
+#include "../probe/ptrace_stop.h"
 #include "diagnose.h"
 #include "exit_codes.h"
 
@@ -279,6 +280,11 @@ static _Noreturn void run_agent(const struct hangdoc_options *base, const struct
     for (;;) {
         int status;
         pid_t ended;
+        /* a diagnosis that waited for the command to stop while it ended reaped it: we are its tracer and parent */
+        if (probe_stop_took_end(command, &status)) {
+            tell(news, AGENT_ENDED, status);
+            _exit(0);
+        }
         while ((ended = waitpid(-1, &status, WNOHANG)) > 0)
             if (ended == command) {
                 tell(news, AGENT_ENDED, status);

@@ -86,6 +86,35 @@ static void registry_remove(pid_t tid)
         registry_clear_slot(slot);
 }
 
+/* ---- ends that our waits took ------------------------------------------------------------------------------ */
+
+/* A seized thread that ends is reported to us: waitpid(tid) takes the end, and when the thread leads a process of
+ * which we are also the parent (`hangdoc run`'s agent diagnosing its command), it reaps that process: its status is
+ * kept here for the parent's own bookkeeping (probe_stop_took_end). The last few are enough: a caller asks after
+ * each diagnosis. */
+#define ENDS_KEPT 64
+static pid_t ended_tid[ENDS_KEPT];
+static int ended_status[ENDS_KEPT];
+static size_t ends_next;
+
+static void keep_end(pid_t tid, int status)
+{
+    ended_tid[ends_next] = tid;
+    ended_status[ends_next] = status;
+    ends_next = (ends_next + 1) % ENDS_KEPT;
+}
+
+bool probe_stop_took_end(pid_t pid, int *status)
+{
+    for (size_t i = 0; i < ENDS_KEPT; i++)
+        if (ended_tid[i] == pid && pid > 0) {
+            *status = ended_status[i];
+            ended_tid[i] = 0;
+            return true;
+        }
+    return false;
+}
+
 void probe_stop_release_all(void)
 {
     int saved = errno;
@@ -356,6 +385,7 @@ static void take_status(struct probe_stopped_thread *entry, int status)
     } else if (WIFEXITED(status) || WIFSIGNALED(status)) {
         entry->gone = true;
         registry_remove(entry->tid);
+        keep_end(entry->tid, status);
     }
 }
 
@@ -569,6 +599,8 @@ size_t probe_stop_retry_lingering(void)
             registry_remove(tid);
         } else if ((got == tid) || (got < 0 && errno == ECHILD)) {
             registry_remove(tid);
+            if (got == tid)
+                keep_end(tid, status);
         } else {
             lingering++;
         }

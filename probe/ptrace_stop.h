@@ -70,6 +70,11 @@ double probe_stop_release(struct probe_stopped_process *stopped);
  * releases whatever is left. */
 size_t probe_stop_retry_lingering(void);
 
+/* Whether a wait here took the end of `pid` (a seized thread that exited before it stopped or was let go), and its
+ * wait status, once. When the caller is also the process's parent, that wait reaped it: its parent's waitpid()
+ * will never see it (`hangdoc run`'s agent and its command). */
+bool probe_stop_took_end(pid_t pid, int *status);
+
 /* Detaches every seized thread now. Async-signal-safe: for signal handlers and the --timeout handler. */
 void probe_stop_release_all(void);
 
