@@ -285,11 +285,18 @@ static _Noreturn void run_agent(const struct hangdoc_options *base, const struct
             tell(news, AGENT_ENDED, status);
             _exit(0);
         }
-        while ((ended = waitpid(-1, &status, WNOHANG)) > 0)
+        while ((ended = waitpid(-1, &status, WNOHANG)) > 0) {
+            /* as their tracer we also hear of threads that stopped after a diagnosis let them linger */
+            if (WIFSTOPPED(status)) {
+                probe_stop_reported_elsewhere(ended, status);
+                continue;
+            }
+            probe_stop_reported_elsewhere(ended, status);
             if (ended == command) {
                 tell(news, AGENT_ENDED, status);
                 _exit(0); /* what is left of the job passes to the wrapper */
             }
+        }
         struct pollfd events[2] = { { .fd = orders, .events = POLLIN }, { .fd = children, .events = POLLIN } };
         /* without a signalfd (it failed), look for ended children every 50 ms */
         if (poll(events, 2, children >= 0 ? -1 : 50) <= 0)
@@ -541,8 +548,11 @@ static void diagnose_from_a_child(const struct hangdoc_options *base, const stru
         return;
     }
     if (doctor == 0) {
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGINT, SIG_DFL);
+        /* not the wrapper's handlers, which write to its self-pipe: a signal to the whole group counts once */
+        static const int defaults[] = { SIGTERM, SIGINT, SIGHUP, SIGCHLD };
+        for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+            signal(defaults[i], SIG_DFL);
+        signal(SIGUSR1, SIG_IGN);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         _exit(diagnose_tree_below(wrapper, getpid(), base, run, quick));
     }
@@ -583,11 +593,18 @@ static void diagnose(const struct hangdoc_options *base, const struct run_option
                 ;
             command->agent = 0;
             fprintf(stderr, "hangdoc run: the diagnosis did not finish in time; going on without it\n");
-            break;
+            return;
         }
         struct pollfd news = { .fd = command->agent_news, .events = POLLIN };
         poll(&news, 1, left > 100 ? 100 : (int)left);
         reap_telling(command, &diagnosed); /* an agent that died in the diagnosis is reaped here: the loop ends */
+    }
+    if (!diagnosed) {
+        /* the agent is gone without a report: it crashed, or it followed the command out (it leaves when the
+         * command ends) and what is left of the job is the wrapper's now. The report is what the run is for. */
+        if (!command->ended)
+            fprintf(stderr, "hangdoc run: the diagnosis ended early; once more from another process\n");
+        diagnose_from_a_child(base, run, command, quick);
     }
 }
 

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* A children file is a list of decimal pids, each followed by a space: 8 bytes each with today's 22-bit pids.
@@ -82,7 +83,12 @@ static bool read_children_file(const char *path, pid_t **pids, size_t *count, si
     char *text = malloc(CHILDREN_TEXT_MAX);
     if (!text)
         return false;
-    bool ok = probe_read_file(path, text, CHILDREN_TEXT_MAX) <= 0 || parse_children(text, pids, count, cap);
+    length = probe_read_file(path, text, CHILDREN_TEXT_MAX);
+    if (length == CHILDREN_TEXT_MAX - 1) { /* cut short: the last pid may be cut in the middle, so it is left out */
+        char *last_space = strrchr(text, ' ');
+        *(last_space ? last_space : text) = '\0';
+    }
+    bool ok = length <= 0 || parse_children(text, pids, count, cap);
     free(text);
     return ok;
 }

@@ -163,8 +163,34 @@ static bool list_members(const pid_t *roots, size_t nroots, pid_t exclude,
     return ok;
 }
 
+/* A process's parent and state, as its stat file says; false when it is gone. */
+static bool read_relative(pid_t pid, struct probe_relative *out)
+{
+    char path[64], text[4096];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    struct probe_stat stat;
+    if (length < 0 || !probe_parse_stat(text, (size_t)length, &stat))
+        return false;
+    *out = (struct probe_relative){ .pid = pid, .ppid = stat.ppid, .state = stat.state };
+    return true;
+}
+
 ssize_t probe_list_descendants(pid_t ancestor, pid_t exclude, struct probe_relative *out, size_t max)
 {
+    if (probe_children_files_exist()) {
+        struct member_list members = { 0 };
+        if (!add_subtree_by_children(&members, ancestor, exclude, 0)) {
+            free(members.pids);
+            return -ENOMEM;
+        }
+        ssize_t count = 0;
+        /* members[0] is the ancestor itself; a process gone since the walk is left out */
+        for (size_t m = 1; m < members.count && (size_t)count < max; m++)
+            count += read_relative(members.pids[m], &out[count]);
+        free(members.pids);
+        return count;
+    }
     struct probe_process_link *links;
     ssize_t nlinks = probe_list_every_process(&links);
     if (nlinks < 0)

@@ -584,6 +584,21 @@ double probe_stop_release(struct probe_stopped_process *stopped)
     return stopped_for;
 }
 
+bool probe_stop_reported_elsewhere(pid_t tid, int status)
+{
+    for (sig_atomic_t i = 0; i < registry_count; i++) {
+        if (registry_tid[i] != tid || tid <= 0)
+            continue;
+        if (WIFSTOPPED(status)) {
+            int pending = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+            ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)pending);
+        }
+        registry_remove(tid);
+        return true;
+    }
+    return false;
+}
+
 size_t probe_stop_retry_lingering(void)
 {
     size_t lingering = 0;

@@ -263,6 +263,25 @@ Test(run, the_job_is_diagnosed_from_its_parent, .init = make_directory, .fini = 
     run_result_free(&result);
 }
 
+/* Without its agent (killed here; in life, one that overran a diagnosis's deadline) the job passes to the wrapper,
+ * which still diagnoses it, from a child of its own that says it is no longer the job's ancestor, and ends it. */
+Test(run, without_the_agent_the_wrapper_still_diagnoses_and_ends_the_job)
+{
+    struct spawned spawned;
+    hangdoc_spawn(&spawned, (const char *[]){ "run", "--timeout", "2s", "--", fixture_path("inherited_mutex"), NULL });
+    cr_assert(spawned_ready(&spawned));
+    pid_t command = spawned.group.pids[0], agent = parent_of(command);
+    cr_assert_neq(agent, spawned.group.leader);
+    cr_assert_eq(kill(agent, SIGKILL), 0);
+    struct run_result result;
+    spawned_finish(&spawned, &result);
+    cr_assert_eq(result.exit_status, 124, "%s", result.err);
+    cr_assert(strstr(result.err, "no longer its ancestor"), "the report says who diagnosed: %s", result.err);
+    cr_assert(strstr(result.err, "inherited-lock"), "the job was diagnosed: %s", result.err);
+    expect_gone(command);
+    run_result_free(&result);
+}
+
 static void expect_refused(const char *const *arguments, int status, const char *message)
 {
     struct run_result result;
