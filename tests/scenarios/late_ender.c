@@ -5,42 +5,9 @@
  * ready <pid> <child pid>
  */
 #include "fixture.h"
-
-#include <pthread.h>
-#include <sched.h>
+#include "starve.h"
 
 #define HOGS 2
-
-static int cpu;
-static volatile unsigned long spins;
-
-static bool pin_to(int where)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(where, &set);
-    return sched_setaffinity(0, sizeof set, &set) == 0; /* 0: the calling thread */
-}
-
-static int first_cpu(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return -1;
-    for (int i = 0; i < CPU_SETSIZE; i++)
-        if (CPU_ISSET(i, &set))
-            return i;
-    return -1;
-}
-
-static void *hog(void *unused)
-{
-    if (!pin_to(cpu))
-        _exit(3);
-    for (;;)
-        spins++;
-    return unused;
-}
 
 /* The tracer of `pid` from its status file; 0 when none (or it is gone). */
 static long tracer_of(pid_t pid)
@@ -54,7 +21,7 @@ static long tracer_of(pid_t pid)
 
 int main(void)
 {
-    cpu = first_cpu();
+    int cpu = starve_first_cpu();
     if (cpu < 0)
         return 1;
     pid_t parent = getpid();
@@ -63,20 +30,16 @@ int main(void)
         return 1;
     if (child == 0) {
         fixture_die_with_parent(parent); /* the parent it kills takes it along */
-        pthread_t thread;
-        for (int i = 0; i < HOGS; i++)
-            if (pthread_create(&thread, NULL, hog, NULL) != 0)
-                _exit(1);
+        if (!starve_start_hogs(cpu, HOGS))
+            _exit(1);
         while (tracer_of(parent) == 0)
             usleep(200);
         kill(parent, SIGKILL);
         for (;;)
             pause();
     }
-    struct sched_param none = { 0 };
-    if (!pin_to(cpu) || sched_setscheduler(0, SCHED_IDLE, &none) != 0)
+    if (!starve_become_idle(cpu))
         return 3;
     fixture_ready("ready %d %d", (int)parent, (int)child);
-    for (;;)
-        spins++;
+    starve_spin();
 }

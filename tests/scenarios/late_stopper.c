@@ -4,66 +4,30 @@
  * ready <pid> <tid of the SCHED_IDLE thread>
  */
 #include "fixture.h"
+#include "starve.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 
 #define HOGS 2
 
 static _Atomic pid_t idle_tid;
-static volatile unsigned long spins;
-
-static bool pin_to(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return sched_setaffinity(0, sizeof set, &set) == 0; /* 0: the calling thread */
-}
-
-static int first_cpu(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return -1;
-    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-        if (CPU_ISSET(cpu, &set))
-            return cpu;
-    return -1;
-}
-
 static int cpu;
-
-static void *hog(void *unused)
-{
-    if (!pin_to(cpu))
-        _exit(3);
-    for (;;)
-        spins++;
-    return unused;
-}
 
 static void *idle_spinner(void *unused)
 {
-    struct sched_param none = { 0 };
-    if (!pin_to(cpu) || sched_setscheduler(0, SCHED_IDLE, &none) != 0)
+    if (!starve_become_idle(cpu))
         _exit(3);
     atomic_store(&idle_tid, fixture_gettid());
-    for (;;)
-        spins++;
+    starve_spin();
     return unused;
 }
 
 int main(void)
 {
-    cpu = first_cpu();
-    if (cpu < 0)
+    cpu = starve_first_cpu();
+    if (cpu < 0 || !starve_start_hogs(cpu, HOGS))
         return 1;
     pthread_t thread;
-    for (int i = 0; i < HOGS; i++)
-        if (pthread_create(&thread, NULL, hog, NULL) != 0)
-            return 1;
     if (pthread_create(&thread, NULL, idle_spinner, NULL) != 0)
         return 1;
     while (atomic_load(&idle_tid) == 0)
