@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,14 +63,34 @@ static int compare_pids(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Whether a directory entry of /proc/<pid>/task names a thread: digits only. */
-static bool names_thread(const char *name)
+bool probe_list_threads(pid_t pid, pid_t **tids, size_t *count)
 {
-    if (!*name)
+    *tids = NULL;
+    *count = 0;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    if (!tasks)
+        return true; /* gone, or not ours to read */
+    size_t cap = 0;
+    bool ok = true;
+    struct dirent *entry;
+    while (ok && *count < THREADS_MAX && (entry = readdir(tasks))) {
+        char *end;
+        long tid = strtol(entry->d_name, &end, 10);
+        if (*end || tid <= 0 || tid > INT32_MAX)
+            continue;
+        ok = append_pid((pid_t)tid, tids, count, &cap);
+    }
+    closedir(tasks);
+    if (!ok) {
+        free(*tids);
+        *tids = NULL;
+        *count = 0;
         return false;
-    for (; *name; name++)
-        if (*name < '0' || *name > '9')
-            return false;
+    }
+    if (*count > 1) /* a process that ended between opendir and readdir lists none: *tids is still NULL */
+        qsort(*tids, *count, sizeof **tids, compare_pids);
     return true;
 }
 
@@ -95,22 +116,18 @@ static bool read_children_file(const char *path, pid_t **pids, size_t *count, si
 
 bool probe_read_children(pid_t pid, pid_t **pids, size_t *count, size_t *cap)
 {
-    char path[96];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *tasks = opendir(path);
-    if (!tasks)
-        return true; /* gone, or not ours to read: no children we can name */
+    pid_t *tids;
+    size_t ntids;
+    if (!probe_list_threads(pid, &tids, &ntids))
+        return false;
     bool ok = true;
-    size_t first = *count, threads = 0;
-    struct dirent *entry;
-    while (ok && threads < THREADS_MAX && (entry = readdir(tasks))) {
-        if (!names_thread(entry->d_name))
-            continue;
-        threads++;
-        snprintf(path, sizeof path, "/proc/%d/task/%.16s/children", (int)pid, entry->d_name);
+    size_t first = *count;
+    for (size_t t = 0; t < ntids && ok; t++) {
+        char path[96];
+        snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)tids[t]);
         ok = read_children_file(path, pids, count, cap);
     }
-    closedir(tasks);
+    free(tids);
     if (*count - first < 2)
         return ok; /* nothing to sort (and *pids may still be NULL) */
     /* a child shows once, under the thread that forked it; sorted, so that the tree is in pid order */

@@ -14,6 +14,10 @@
 /* Whether this kernel has the children files (asked once, of hangdoc's own thread). */
 bool probe_children_files_exist(void);
 
+/* The thread ids of process `pid`, sorted, in a malloc'ed array (none when it is gone); false only when memory ran
+ * out. */
+bool probe_list_threads(pid_t pid, pid_t **tids, size_t *count);
+
 /* Appends to *pids (grown with realloc, *count entries, *cap allocated) the pid of every child of every thread of
  * process `pid`, sorted, without duplicates. A process that is gone has no children. Returns false only when
  * memory ran out. */

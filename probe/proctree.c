@@ -11,7 +11,6 @@
 #include "schedclock.h"
 #include "syscalls.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,7 +28,6 @@
 #define PATH_BUFFER 4096
 #define MAPPINGS_MAX 65536
 #define FDS_MAX 4096
-#define THREADS_MAX 65536
 
 struct probe_tree {
     struct probe_sched_clock *sched_clock;
@@ -63,12 +61,6 @@ void probe_tree_free(struct probe_tree *tree)
 }
 
 /* ---- membership ------------------------------------------------------------------------------------------- */
-
-static int compare_pids(const void *a, const void *b)
-{
-    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-    return (x > y) - (x < y);
-}
 
 struct member_list {
     pid_t *pids;
@@ -450,42 +442,6 @@ static void copy_bounded(char *destination, size_t size, const char *source)
     destination[length] = '\0';
 }
 
-/* The thread ids of a process, sorted (none when it is gone); false only when memory ran out. */
-static bool list_threads(pid_t pid, pid_t **tids, size_t *count)
-{
-    *tids = NULL;
-    *count = 0;
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *tasks = opendir(path);
-    if (!tasks)
-        return true;
-    size_t cap = 0;
-    struct dirent *entry;
-    while ((entry = readdir(tasks)) && *count < THREADS_MAX) {
-        char *end;
-        long tid = strtol(entry->d_name, &end, 10);
-        if (*end || tid <= 0 || tid > INT32_MAX)
-            continue;
-        if (*count == cap) {
-            cap = cap ? cap * 2 : 16;
-            pid_t *grown = reallocarray(*tids, cap, sizeof *grown);
-            if (!grown) {
-                free(*tids);
-                *tids = NULL;
-                closedir(tasks);
-                return false;
-            }
-            *tids = grown;
-        }
-        (*tids)[(*count)++] = (pid_t)tid;
-    }
-    closedir(tasks);
-    if (*count > 1) /* a process that ended between opendir and readdir lists none: *tids is still NULL */
-        qsort(*tids, *count, sizeof **tids, compare_pids);
-    return true;
-}
-
 /* The kernel's wait channel: a function name, or "0" when the task runs (or we may not see it). Named as ps(1)
  * names it: without the leading '.' and underscores ("__do_sys_pause" is "do_sys_pause"). */
 static void read_thread_wchan(pid_t pid, struct hd_thread *thread)
@@ -545,7 +501,7 @@ static bool collect_process(struct read_context *c, pid_t pid)
     struct hd_process process = { .pid = pid, .state = '?', .arch = snapshot->arch };
     pid_t *tids;
     size_t ntids;
-    if (!list_threads(pid, &tids, &ntids))
+    if (!probe_list_threads(pid, &tids, &ntids))
         return false;
     process.threads = calloc(ntids ? ntids : 1, sizeof *process.threads);
     if (!process.threads) {

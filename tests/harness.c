@@ -197,6 +197,24 @@ void fixture_stop(struct fixture *fixture)
     forget(fixture);
 }
 
+bool process_state(pid_t pid, char *state, pid_t *parent)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *stream = fopen(path, "re");
+    if (!stream)
+        return false;
+    size_t length = fread(text, 1, sizeof text - 1, stream);
+    fclose(stream);
+    text[length] = '\0';
+    const char *close = strrchr(text, ')'); /* the comm may hold anything: it ends at the last ')' */
+    int ppid;
+    if (!close || sscanf(close + 1, " %c %d", state, &ppid) != 2)
+        return false;
+    *parent = (pid_t)ppid;
+    return true;
+}
+
 void fixture_stop_all(void)
 {
     for (size_t i = 0; i < MAX_RUNNING; i++)

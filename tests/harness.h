@@ -29,6 +29,9 @@ void fixture_stop(struct fixture *fixture);
 /* Stops every fixture still running: the suite's .fini. */
 void fixture_stop_all(void);
 
+/* The state and parent of `pid` from its stat file; false when it is gone. */
+bool process_state(pid_t pid, char *state, pid_t *parent);
+
 struct run_result {
     int exit_status; /* 128 + signal when hangdoc died by one */
     char *out;

@@ -185,16 +185,9 @@ Test(cli, demo_json_is_a_document)
 /* Whether `pid` is gone (or a zombie nobody needs to kill). */
 static bool gone(pid_t pid)
 {
-    char path[64], text[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *stream = fopen(path, "re");
-    if (!stream)
-        return true;
-    size_t length = fread(text, 1, sizeof text - 1, stream);
-    fclose(stream);
-    text[length] = '\0';
-    const char *close = strrchr(text, ')');
-    return close && close[1] == ' ' && close[2] == 'Z';
+    char state;
+    pid_t parent;
+    return !process_state(pid, &state, &parent) || state == 'Z';
 }
 
 /* A test process that dies without stopping its fixture (a sanitizer's abort skips Criterion's .fini) leaves

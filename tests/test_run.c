@@ -217,20 +217,12 @@ Test(run, sigusr1_diagnoses_and_keeps_going)
     run_result_free(&result);
 }
 
-/* The parent of `pid` from its stat file; 0 when it is gone. */
+/* The parent of `pid`; 0 when it is gone. */
 static pid_t parent_of(pid_t pid)
 {
-    char path[64], text[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *file = fopen(path, "re");
-    if (!file)
-        return 0;
-    size_t length = fread(text, 1, sizeof text - 1, file);
-    fclose(file);
-    text[length] = '\0';
-    const char *close = strrchr(text, ')');
-    int parent = 0;
-    return close && sscanf(close + 2, "%*c %d", &parent) == 1 ? (pid_t)parent : 0;
+    char state;
+    pid_t parent;
+    return process_state(pid, &state, &parent) ? parent : 0;
 }
 
 /* The diagnosis runs in the command's parent, hangdoc's agent, which is an ancestor of the whole job: what Yama's
