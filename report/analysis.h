@@ -32,10 +32,19 @@ enum report_edge_kind {
     REPORT_EDGE_CHILD,      /* a child waited for */
 };
 
+/* What an edge points at. A futex without owner can be woken by any thread of its process, a pipe by any thread
+ * of a process holding the other end: such an OR-set is one edge to the process, not one edge to each of its
+ * threads, so that a process of n idle threads has n edges and not n * n. */
+enum report_target {
+    REPORT_TO_THREAD,  /* `to` is a node */
+    REPORT_TO_PROCESS, /* `to` is an index into graph.processes: any of its threads but the waiter itself */
+};
+
 struct report_edge {
-    size_t from; /* node indexes */
-    size_t to;
+    size_t from; /* node index */
+    size_t to;   /* node index, or process index (REPORT_TO_PROCESS) */
     enum report_edge_kind kind;
+    enum report_target target;
 };
 
 struct report_node {
@@ -43,13 +52,35 @@ struct report_node {
     const struct hd_thread *thread;
     enum report_wake wake;
     bool blocked_without_timeout; /* asleep in a wait that has no timeout */
+    size_t process_index;         /* into graph.processes */
+    size_t first_edge;            /* its edges: edges[first_edge .. first_edge + nedges - 1] */
+    size_t nedges;
+};
+
+#define REPORT_NO_NODE ((size_t)-1)
+
+/* A process of the snapshot and what the rules ask of its threads as a whole, counted once the graph settled. */
+struct report_graph_process {
+    const struct hd_process *process;
+    size_t first_node; /* its threads are nodes first_node .. first_node + nnodes - 1 (snapshot order) */
+    size_t nnodes;
+    size_t never;      /* asleep forever */
+    size_t self_running;       /* threads that may run by themselves: running, timed, outside, in the kernel */
+    size_t runners[2];         /* the first two of those (REPORT_NO_NODE when fewer), to name one that is not X */
+    size_t woken[2];           /* the first two threads that only a waker frees (REPORT_WAKE_WAKER after settling) */
 };
 
 struct report_graph {
     struct report_node *nodes; /* snapshot order */
     size_t nnodes;
-    struct report_edge *edges;
+    struct report_edge *edges; /* grouped by `from`, in node order */
     size_t nedges;
+    struct report_graph_process *processes; /* snapshot order: processes[p].process == &snapshot->processes[p] */
+    size_t nprocesses;
+    struct report_tid_index {
+        pid_t tid;
+        size_t node;
+    } *by_tid; /* sorted by tid */
 };
 
 /* ---- findings and the verdict ---- */
@@ -117,6 +148,7 @@ struct report_analysis {
     size_t nfindings;
     struct report_verdict verdict;
     bool asleep_forever_exists; /* then a signal could still wake them: say so once */
+    bool *named_by_hang;        /* per node: the subject or a member of a finding that is a hang */
 };
 
 /* NULL only when memory ran out. */
@@ -133,5 +165,17 @@ const char *report_edge_kind_name(enum report_edge_kind kind);
 /* Builds the graph and decides who can wake (graph.c). False when memory ran out. */
 bool report_build_graph(const struct hd_snapshot *snapshot, struct report_graph *graph);
 void report_graph_release(struct report_graph *graph);
-/* The node of thread `tid`, or (size_t)-1. */
+/* The node of thread `tid`, or REPORT_NO_NODE. O(log n). */
 size_t report_graph_find(const struct report_graph *graph, pid_t tid);
+/* The graph's entry for `process`, a process of the snapshot the graph was built from. */
+const struct report_graph_process *report_graph_process_of(const struct report_graph *graph,
+                                                           const struct hd_process *process);
+/* A thread that could wake `waiter` through `edge` and is not asleep forever or exited: one that may run by
+ * itself if the edge reaches one, else one that a waker frees; REPORT_NO_NODE when none. */
+size_t report_edge_waker(const struct report_graph *graph, const struct report_edge *edge, size_t waiter);
+/* Does `edge` reach a thread (other than `waiter`) that is not asleep forever or exited? With `ignore_woken`,
+ * threads of the waiter's own process that only a waker frees do not count. */
+bool report_edge_reaches_live(const struct report_graph *graph, const struct report_edge *edge, size_t waiter,
+                              bool ignore_woken);
+/* The first thread an edge reaches other than `waiter` (for naming a process), or REPORT_NO_NODE. */
+size_t report_edge_first(const struct report_graph *graph, const struct report_edge *edge, size_t waiter);

@@ -184,56 +184,84 @@ static void rule_unreleasable_locks(struct context *c)
     }
 }
 
-/* The owner edge of a node (each waiter has at most one), or (size_t)-1. */
+/* The owner edge of a node (each waiter has at most one), or REPORT_NO_NODE. */
 static size_t owner_of(const struct report_graph *graph, size_t node)
 {
-    for (size_t e = 0; e < graph->nedges; e++)
-        if (graph->edges[e].from == node && graph->edges[e].kind == REPORT_EDGE_LOCK_OWNER)
+    const struct report_node *n = &graph->nodes[node];
+    for (size_t e = n->first_edge; e < n->first_edge + n->nedges; e++)
+        if (graph->edges[e].kind == REPORT_EDGE_LOCK_OWNER)
             return graph->edges[e].to;
-    return (size_t)-1;
+    return REPORT_NO_NODE;
+}
+
+static void report_lock_cycle(struct context *c, size_t start, size_t length)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    const struct report_node *first = &graph->nodes[start];
+    struct report_finding *finding =
+        length == 1 ? add_finding(c, "lock-cycle", REPORT_CERTAIN, first,
+                                  "thread %d '%s' waits for a %s it holds itself: a non-recursive lock taken "
+                                  "twice", (int)first->thread->tid, first->thread->name,
+                                  lock_noun(&first->thread->wait.lock))
+                    : add_finding(c, "lock-cycle", REPORT_CERTAIN, first,
+                                  "%zu threads wait on locks owned by each other", length);
+    size_t node = start;
+    do {
+        const struct report_node *n = &graph->nodes[node];
+        const struct hd_lock *lock = &n->thread->wait.lock;
+        member(c, finding, node);
+        evidence(c, finding, "waiter", "thread %d '%s' of process %d waits for %s 0x%" PRIx64 " held by thread %d",
+                 (int)n->thread->tid, n->thread->name, (int)n->process->pid, lock_noun(lock),
+                 lock->object_address, (int)lock->owner_tid);
+        node = owner_of(graph, node);
+    } while (node != start);
+    remedy(c, finding, length == 1 ? "Do not lock a mutex the thread already holds (or make it recursive, "
+                                     "PTHREAD_MUTEX_RECURSIVE, if re-entry is intended)."
+                                   : "Take the locks in one global order everywhere (or use "
+                                     "pthread_mutex_trylock and back off), so that no two threads can each "
+                                     "hold what the other waits for.");
 }
 
 /* Threads that wait on locks owned by each other: jstack's "Found one deadlock". One finding per cycle, on the
- * member that comes first in the snapshot. */
+ * member that comes first in the snapshot, in that order. Each waiter has at most one owner, so the owner edges
+ * form paths that end in a thread or in one cycle: one walk per path, each node visited once. */
 static void rule_lock_cycles(struct context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
-    for (size_t start = 0; start < graph->nnodes; start++) {
-        if (!waits_on_owned_lock(&graph->nodes[start]))
-            continue;
-        size_t node = start, length = 0;
-        bool smallest = true;
-        do {
-            node = owner_of(graph, node);
-            length++;
-            smallest &= node >= start;
-        } while (node != (size_t)-1 && node != start && length <= graph->nnodes);
-        if (node != start || !smallest)
-            continue;
-        const struct report_node *first = &graph->nodes[start];
-        struct report_finding *finding =
-            length == 1 ? add_finding(c, "lock-cycle", REPORT_CERTAIN, first,
-                                      "thread %d '%s' waits for a %s it holds itself: a non-recursive lock taken "
-                                      "twice", (int)first->thread->tid, first->thread->name,
-                                      lock_noun(&first->thread->wait.lock))
-                        : add_finding(c, "lock-cycle", REPORT_CERTAIN, first,
-                                      "%zu threads wait on locks owned by each other", length);
-        node = start;
-        do {
-            const struct report_node *n = &graph->nodes[node];
-            const struct hd_lock *lock = &n->thread->wait.lock;
-            member(c, finding, node);
-            evidence(c, finding, "waiter", "thread %d '%s' of process %d waits for %s 0x%" PRIx64 " held by thread %d",
-                     (int)n->thread->tid, n->thread->name, (int)n->process->pid, lock_noun(lock),
-                     lock->object_address, (int)lock->owner_tid);
-            node = owner_of(graph, node);
-        } while (node != start);
-        remedy(c, finding, length == 1 ? "Do not lock a mutex the thread already holds (or make it recursive, "
-                                         "PTHREAD_MUTEX_RECURSIVE, if re-entry is intended)."
-                                       : "Take the locks in one global order everywhere (or use "
-                                         "pthread_mutex_trylock and back off), so that no two threads can each "
-                                         "hold what the other waits for.");
+    size_t *walk = calloc(graph->nnodes + 1, sizeof *walk); /* 0: not seen; else 1 + the start of its walk */
+    size_t *starts = calloc(graph->nnodes + 1, sizeof *starts);
+    size_t *lengths = calloc(graph->nnodes + 1, sizeof *lengths);
+    if (!walk || !starts || !lengths) {
+        c->failed = true;
+        goto done;
     }
+    for (size_t start = 0; start < graph->nnodes; start++) {
+        if (walk[start] || !waits_on_owned_lock(&graph->nodes[start]))
+            continue;
+        size_t node = start;
+        while (node != REPORT_NO_NODE && !walk[node] && waits_on_owned_lock(&graph->nodes[node])) {
+            walk[node] = start + 1;
+            node = owner_of(graph, node);
+        }
+        if (node == REPORT_NO_NODE || walk[node] != start + 1)
+            continue; /* the path ended, or ran into an earlier walk */
+        /* a cycle through `node`: its smallest member names it */
+        size_t smallest = node, length = 0, n = node;
+        do {
+            smallest = n < smallest ? n : smallest;
+            length++;
+            n = owner_of(graph, n);
+        } while (n != node);
+        starts[smallest] = 1;
+        lengths[smallest] = length;
+    }
+    for (size_t i = 0; i < graph->nnodes && !c->failed; i++)
+        if (starts[i])
+            report_lock_cycle(c, i, lengths[i]);
+done:
+    free(walk);
+    free(starts);
+    free(lengths);
 }
 
 /* Does a thread of `parent` sleep on the futex at `address`? */
@@ -247,12 +275,10 @@ static bool parent_waits_at(const struct hd_process *parent, uint64_t address)
     return false;
 }
 
-static bool every_thread_asleep_forever(const struct report_graph *graph, const struct hd_process *process)
+static bool every_thread_asleep_forever(const struct report_graph *graph, const struct report_node *node)
 {
-    for (size_t i = 0; i < graph->nnodes; i++)
-        if (graph->nodes[i].process == process && graph->nodes[i].wake != REPORT_WAKE_NEVER)
-            return false;
-    return true;
+    const struct report_graph_process *process = &graph->processes[node->process_index];
+    return process->never == process->nnodes;
 }
 
 /* A forked child asleep forever on a private futex without owner: the threads that would have woken it stayed in
@@ -269,7 +295,7 @@ static void rule_orphaned_waits(struct context *c)
             continue;
         const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, node->process->ppid);
         bool parent_too = parent && parent_waits_at(parent, wait->address);
-        if (!parent_too && !every_thread_asleep_forever(graph, node->process))
+        if (!parent_too && !every_thread_asleep_forever(graph, node))
             continue;
         struct report_finding *finding = add_finding(
             c, "orphaned-wait", REPORT_CERTAIN, node,
@@ -303,12 +329,6 @@ static void rule_orphaned_waits(struct context *c)
     }
 }
 
-static bool can_run(enum report_wake wake)
-{
-    return wake == REPORT_WAKE_RUNNING || wake == REPORT_WAKE_TIMER || wake == REPORT_WAKE_OUTSIDE ||
-           wake == REPORT_WAKE_KERNEL || wake == REPORT_WAKE_WAKER;
-}
-
 static const char *edge_words(enum report_edge_kind kind)
 {
     static const char *const words[] = {
@@ -332,17 +352,15 @@ static void rule_waiting_on_workers(struct context *c)
             continue;
         bool any_edge = false, all_hung = true, other_process = false;
         enum report_edge_kind through = REPORT_EDGE_CHILD;
-        for (size_t e = 0; e < graph->nedges && all_hung; e++) {
-            const struct report_edge *edge = &graph->edges[e];
-            if (edge->from != i)
-                continue;
+        const struct report_edge *edges = &graph->edges[node->first_edge];
+        for (size_t e = 0; e < node->nedges && all_hung; e++) {
+            const struct report_edge *edge = &edges[e];
             any_edge = true;
             /* a thread of its own process that only waits to be woken (by this very thread, as like as not: the
              * queue feeder of a Python parent) runs nothing by itself */
-            if (graph->nodes[edge->to].process == node->process && graph->nodes[edge->to].wake == REPORT_WAKE_WAKER)
-                continue;
-            all_hung &= !can_run(graph->nodes[edge->to].wake);
-            if (graph->nodes[edge->to].process != node->process &&
+            all_hung &= !report_edge_reaches_live(graph, edge, i, true);
+            size_t target_process = edge->target == REPORT_TO_PROCESS ? edge->to : graph->nodes[edge->to].process_index;
+            if (target_process != node->process_index &&
                 (edge->kind == REPORT_EDGE_PIPE || edge->kind == REPORT_EDGE_SOCKET || edge->kind == REPORT_EDGE_CHILD)) {
                 other_process = true;
                 through = edge->kind;
@@ -356,17 +374,19 @@ static void rule_waiting_on_workers(struct context *c)
             (int)node->thread->tid, node->thread->name, (int)node->process->pid, edge_words(through));
         char pids[256] = "";
         size_t used = 0;
-        for (size_t e = 0; e < graph->nedges; e++) {
-            const struct report_edge *edge = &graph->edges[e];
-            const struct hd_process *worker = graph->nodes[edge->to].process;
-            if (edge->from != i || worker == node->process)
+        for (size_t e = 0; e < node->nedges; e++) {
+            size_t first = report_edge_first(graph, &edges[e], i);
+            if (first == REPORT_NO_NODE)
+                continue;
+            const struct hd_process *worker = graph->nodes[first].process;
+            if (worker == node->process)
                 continue;
             bool listed = false;
-            for (size_t m = 0; m < finding->nmembers; m++)
-                listed |= graph->nodes[finding->members[m]].process == worker;
+            for (size_t m = 0; finding && m < finding->nmembers && !listed; m++)
+                listed = graph->nodes[finding->members[m]].process == worker;
             if (listed)
                 continue;
-            member(c, finding, edge->to);
+            member(c, finding, first);
             if (used < sizeof pids - 16)
                 used += (size_t)snprintf(pids + used, sizeof pids - used, "%s%d", used ? ", " : "", (int)worker->pid);
         }
@@ -385,19 +405,19 @@ static void rule_idle(struct context *c)
         if (node->wake != REPORT_WAKE_WAKER || !node->blocked_without_timeout)
             continue;
         /* name a waker that can run by itself if there is one, else one that can be woken */
-        size_t chosen = (size_t)-1;
+        size_t chosen = REPORT_NO_NODE;
         enum report_edge_kind through = REPORT_EDGE_FUTEX;
-        for (size_t e = 0; e < graph->nedges; e++) {
-            const struct report_edge *edge = &graph->edges[e];
-            enum report_wake wake = graph->nodes[edge->to].wake;
-            if (edge->from != i || wake == REPORT_WAKE_NEVER || wake == REPORT_WAKE_EXITED)
+        for (size_t e = node->first_edge; e < node->first_edge + node->nedges; e++) {
+            size_t waker = report_edge_waker(graph, &graph->edges[e], i);
+            if (waker == REPORT_NO_NODE)
                 continue;
-            if (chosen == (size_t)-1 || (graph->nodes[chosen].wake == REPORT_WAKE_WAKER && wake != REPORT_WAKE_WAKER)) {
-                chosen = edge->to;
-                through = edge->kind;
+            if (chosen == REPORT_NO_NODE ||
+                (graph->nodes[chosen].wake == REPORT_WAKE_WAKER && graph->nodes[waker].wake != REPORT_WAKE_WAKER)) {
+                chosen = waker;
+                through = graph->edges[e].kind;
             }
         }
-        if (chosen == (size_t)-1)
+        if (chosen == REPORT_NO_NODE)
             continue;
         const struct report_node *waker = &graph->nodes[chosen];
         struct report_finding *finding = add_finding(
@@ -524,9 +544,10 @@ static void rule_stopped(struct context *c)
  * a zombie, so one in wait4 waits for another child. */
 static const struct report_node *stuck_waiter(const struct report_graph *graph, const struct hd_process *process)
 {
-    for (size_t i = 0; i < graph->nnodes; i++) {
+    const struct report_graph_process *threads = report_graph_process_of(graph, process);
+    for (size_t i = threads ? threads->first_node : 0; threads && i < threads->first_node + threads->nnodes; i++) {
         const struct report_node *node = &graph->nodes[i];
-        if (node->process != process || node->thread->syscall.state != HD_SYSCALL_IN)
+        if (node->thread->syscall.state != HD_SYSCALL_IN)
             continue;
         enum hd_wait_kind kind = node->thread->wait.kind;
         bool waits_for_worker = kind == HD_WAIT_READ || kind == HD_WAIT_WRITE || kind == HD_WAIT_POLL ||
@@ -911,39 +932,39 @@ static bool is_root_cause_id(const char *id)
     return false;
 }
 
-/* Does a root-cause finding name a thread of `process` as a member (the parent left waiting for a dead worker)?
- * waiting-on-workers does not count: its members are the workers it points at, which may hang unexplained. */
-static bool names_member_of(const struct report_analysis *a, const struct report_finding *finding,
-                            const struct hd_process *process)
-{
-    if (!is_root_cause_id(finding->id))
-        return false;
-    for (size_t m = 0; m < finding->nmembers; m++)
-        if (a->graph.nodes[finding->members[m]].process == process)
-            return true;
-    return false;
-}
-
 /* Threads asleep forever in a process that no finding is about: nobody who could wake them can run, but no rule
  * of the catalogue says why (a lone thread on a semaphore, a condition variable nobody will signal). That is a
- * deadlock in the wait-for graph's sense (DESIGN.md): hung, cause "deadlock", no root-cause finding. */
+ * deadlock in the wait-for graph's sense (DESIGN.md): hung, cause "deadlock", no root-cause finding. A process is
+ * explained by a hang finding about it, or by a root-cause finding that names one of its threads as a member (the
+ * parent left waiting for a dead worker); waiting-on-workers does not count for its members, the workers it
+ * points at, which may hang unexplained. */
 static void collect_unexplained_knots(struct context *c)
 {
     struct report_analysis *a = c->analysis;
-    const struct hd_process *last = NULL;
+    bool *explained = calloc(a->graph.nprocesses + 1, sizeof *explained);
+    if (!explained) {
+        c->failed = true;
+        return;
+    }
+    for (size_t f = 0; f < a->nfindings; f++) {
+        const struct report_finding *finding = &a->findings[f];
+        if (!finding->hang)
+            continue;
+        const struct hd_process *subject = hd_snapshot_find_process(c->snapshot, finding->pid);
+        const struct report_graph_process *process = subject ? report_graph_process_of(&a->graph, subject) : NULL;
+        if (process)
+            explained[process - a->graph.processes] = true;
+        for (size_t m = 0; is_root_cause_id(finding->id) && m < finding->nmembers; m++)
+            explained[a->graph.nodes[finding->members[m]].process_index] = true;
+    }
     for (size_t i = 0; i < a->graph.nnodes && !c->failed; i++) {
         const struct report_node *node = &a->graph.nodes[i];
-        if (!knotted(node) || node->process == last)
+        if (!knotted(node) || explained[node->process_index])
             continue;
-        bool explained = false;
-        for (size_t f = 0; f < a->nfindings; f++)
-            explained |= a->findings[f].hang && (a->findings[f].pid == node->process->pid ||
-                                                 names_member_of(a, &a->findings[f], node->process));
-        if (explained)
-            continue;
-        last = node->process;
+        explained[node->process_index] = true;
         add_hang(c, "deadlock", -1, false, node->process->pid, node->thread->tid);
     }
+    free(explained);
 }
 
 /* Threads asleep (not running, not in D) whose system call could not be read: their wait is unknown. */
@@ -955,6 +976,27 @@ static size_t unread_waits(const struct report_graph *graph)
         count += thread->syscall.state == HD_SYSCALL_UNREAD && thread->state == 'S' && !thread->progressing;
     }
     return count;
+}
+
+/* Which threads a hang finding names, once, for the renderers' "is this thread worth a line" question. */
+static void mark_named(struct context *c)
+{
+    struct report_analysis *a = c->analysis;
+    a->named_by_hang = calloc(a->graph.nnodes + 1, sizeof *a->named_by_hang);
+    if (!a->named_by_hang) {
+        c->failed = true;
+        return;
+    }
+    for (size_t f = 0; f < a->nfindings; f++) {
+        const struct report_finding *finding = &a->findings[f];
+        if (!finding->hang)
+            continue;
+        size_t subject = report_graph_find(&a->graph, finding->tid);
+        if (subject != REPORT_NO_NODE)
+            a->named_by_hang[subject] = true;
+        for (size_t m = 0; m < finding->nmembers; m++)
+            a->named_by_hang[finding->members[m]] = true;
+    }
 }
 
 static void decide(struct context *c)
@@ -1019,6 +1061,8 @@ struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot,
         c.failed = !report_add_specific_remedies(snapshot, analysis);
     if (!c.failed)
         decide(&c);
+    if (!c.failed)
+        mark_named(&c);
     if (c.failed) {
         report_analysis_free(analysis);
         return NULL;
@@ -1049,6 +1093,7 @@ void report_analysis_free(struct report_analysis *analysis)
         free(analysis->verdict.hangs[h].findings);
     }
     free(analysis->verdict.hangs);
+    free(analysis->named_by_hang);
     report_graph_release(&analysis->graph);
     free(analysis);
 }

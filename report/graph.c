@@ -4,52 +4,81 @@
  * thread that runs, or waits with a timeout, or on something outside the snapshot, may run again; so may any
  * thread with an edge to one that may. Whatever is left after that fixpoint is asleep forever: a knot in the
  * OR-graph, of which a cycle of lock owners is the special case.
+ *
+ * Everything here is linear in threads + processes + edges: an OR-set ("any thread of this process") is one edge
+ * to the process, the descriptors and shared mappings of the whole tree are indexed once instead of scanned for
+ * each waiter, and the fixpoint is a worklist that visits each edge once.
  */
 #include "analysis.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define NO_NODE ((size_t)-1)
+/* Where each pipe or socket inode is held, and each shared file or shm object mapped, across the snapshot. */
+struct fd_holder {
+    uint64_t inode;
+    enum hd_fd_kind kind;
+    int access_mode;
+    size_t process;
+};
+
+struct shared_mapping {
+    unsigned device_major, device_minor;
+    uint64_t inode;
+    uint64_t offset, length;
+    size_t process;
+};
 
 struct builder {
     const struct hd_snapshot *snapshot;
     struct report_graph *graph;
     size_t edge_cap;
-    struct tid_index {
-        pid_t tid;
-        size_t node;
-    } *index;
+    struct fd_holder *holders;
+    size_t nholders;
+    struct shared_mapping *shared;
+    size_t nshared;
     bool failed;
 };
 
 static int compare_tid_index(const void *a, const void *b)
 {
-    const struct tid_index *x = a, *y = b;
+    const struct report_tid_index *x = a, *y = b;
     return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
 size_t report_graph_find(const struct report_graph *graph, pid_t tid)
 {
-    for (size_t i = 0; i < graph->nnodes; i++)
-        if (graph->nodes[i].thread->tid == tid)
-            return i;
-    return NO_NODE;
+    struct report_tid_index key = { .tid = tid };
+    const struct report_tid_index *found =
+        graph->by_tid ? bsearch(&key, graph->by_tid, graph->nnodes, sizeof key, compare_tid_index) : NULL;
+    return found ? found->node : REPORT_NO_NODE;
 }
 
-static size_t node_of(const struct builder *b, pid_t tid)
+const struct report_graph_process *report_graph_process_of(const struct report_graph *graph,
+                                                           const struct hd_process *process)
 {
-    struct tid_index key = { .tid = tid };
-    const struct tid_index *found = bsearch(&key, b->index, b->graph->nnodes, sizeof key, compare_tid_index);
-    return found ? found->node : NO_NODE;
+    if (graph->nprocesses == 0)
+        return NULL;
+    const struct hd_process *first = graph->processes[0].process;
+    if (process < first || process >= first + graph->nprocesses)
+        return NULL;
+    return &graph->processes[process - first];
 }
 
-static void add_edge(struct builder *b, size_t from, size_t to, enum report_edge_kind kind)
+static void add_edge(struct builder *b, size_t from, size_t to, enum report_edge_kind kind,
+                     enum report_target target)
 {
-    /* A thread cannot wake itself; the one self-edge kept is a lock it owns itself (a mutex locked twice). */
-    if ((from == to && kind != REPORT_EDGE_LOCK_OWNER) || to == NO_NODE || b->failed)
-        return;
     struct report_graph *graph = b->graph;
+    if (to == REPORT_NO_NODE || b->failed)
+        return;
+    if (target == REPORT_TO_THREAD && from == to && kind != REPORT_EDGE_LOCK_OWNER)
+        return; /* a thread cannot wake itself; the one self-edge kept is a lock it owns itself (locked twice) */
+    if (target == REPORT_TO_PROCESS) {
+        /* an OR-set of nobody but the waiter is no edge */
+        const struct report_graph_process *process = &graph->processes[to];
+        if (process->nnodes == 0 || (process->nnodes == 1 && process->first_node == from))
+            return;
+    }
     if (graph->nedges == b->edge_cap) {
         size_t cap = b->edge_cap ? b->edge_cap * 2 : 64;
         struct report_edge *grown = reallocarray(graph->edges, cap, sizeof *grown);
@@ -60,30 +89,91 @@ static void add_edge(struct builder *b, size_t from, size_t to, enum report_edge
         graph->edges = grown;
         b->edge_cap = cap;
     }
-    graph->edges[graph->nedges++] = (struct report_edge){ .from = from, .to = to, .kind = kind };
+    graph->edges[graph->nedges++] = (struct report_edge){ .from = from, .to = to, .kind = kind, .target = target };
 }
 
-static void add_edges_to_process(struct builder *b, size_t from, const struct hd_process *process,
-                                 enum report_edge_kind kind)
+static size_t process_index(const struct builder *b, const struct hd_process *process)
 {
-    for (size_t t = 0; t < process->nthreads; t++)
-        add_edge(b, from, node_of(b, process->threads[t].tid), kind);
+    return (size_t)(process - b->snapshot->processes);
+}
+
+/* ---- indexes over the whole snapshot ------------------------------------------------------------------------- */
+
+static int compare_holders(const void *a, const void *b)
+{
+    const struct fd_holder *x = a, *y = b;
+    if (x->inode != y->inode)
+        return x->inode < y->inode ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return (x->process > y->process) - (x->process < y->process);
+}
+
+static int compare_shared(const void *a, const void *b)
+{
+    const struct shared_mapping *x = a, *y = b;
+    if (x->inode != y->inode)
+        return x->inode < y->inode ? -1 : 1;
+    if (x->device_major != y->device_major)
+        return x->device_major < y->device_major ? -1 : 1;
+    if (x->device_minor != y->device_minor)
+        return x->device_minor < y->device_minor ? -1 : 1;
+    return (x->process > y->process) - (x->process < y->process);
+}
+
+/* Every pipe and socket descriptor, and every shared mapping, of the snapshot, sorted for lookups. */
+static bool build_indexes(struct builder *b)
+{
+    const struct hd_snapshot *snapshot = b->snapshot;
+    size_t fds = 0, mappings = 0;
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        fds += snapshot->processes[p].nfds;
+        mappings += snapshot->processes[p].nmappings;
+    }
+    b->holders = calloc(fds ? fds : 1, sizeof *b->holders);
+    b->shared = calloc(mappings ? mappings : 1, sizeof *b->shared);
+    if (!b->holders || !b->shared)
+        return false;
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        const struct hd_process *process = &snapshot->processes[p];
+        for (size_t f = 0; f < process->nfds; f++) {
+            const struct hd_fd *fd = &process->fds[f];
+            if (fd->kind == HD_FD_PIPE || fd->kind == HD_FD_SOCKET)
+                b->holders[b->nholders++] = (struct fd_holder){
+                    .inode = fd->inode, .kind = fd->kind, .access_mode = fd->access_mode, .process = p };
+        }
+        for (size_t m = 0; m < process->nmappings; m++) {
+            const struct hd_mapping *mapping = &process->mappings[m];
+            if (mapping->permissions[3] == 's')
+                b->shared[b->nshared++] = (struct shared_mapping){
+                    .device_major = mapping->device_major, .device_minor = mapping->device_minor,
+                    .inode = mapping->inode, .offset = mapping->offset, .length = mapping->end - mapping->start,
+                    .process = p };
+        }
+    }
+    if (b->nholders)
+        qsort(b->holders, b->nholders, sizeof *b->holders, compare_holders);
+    if (b->nshared)
+        qsort(b->shared, b->nshared, sizeof *b->shared, compare_shared);
+    return true;
 }
 
 /* ---- futexes ------------------------------------------------------------------------------------------------- */
 
-/* Does `process` map the object that `mapping` + `address` points into (same file or shm object, same offset)? */
-static bool maps_same_object(const struct hd_process *process, const struct hd_mapping *mapping, uint64_t address)
+/* The first shared mapping of the index with this object, or nshared. */
+static size_t first_shared(const struct builder *b, const struct hd_mapping *mapping)
 {
-    uint64_t object_offset = address - mapping->start + mapping->offset;
-    for (size_t m = 0; m < process->nmappings; m++) {
-        const struct hd_mapping *other = &process->mappings[m];
-        if (other->permissions[3] == 's' && other->inode == mapping->inode &&
-            other->device_major == mapping->device_major && other->device_minor == mapping->device_minor &&
-            object_offset >= other->offset && object_offset < other->offset + (other->end - other->start))
-            return true;
+    struct shared_mapping key = { .device_major = mapping->device_major, .device_minor = mapping->device_minor,
+                                  .inode = mapping->inode, .process = 0 };
+    size_t low = 0, high = b->nshared;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (compare_shared(&b->shared[middle], &key) < 0)
+            low = middle + 1;
+        else
+            high = middle;
     }
-    return false;
+    return low;
 }
 
 /* Edges to whoever could wake a futex waiter; false when that may be someone outside the snapshot. */
@@ -92,7 +182,7 @@ static bool futex_edges(struct builder *b, size_t from, const struct hd_process 
     const struct hd_lock *lock = &wait->lock;
     bool shared = wait->mapping_kind == HD_MAPPING_SHARED;
     if (lock->kind == HD_LOCK_JOIN) {
-        add_edge(b, from, node_of(b, lock->owner_tid), REPORT_EDGE_JOIN);
+        add_edge(b, from, report_graph_find(b->graph, lock->owner_tid), REPORT_EDGE_JOIN, REPORT_TO_THREAD);
         return true;
     }
     if (lock->kind != HD_LOCK_UNKNOWN) {
@@ -103,21 +193,31 @@ static bool futex_edges(struct builder *b, size_t from, const struct hd_process 
         bool reachable = lock->owner_whereabouts == HD_OWNER_SAME_PROCESS ||
                          (shared && lock->owner_whereabouts == HD_OWNER_OTHER_PROCESS);
         if (reachable)
-            add_edge(b, from, node_of(b, lock->owner_tid), REPORT_EDGE_LOCK_OWNER);
+            add_edge(b, from, report_graph_find(b->graph, lock->owner_tid), REPORT_EDGE_LOCK_OWNER,
+                     REPORT_TO_THREAD);
         return true;
     }
-    if (!shared) {
-        add_edges_to_process(b, from, process, REPORT_EDGE_FUTEX);
+    size_t own = process_index(b, process);
+    add_edge(b, from, own, REPORT_EDGE_FUTEX, REPORT_TO_PROCESS);
+    if (!shared)
         return true;
-    }
-    /* a shared object that no other process of the snapshot maps is shared with someone outside it */
+    /* any other process that maps the same object at the same offset; one that none maps is shared with someone
+     * outside the snapshot */
+    const struct hd_mapping *mapping = &wait->mapping;
+    uint64_t object_offset = wait->address - mapping->start + mapping->offset;
     bool others = false;
-    for (size_t p = 0; p < b->snapshot->nprocesses; p++) {
-        const struct hd_process *other = &b->snapshot->processes[p];
-        bool same_object = other != process && maps_same_object(other, &wait->mapping, wait->address);
-        others |= same_object;
-        if (other == process || same_object)
-            add_edges_to_process(b, from, other, REPORT_EDGE_FUTEX);
+    size_t last = own;
+    for (size_t i = first_shared(b, mapping); i < b->nshared; i++) {
+        const struct shared_mapping *other = &b->shared[i];
+        if (other->inode != mapping->inode || other->device_major != mapping->device_major ||
+            other->device_minor != mapping->device_minor)
+            break;
+        if (other->process == own || other->process == last || object_offset < other->offset ||
+            object_offset >= other->offset + other->length)
+            continue;
+        add_edge(b, from, other->process, REPORT_EDGE_FUTEX, REPORT_TO_PROCESS);
+        others = true;
+        last = other->process;
     }
     return others;
 }
@@ -151,19 +251,24 @@ static bool can_serve(int mode, bool waiter_reads)
 static bool holder_edges(struct builder *b, size_t from, uint64_t inode, enum hd_fd_kind kind, bool waiter_reads,
                          enum report_edge_kind edge)
 {
+    struct fd_holder key = { .inode = inode, .kind = kind, .process = 0 };
+    size_t low = 0, high = b->nholders;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (compare_holders(&b->holders[middle], &key) < 0)
+            low = middle + 1;
+        else
+            high = middle;
+    }
     bool found = false;
-    for (size_t p = 0; p < b->snapshot->nprocesses; p++) {
-        const struct hd_process *holder = &b->snapshot->processes[p];
-        for (size_t f = 0; f < holder->nfds; f++) {
-            const struct hd_fd *fd = &holder->fds[f];
-            if (fd->kind != kind || fd->inode != inode)
-                continue;
-            if (kind == HD_FD_PIPE && !can_serve(fd->access_mode, waiter_reads))
-                continue;
-            add_edges_to_process(b, from, holder, edge);
-            found = true;
-            break;
-        }
+    size_t last = REPORT_NO_NODE;
+    for (size_t i = low; i < b->nholders && b->holders[i].inode == inode && b->holders[i].kind == kind; i++) {
+        const struct fd_holder *holder = &b->holders[i];
+        if (holder->process == last || (kind == HD_FD_PIPE && !can_serve(holder->access_mode, waiter_reads)))
+            continue;
+        add_edge(b, from, holder->process, edge, REPORT_TO_PROCESS);
+        found = true;
+        last = holder->process;
     }
     return found;
 }
@@ -188,13 +293,18 @@ static bool fd_edges(struct builder *b, size_t from, const struct hd_process *pr
 static bool child_edges(struct builder *b, size_t from, const struct hd_process *process, const struct hd_wait *wait)
 {
     bool found = false;
+    if (wait->child_selector == HD_CHILD_PID) {
+        const struct hd_process *child = hd_snapshot_find_process(b->snapshot, wait->child);
+        if (!child || child->ppid != process->pid || child == process)
+            return false;
+        add_edge(b, from, process_index(b, child), REPORT_EDGE_CHILD, REPORT_TO_PROCESS);
+        return true;
+    }
     for (size_t p = 0; p < b->snapshot->nprocesses; p++) {
         const struct hd_process *child = &b->snapshot->processes[p];
         if (child->ppid != process->pid || child == process)
             continue;
-        if (wait->child_selector == HD_CHILD_PID && child->pid != wait->child)
-            continue;
-        add_edges_to_process(b, from, child, REPORT_EDGE_CHILD);
+        add_edge(b, from, p, REPORT_EDGE_CHILD, REPORT_TO_PROCESS);
         found = true;
     }
     return found;
@@ -272,66 +382,234 @@ static bool may_run(enum report_wake wake)
     return wake != REPORT_WAKE_NEVER && wake != REPORT_WAKE_EXITED && wake != REPORT_WAKE_WAKER;
 }
 
-/* Pending nodes (WAKER) that have an edge to a node that may run may run too; the rest never will. */
-static void settle(struct report_graph *graph, bool *woken)
+/* ---- the fixpoint -------------------------------------------------------------------------------------------- */
+
+/* The edges into each node and into each process, as offsets into one array of edge indexes (counting sort). */
+struct reverse {
+    size_t *into_node;    /* nnodes + 1 offsets */
+    size_t *into_process; /* nprocesses + 1 offsets */
+    size_t *edges;
+};
+
+static bool build_reverse(const struct report_graph *graph, struct reverse *r)
 {
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (size_t e = 0; e < graph->nedges; e++) {
-            const struct report_edge *edge = &graph->edges[e];
-            if (graph->nodes[edge->from].wake != REPORT_WAKE_WAKER || woken[edge->from])
-                continue;
-            enum report_wake target = graph->nodes[edge->to].wake;
-            if (may_run(target) || woken[edge->to]) {
-                woken[edge->from] = true;
-                changed = true;
+    r->into_node = calloc(graph->nnodes + 2, sizeof *r->into_node);
+    r->into_process = calloc(graph->nprocesses + 2, sizeof *r->into_process);
+    r->edges = calloc(graph->nedges ? graph->nedges : 1, sizeof *r->edges);
+    if (!r->into_node || !r->into_process || !r->edges)
+        return false;
+    for (size_t e = 0; e < graph->nedges; e++) {
+        const struct report_edge *edge = &graph->edges[e];
+        (edge->target == REPORT_TO_THREAD ? r->into_node : r->into_process)[edge->to + 1]++;
+    }
+    for (size_t i = 0; i < graph->nnodes; i++)
+        r->into_node[i + 1] += r->into_node[i];
+    /* the process lists follow the node lists in the one array */
+    r->into_process[0] = r->into_node[graph->nnodes];
+    for (size_t p = 0; p < graph->nprocesses; p++)
+        r->into_process[p + 1] += r->into_process[p];
+    size_t *fill_node = calloc(graph->nnodes + 1, sizeof *fill_node);
+    size_t *fill_process = calloc(graph->nprocesses + 1, sizeof *fill_process);
+    if (!fill_node || !fill_process) {
+        free(fill_node);
+        free(fill_process);
+        return false;
+    }
+    memcpy(fill_node, r->into_node, graph->nnodes * sizeof *fill_node);
+    memcpy(fill_process, r->into_process, graph->nprocesses * sizeof *fill_process);
+    for (size_t e = 0; e < graph->nedges; e++) {
+        const struct report_edge *edge = &graph->edges[e];
+        size_t *fill = edge->target == REPORT_TO_THREAD ? &fill_node[edge->to] : &fill_process[edge->to];
+        r->edges[(*fill)++] = e;
+    }
+    free(fill_node);
+    free(fill_process);
+    return true;
+}
+
+static void release_reverse(struct reverse *r)
+{
+    free(r->into_node);
+    free(r->into_process);
+    free(r->edges);
+}
+
+/* Pending nodes (WAKER) that have an edge to a node that may run may run too; the rest never will. Each node that
+ * may run frees the waiters of its edges into it, and the first one of a process frees the waiters of the edges
+ * into that process; a process edge does not free the waiter through the waiter itself, which holds because a
+ * pending waiter is never the first of its process to run. */
+static bool settle(struct report_graph *graph)
+{
+    struct reverse r = { 0 };
+    bool *live = calloc(graph->nnodes + 1, sizeof *live);
+    bool *process_live = calloc(graph->nprocesses + 1, sizeof *process_live);
+    size_t *queue = calloc(graph->nnodes + 1, sizeof *queue);
+    if (!live || !process_live || !queue || !build_reverse(graph, &r)) {
+        free(live);
+        free(process_live);
+        free(queue);
+        release_reverse(&r);
+        return false;
+    }
+    size_t head = 0, tail = 0;
+    for (size_t i = 0; i < graph->nnodes; i++)
+        if (may_run(graph->nodes[i].wake)) {
+            live[i] = true;
+            queue[tail++] = i;
+        }
+    while (head < tail) {
+        size_t node = queue[head++];
+        size_t p = graph->nodes[node].process_index;
+        size_t from = r.into_node[node], to = r.into_node[node + 1];
+        for (int pass = 0; pass < 2; pass++) {
+            for (size_t k = from; k < to; k++) {
+                size_t waiter = graph->edges[r.edges[k]].from;
+                if (live[waiter] || graph->nodes[waiter].wake != REPORT_WAKE_WAKER || waiter == node)
+                    continue;
+                live[waiter] = true;
+                queue[tail++] = waiter;
             }
+            if (process_live[p])
+                break;
+            process_live[p] = true;
+            from = r.into_process[p];
+            to = r.into_process[p + 1];
         }
     }
     for (size_t i = 0; i < graph->nnodes; i++)
-        if (graph->nodes[i].wake == REPORT_WAKE_WAKER && !woken[i])
+        if (graph->nodes[i].wake == REPORT_WAKE_WAKER && !live[i])
             graph->nodes[i].wake = REPORT_WAKE_NEVER;
+    free(live);
+    free(process_live);
+    free(queue);
+    release_reverse(&r);
+    return true;
 }
 
-bool report_build_graph(const struct hd_snapshot *snapshot, struct report_graph *graph)
+/* What the rules ask of a process as a whole, once each thread's wake is final. */
+static void count_processes(struct report_graph *graph)
 {
-    *graph = (struct report_graph){ 0 };
+    for (size_t p = 0; p < graph->nprocesses; p++) {
+        struct report_graph_process *process = &graph->processes[p];
+        size_t runners = 0, woken = 0;
+        process->runners[0] = process->runners[1] = process->woken[0] = process->woken[1] = REPORT_NO_NODE;
+        for (size_t i = process->first_node; i < process->first_node + process->nnodes; i++) {
+            enum report_wake wake = graph->nodes[i].wake;
+            process->never += wake == REPORT_WAKE_NEVER;
+            if (may_run(wake)) {
+                process->self_running++;
+                if (runners < 2)
+                    process->runners[runners++] = i;
+            } else if (wake == REPORT_WAKE_WAKER && woken < 2) {
+                process->woken[woken++] = i;
+            }
+        }
+    }
+}
+
+/* ---- questions the rules ask of an edge ---------------------------------------------------------------------- */
+
+static size_t other_than(const size_t pair[2], size_t waiter)
+{
+    return pair[0] != waiter ? pair[0] : pair[1];
+}
+
+size_t report_edge_waker(const struct report_graph *graph, const struct report_edge *edge, size_t waiter)
+{
+    if (edge->target == REPORT_TO_THREAD) {
+        enum report_wake wake = graph->nodes[edge->to].wake;
+        return wake == REPORT_WAKE_NEVER || wake == REPORT_WAKE_EXITED ? REPORT_NO_NODE : edge->to;
+    }
+    const struct report_graph_process *process = &graph->processes[edge->to];
+    size_t runner = other_than(process->runners, waiter);
+    return runner != REPORT_NO_NODE ? runner : other_than(process->woken, waiter);
+}
+
+bool report_edge_reaches_live(const struct report_graph *graph, const struct report_edge *edge, size_t waiter,
+                              bool ignore_woken)
+{
+    size_t own = graph->nodes[waiter].process_index;
+    if (edge->target == REPORT_TO_THREAD) {
+        enum report_wake wake = graph->nodes[edge->to].wake;
+        if (ignore_woken && wake == REPORT_WAKE_WAKER && graph->nodes[edge->to].process_index == own)
+            return false;
+        return wake != REPORT_WAKE_NEVER && wake != REPORT_WAKE_EXITED;
+    }
+    const struct report_graph_process *process = &graph->processes[edge->to];
+    size_t runners = process->self_running - (may_run(graph->nodes[waiter].wake) && edge->to == own);
+    if (runners > 0)
+        return true;
+    if (ignore_woken && edge->to == own)
+        return false;
+    return other_than(process->woken, waiter) != REPORT_NO_NODE;
+}
+
+size_t report_edge_first(const struct report_graph *graph, const struct report_edge *edge, size_t waiter)
+{
+    if (edge->target == REPORT_TO_THREAD)
+        return edge->to;
+    const struct report_graph_process *process = &graph->processes[edge->to];
+    if (process->nnodes == 0)
+        return REPORT_NO_NODE;
+    if (process->first_node != waiter)
+        return process->first_node;
+    return process->nnodes > 1 ? process->first_node + 1 : REPORT_NO_NODE;
+}
+
+/* ---- building it --------------------------------------------------------------------------------------------- */
+
+static bool add_nodes(const struct hd_snapshot *snapshot, struct report_graph *graph)
+{
     size_t count = 0;
     for (size_t p = 0; p < snapshot->nprocesses; p++)
         count += snapshot->processes[p].nthreads;
     graph->nodes = calloc(count ? count : 1, sizeof *graph->nodes);
-    struct builder b = { .snapshot = snapshot, .graph = graph, .index = calloc(count ? count : 1, sizeof *b.index) };
-    if (!graph->nodes || !b.index) {
-        free(b.index);
-        report_graph_release(graph);
+    graph->by_tid = calloc(count ? count : 1, sizeof *graph->by_tid);
+    graph->processes = calloc(snapshot->nprocesses ? snapshot->nprocesses : 1, sizeof *graph->processes);
+    if (!graph->nodes || !graph->by_tid || !graph->processes)
         return false;
-    }
-    for (size_t p = 0; p < snapshot->nprocesses; p++)
-        for (size_t t = 0; t < snapshot->processes[p].nthreads; t++) {
-            const struct hd_thread *thread = &snapshot->processes[p].threads[t];
+    graph->nprocesses = snapshot->nprocesses;
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        const struct hd_process *process = &snapshot->processes[p];
+        graph->processes[p] = (struct report_graph_process){
+            .process = process, .first_node = graph->nnodes, .nnodes = process->nthreads };
+        for (size_t t = 0; t < process->nthreads; t++) {
+            const struct hd_thread *thread = &process->threads[t];
             graph->nodes[graph->nnodes] = (struct report_node){
-                .process = &snapshot->processes[p],
+                .process = process,
                 .thread = thread,
+                .process_index = p,
                 .blocked_without_timeout = thread->syscall.state == HD_SYSCALL_IN &&
                                            thread->wait.kind != HD_WAIT_OTHER &&
                                            thread->wait.kind != HD_WAIT_NONE &&
                                            thread->wait.timeout.kind == HD_TIMEOUT_NONE,
             };
-            b.index[graph->nnodes] = (struct tid_index){ .tid = thread->tid, .node = graph->nnodes };
+            graph->by_tid[graph->nnodes] = (struct report_tid_index){ .tid = thread->tid, .node = graph->nnodes };
             graph->nnodes++;
         }
-    qsort(b.index, graph->nnodes, sizeof *b.index, compare_tid_index);
-    for (size_t i = 0; i < graph->nnodes; i++)
+    }
+    qsort(graph->by_tid, graph->nnodes, sizeof *graph->by_tid, compare_tid_index);
+    return true;
+}
+
+bool report_build_graph(const struct hd_snapshot *snapshot, struct report_graph *graph)
+{
+    *graph = (struct report_graph){ 0 };
+    struct builder b = { .snapshot = snapshot, .graph = graph };
+    bool ok = add_nodes(snapshot, graph) && build_indexes(&b);
+    for (size_t i = 0; ok && i < graph->nnodes; i++) {
+        graph->nodes[i].first_edge = graph->nedges;
         graph->nodes[i].wake = thread_edges(&b, i);
-    free(b.index);
-    bool *woken = calloc(graph->nnodes ? graph->nnodes : 1, sizeof *woken);
-    if (!woken || b.failed) {
-        free(woken);
+        graph->nodes[i].nedges = graph->nedges - graph->nodes[i].first_edge;
+    }
+    ok = ok && !b.failed && settle(graph);
+    free(b.holders);
+    free(b.shared);
+    if (!ok) {
         report_graph_release(graph);
         return false;
     }
-    settle(graph, woken);
-    free(woken);
+    count_processes(graph);
     return true;
 }
 
@@ -339,5 +617,7 @@ void report_graph_release(struct report_graph *graph)
 {
     free(graph->nodes);
     free(graph->edges);
+    free(graph->processes);
+    free(graph->by_tid);
     *graph = (struct report_graph){ 0 };
 }

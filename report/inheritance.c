@@ -232,8 +232,9 @@ static void attribute_lock_findings(struct context *c)
 /* The first thread of the process that is asleep forever, or NULL: a healthy child gets no hang finding. */
 static const struct report_node *first_stuck(const struct report_graph *graph, const struct hd_process *process)
 {
-    for (size_t i = 0; i < graph->nnodes; i++)
-        if (graph->nodes[i].process == process && graph->nodes[i].wake == REPORT_WAKE_NEVER)
+    const struct report_graph_process *threads = report_graph_process_of(graph, process);
+    for (size_t i = threads ? threads->first_node : 0; threads && threads->never && i < threads->first_node + threads->nnodes; i++)
+        if (graph->nodes[i].wake == REPORT_WAKE_NEVER)
             return &graph->nodes[i];
     return NULL;
 }
@@ -244,9 +245,10 @@ static const struct report_node *stuck_inside(struct context *c, const struct hd
                                               struct report_attribution *attribution)
 {
     const struct report_graph *graph = &c->analysis->graph;
-    for (size_t i = 0; i < graph->nnodes; i++) {
+    const struct report_graph_process *threads = report_graph_process_of(graph, process);
+    for (size_t i = threads ? threads->first_node : 0; threads && i < threads->first_node + threads->nnodes; i++) {
         const struct report_node *node = &graph->nodes[i];
-        if (node->process == process && node->wake == REPORT_WAKE_NEVER &&
+        if (node->wake == REPORT_WAKE_NEVER &&
             report_attribute_thread(c->catalogue, process, node->thread, attribution) &&
             attribution->runtime == runtime)
             return node;

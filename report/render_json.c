@@ -378,15 +378,38 @@ static json_object *graph_object(const struct report_graph *graph)
         json_object_array_add(nodes, node);
     }
     json_object_object_add(object, "nodes", nodes);
+    /* an edge to one thread is an edge; an edge to "any thread of these processes" (an OR-set) is written once
+     * per waiter and kind, with the processes, instead of as an edge to each of their threads */
     json_object *edges = json_object_new_array();
-    for (size_t e = 0; e < graph->nedges; e++) {
-        json_object *edge = json_object_new_object();
-        json_object_object_add(edge, "from", json_object_new_int(graph->nodes[graph->edges[e].from].thread->tid));
-        json_object_object_add(edge, "to", json_object_new_int(graph->nodes[graph->edges[e].to].thread->tid));
-        json_object_object_add(edge, "kind", json_object_new_string(report_edge_kind_name(graph->edges[e].kind)));
-        json_object_array_add(edges, edge);
+    json_object *wait_sets = json_object_new_array();
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        json_object *set = NULL;
+        enum report_edge_kind set_kind = REPORT_EDGE_FUTEX;
+        for (size_t e = node->first_edge; e < node->first_edge + node->nedges; e++) {
+            const struct report_edge *edge = &graph->edges[e];
+            if (edge->target == REPORT_TO_THREAD) {
+                json_object *single = json_object_new_object();
+                json_object_object_add(single, "from", json_object_new_int(node->thread->tid));
+                json_object_object_add(single, "to", json_object_new_int(graph->nodes[edge->to].thread->tid));
+                json_object_object_add(single, "kind", json_object_new_string(report_edge_kind_name(edge->kind)));
+                json_object_array_add(edges, single);
+                continue;
+            }
+            if (!set || edge->kind != set_kind) {
+                json_object *entry = json_object_new_object();
+                json_object_object_add(entry, "from", json_object_new_int(node->thread->tid));
+                json_object_object_add(entry, "kind", json_object_new_string(report_edge_kind_name(edge->kind)));
+                set = json_object_new_array();
+                json_object_object_add(entry, "any_thread_of", set);
+                json_object_array_add(wait_sets, entry);
+                set_kind = edge->kind;
+            }
+            json_object_array_add(set, json_object_new_int(graph->processes[edge->to].process->pid));
+        }
     }
     json_object_object_add(object, "edges", edges);
+    json_object_object_add(object, "wait_sets", wait_sets);
     return object;
 }
 

@@ -22,6 +22,7 @@ struct stack_group {
     size_t order; /* of first appearance in the tree */
     struct member *members;
     size_t nmembers;
+    size_t capacity;
 };
 
 static const char *basename_of(const char *path)
@@ -80,43 +81,74 @@ static bool same_stack(const struct hd_thread *a, const struct hd_thread *b)
 
 static bool add_member(struct stack_group *group, const struct hd_process *process, const struct hd_thread *thread)
 {
-    struct member *grown = realloc(group->members, (group->nmembers + 1) * sizeof *grown);
-    if (!grown)
-        return false;
-    group->members = grown;
+    if (group->nmembers == group->capacity) {
+        size_t capacity = group->capacity ? group->capacity * 2 : 4;
+        struct member *grown = reallocarray(group->members, capacity, sizeof *grown);
+        if (!grown)
+            return false;
+        group->members = grown;
+        group->capacity = capacity;
+    }
     group->members[group->nmembers++] = (struct member){ process, thread };
     return true;
+}
+
+/* The group of `thread`'s stack, found through an open-addressed table of group indexes (`slots`, a power of two
+ * long, each slot 0 or 1 + a group index) so that ten thousand distinct stacks cost no more than ten thousand
+ * lookups; a new group when none has it. NULL when memory ran out. */
+static struct stack_group *group_for(struct stack_group **groups, size_t *count, size_t *capacity, size_t *slots,
+                                     size_t nslots, const struct hd_thread *thread)
+{
+    uint64_t hash = stack_hash(thread);
+    size_t slot = (size_t)hash & (nslots - 1);
+    for (; slots[slot]; slot = (slot + 1) & (nslots - 1)) {
+        struct stack_group *group = &(*groups)[slots[slot] - 1];
+        if (group->hash == hash && same_stack(group->representative, thread))
+            return group;
+    }
+    if (*count == *capacity) {
+        size_t grown_capacity = *capacity ? *capacity * 2 : 16;
+        struct stack_group *grown = reallocarray(*groups, grown_capacity, sizeof *grown);
+        if (!grown)
+            return NULL;
+        *groups = grown;
+        *capacity = grown_capacity;
+    }
+    (*groups)[*count] = (struct stack_group){ .representative = thread, .hash = hash, .order = *count };
+    slots[slot] = ++*count;
+    return &(*groups)[*count - 1];
 }
 
 /* Groups every thread that has a stack or a reason for lacking one; NULL with *count 0 when there is none. */
 static struct stack_group *group_stacks(const struct hd_snapshot *snapshot, size_t *count, bool *failed)
 {
     struct stack_group *groups = NULL;
+    size_t capacity = 0, threads = 0, nslots = 16;
     *count = 0;
+    for (size_t p = 0; p < snapshot->nprocesses; p++)
+        threads += snapshot->processes[p].nthreads;
+    while (nslots < 2 * threads) /* at most half full: every thread may have a stack of its own */
+        nslots *= 2;
+    size_t *slots = calloc(nslots, sizeof *slots);
+    if (!slots) {
+        *failed = true;
+        return NULL;
+    }
     for (size_t p = 0; p < snapshot->nprocesses; p++) {
         const struct hd_process *process = &snapshot->processes[p];
         for (size_t t = 0; t < process->nthreads; t++) {
             const struct hd_thread *thread = &process->threads[t];
             if (thread->stack.state == HD_STACK_NOT_TAKEN && !thread->stack.why_not)
                 continue;
-            uint64_t hash = stack_hash(thread);
-            size_t g = 0;
-            while (g < *count && !(groups[g].hash == hash && same_stack(groups[g].representative, thread)))
-                g++;
-            if (g == *count) {
-                struct stack_group *grown = realloc(groups, (*count + 1) * sizeof *grown);
-                if (!grown) {
-                    *failed = true;
-                    return groups;
-                }
-                groups = grown;
-                groups[*count] = (struct stack_group){ .representative = thread, .hash = hash, .order = *count };
-                (*count)++;
-            }
-            if (!add_member(&groups[g], process, thread))
+            struct stack_group *group = group_for(&groups, count, &capacity, slots, nslots, thread);
+            if (!group || !add_member(group, process, thread)) {
                 *failed = true;
+                free(slots);
+                return groups;
+            }
         }
     }
+    free(slots);
     return groups;
 }
 
@@ -133,32 +165,32 @@ static int compare_groups(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* Members join their group in tree order, so the threads of one process are next to each other. */
 static size_t distinct_processes(const struct stack_group *group)
 {
     size_t count = 0;
-    for (size_t m = 0; m < group->nmembers; m++) {
-        bool seen = false;
-        for (size_t n = 0; n < m && !seen; n++)
-            seen = group->members[n].process == group->members[m].process;
-        count += !seen;
-    }
+    for (size_t m = 0; m < group->nmembers; m++)
+        count += m == 0 || group->members[m].process != group->members[m - 1].process;
     return count;
 }
 
 static void render_names(struct report_buffer *out, const struct stack_group *group)
 {
+    const char *shown_names[NAMES_SHOWN_MAX];
     size_t shown = 0;
     for (size_t m = 0; m < group->nmembers && shown <= NAMES_SHOWN_MAX; m++) {
+        /* every earlier member's name was shown (or the loop ended): compare with the shown ones alone */
         const char *name = group->members[m].thread->name;
         bool seen = false;
-        for (size_t n = 0; n < m && !seen; n++)
-            seen = strcmp(group->members[n].thread->name, name) == 0;
+        for (size_t n = 0; n < shown && !seen; n++)
+            seen = strcmp(shown_names[n], name) == 0;
         if (seen)
             continue;
         if (shown == NAMES_SHOWN_MAX) {
             report_buffer_puts(out, ", …");
             break;
         }
+        shown_names[shown] = name;
         report_buffer_puts(out, shown++ ? ", '" : " named '");
         report_buffer_escaped(out, name, strlen(name));
         report_buffer_puts(out, "'");

@@ -328,18 +328,7 @@ static bool relevant(const struct report_analysis *analysis, const struct report
 {
     if (node->wake == REPORT_WAKE_NEVER || node->wake == REPORT_WAKE_EXITED || node->wake == REPORT_WAKE_KERNEL)
         return true;
-    size_t index = (size_t)(node - analysis->graph.nodes);
-    for (size_t f = 0; f < analysis->nfindings; f++) {
-        const struct report_finding *finding = &analysis->findings[f];
-        if (!finding->hang)
-            continue;
-        if (finding->tid == node->thread->tid)
-            return true;
-        for (size_t m = 0; m < finding->nmembers; m++)
-            if (finding->members[m] == index)
-                return true;
-    }
-    return false;
+    return analysis->named_by_hang[node - analysis->graph.nodes];
 }
 
 /* Up to this many healthy threads of a process are listed; more are summarised in one line (unless -v). */

@@ -223,7 +223,14 @@ static bool has_edge(const struct report_analysis *analysis, pid_t from, pid_t t
     size_t a = report_graph_find(&analysis->graph, from), b = report_graph_find(&analysis->graph, to);
     for (size_t e = 0; e < analysis->graph.nedges; e++) {
         const struct report_edge *edge = &analysis->graph.edges[e];
-        if (edge->from == a && edge->to == b && edge->kind == kind)
+        if (edge->from != a || edge->kind != kind)
+            continue;
+        if (edge->target == REPORT_TO_THREAD && edge->to == b)
+            return true;
+        /* an OR-set: any thread of the process but the waiter */
+        const struct report_graph_process *process = &analysis->graph.processes[edge->to];
+        if (edge->target == REPORT_TO_PROCESS && b != a && b >= process->first_node &&
+            b < process->first_node + process->nnodes)
             return true;
     }
     return false;
@@ -235,8 +242,9 @@ static void assert_owner_edges_point_to_owners(const struct report_analysis *ana
     const struct report_graph *graph = &analysis->graph;
     for (size_t e = 0; e < graph->nedges; e++) {
         const struct report_edge *edge = &graph->edges[e];
-        cr_assert(edge->from < graph->nnodes && edge->to < graph->nnodes);
-        cr_assert_neq(edge->from, edge->to, "a thread does not wake itself");
+        cr_assert(edge->from < graph->nnodes);
+        cr_assert(edge->target == REPORT_TO_THREAD ? edge->to < graph->nnodes : edge->to < graph->nprocesses);
+        cr_assert(edge->target == REPORT_TO_PROCESS || edge->from != edge->to, "a thread does not wake itself");
         if (edge->kind != REPORT_EDGE_LOCK_OWNER)
             continue;
         const struct hd_thread *waiter = graph->nodes[edge->from].thread;
