@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_PROCESSES 8
+#define MAX_PROCESSES 1024
 #define NO_NODE ((size_t)-1)
 
 /* ---- building snapshots -------------------------------------------------------------------------------------- */
@@ -1484,6 +1484,132 @@ Test(remedies, python_pool_advice_when_the_parent_of_a_dead_worker_is_python)
     strcpy(snapshot->processes[0].comm, "python3");
     analysis = analyze(snapshot);
     cr_assert_eq(remedies_containing(the_finding(analysis, "worker-died"), "BrokenProcessPool"), 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* ---- scale: large OR-sets give the same answers, with edges linear in the threads --------------------------- */
+
+#define POOL_THREADS 10000
+
+/* One process: thread 5000 first, then POOL_THREADS threads each asleep on a futex of its own (an idle pool). */
+static struct hd_snapshot *pool_of_idle_threads(void)
+{
+    struct hd_snapshot *snapshot = new_snapshot(5000);
+    add_process(snapshot, 5000, 1, HD_ORIGIN_EXEC, 5000, POOL_THREADS + 1);
+    for (pid_t t = 1; t <= POOL_THREADS; t++)
+        asleep_in_futex(thread_of(snapshot, 5000 + t), 0x7f0000100000 + 0x40 * (uint64_t)t);
+    return snapshot;
+}
+
+Test(scale, ten_thousand_idle_threads_and_one_that_runs)
+{
+    struct hd_snapshot *snapshot = pool_of_idle_threads();
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(analysis->graph.nnodes, (size_t)POOL_THREADS + 1);
+    cr_assert_eq(analysis->graph.nedges, (size_t)POOL_THREADS, "one edge per waiter, to its process");
+    cr_assert(has_edge(analysis, 5001, 5000, REPORT_EDGE_FUTEX));
+    cr_assert(has_edge(analysis, 5001, 5000 + POOL_THREADS, REPORT_EDGE_FUTEX));
+    cr_assert_not(has_edge(analysis, 5001, 5001, REPORT_EDGE_FUTEX), "not to the waiter itself");
+    for (pid_t t = 1; t <= POOL_THREADS; t++)
+        cr_assert_eq(wake_of(analysis, 5000 + t), REPORT_WAKE_WAKER, "thread %d", (int)(5000 + t));
+    cr_assert_eq(count_findings(analysis, "idle"), (size_t)POOL_THREADS);
+    for (size_t f = 0; f < analysis->nfindings; f++) {
+        const struct report_finding *idle = &analysis->findings[f];
+        cr_assert_str_eq(idle->id, "idle");
+        cr_assert_eq(idle->tid, 5001 + (pid_t)f, "in snapshot order");
+        cr_assert_eq(member_tid(analysis, idle, 0), 5000, "the thread that runs is the one named as waker");
+    }
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(scale, ten_thousand_threads_nobody_can_wake_are_one_knot)
+{
+    struct hd_snapshot *snapshot = pool_of_idle_threads();
+    in_pause(thread_of(snapshot, 5000));
+    struct report_analysis *analysis = analyze(snapshot);
+    for (pid_t t = 0; t <= POOL_THREADS; t++)
+        cr_assert_eq(wake_of(analysis, 5000 + t), REPORT_WAKE_NEVER, "thread %d", (int)(5000 + t));
+    EXPECT_IDS(analysis, "");
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(analysis->verdict.cause, "deadlock");
+    cr_assert_eq(analysis->verdict.nhangs, 1u, "one process, one knot");
+    cr_assert_eq(analysis->verdict.tid, 5001, "the first thread of the knot that waits on a futex");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(scale, a_thread_woken_by_one_woken_thread_of_the_pool)
+{
+    /* thread 5000 waits on a futex too; only thread 5000 + POOL_THREADS has a way out (a timed wait): every
+     * other one is freed through it, across one OR-set */
+    struct hd_snapshot *snapshot = pool_of_idle_threads();
+    asleep_in_futex(thread_of(snapshot, 5000), 0x7f00000fff00);
+    struct hd_wait *timed = asleep_in_futex(thread_of(snapshot, 5000 + POOL_THREADS), 0x7f00000ffe00);
+    timed->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_FINITE, .remaining_ns = 100000000 };
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 5000 + POOL_THREADS), REPORT_WAKE_TIMER);
+    for (pid_t t = 0; t < POOL_THREADS; t++)
+        cr_assert_eq(wake_of(analysis, 5000 + t), REPORT_WAKE_WAKER, "thread %d", (int)(5000 + t));
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(scale, a_long_chain_of_lock_owners_ending_in_one_cycle)
+{
+    /* thread i waits for a mutex held by thread i + 1; the last one waits for one held by the third from last:
+     * one cycle of three at the end of a path of thousands, found once, named after its first member */
+    struct hd_snapshot *snapshot = new_snapshot(7000);
+    add_process(snapshot, 7000, 1, HD_ORIGIN_EXEC, 7000, 5000);
+    for (pid_t t = 0; t < 4999; t++)
+        waiting_on_mutex(thread_of(snapshot, 7000 + t), 0x1000 + 0x40 * (uint64_t)t, 7001 + t, 7000,
+                         HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+    waiting_on_mutex(thread_of(snapshot, 11999), 0x900000, 11997, 7000, HD_OWNER_SAME_PROCESS,
+                     HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "lock-cycle");
+    const struct report_finding *cycle = the_finding(analysis, "lock-cycle");
+    cr_assert_eq(cycle->tid, 11997);
+    cr_assert_eq(cycle->nmembers, 3u);
+    cr_assert_eq(member_tid(analysis, cycle, 0), 11997);
+    cr_assert_eq(member_tid(analysis, cycle, 1), 11998);
+    cr_assert_eq(member_tid(analysis, cycle, 2), 11999);
+    cr_assert_eq(wake_of(analysis, 7000), REPORT_WAKE_NEVER);
+    cr_assert_str_eq(analysis->verdict.cause, "deadlock");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+#define CHILDREN 1000
+
+Test(scale, a_parent_waits_on_a_thousand_children_asleep_forever)
+{
+    /* every child holds the write end of the pipe the parent reads, and sleeps forever on a futex of its own */
+    struct hd_snapshot *snapshot = new_snapshot(20000);
+    struct hd_process *parent = add_process(snapshot, 20000, 1, HD_ORIGIN_EXEC, 20000, 1);
+    add_fd(parent, 3, HD_FD_PIPE, 4242, 0);
+    reading(thread_of(snapshot, 20000), 3);
+    for (pid_t c = 1; c <= CHILDREN; c++) {
+        struct hd_process *child = add_process(snapshot, 20000 + 2 * c, 20000, HD_ORIGIN_EXEC, 20000 + 2 * c, 2);
+        add_fd(child, 4, HD_FD_PIPE, 4242, 1);
+        asleep_in_futex(&child->threads[0], 0x7f0000200000);
+        asleep_in_futex(&child->threads[1], 0x7f0000200040);
+    }
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(analysis->graph.nedges, (size_t)CHILDREN + 2 * CHILDREN,
+                 "one pipe edge per child holding the pipe, one futex edge per child thread");
+    cr_assert_eq(wake_of(analysis, 20000), REPORT_WAKE_NEVER);
+    cr_assert_eq(wake_of(analysis, 20000 + 2 * CHILDREN + 1), REPORT_WAKE_NEVER);
+    const struct report_finding *workers = the_finding(analysis, "waiting-on-workers");
+    cr_assert_eq(workers->tid, 20000);
+    cr_assert_eq(workers->nmembers, (size_t)CHILDREN, "each child once");
+    cr_assert_eq(member_tid(analysis, workers, 0), 20002);
+    cr_assert_eq(member_tid(analysis, workers, CHILDREN - 1), 20000 + 2 * CHILDREN);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_eq(analysis->verdict.nhangs, (size_t)CHILDREN, "each exec'd child is a knot of its own");
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
