@@ -265,6 +265,9 @@ done:
 }
 
 /* Does a thread of `parent` sleep on the futex at `address`? */
+/* The parent's threads named as evidence of one orphaned wait; more are counted. */
+#define PARENT_WAITERS_LISTED_MAX 8
+
 static bool parent_waits_at(const struct hd_process *parent, uint64_t address)
 {
     for (size_t t = 0; t < parent->nthreads; t++) {
@@ -310,20 +313,31 @@ static void rule_orphaned_waits(struct context *c)
         evidence(c, finding, "mapping", "%s%s%s", hd_mapping_kind_name(wait->mapping_kind),
                  wait->mapping.path ? " " : "", wait->mapping.path ? wait->mapping.path : "");
         evidence(c, finding, "object", "%s", wait->lock.why_unknown ? wait->lock.why_unknown : "no owner recorded");
-        /* the parent's threads asleep at that address, or else in the same mapping (a runtime's pool) */
+        /* the parent's threads asleep at that address, or else in the same mapping (a runtime's pool); a few
+         * name the pattern, the rest are counted (a pool of a thousand would bury the finding) */
+        size_t listed = 0, more = 0;
         for (size_t t = 0; parent && t < parent->nthreads; t++) {
             const struct hd_wait *theirs = &parent->threads[t].wait;
             if (theirs->kind != HD_WAIT_FUTEX)
                 continue;
+            bool same_mapping = wait->mapping_kind != HD_MAPPING_UNKNOWN && theirs->address >= wait->mapping.start &&
+                                theirs->address < wait->mapping.end;
+            if ((theirs->address == wait->address || same_mapping) && listed == PARENT_WAITERS_LISTED_MAX) {
+                more++;
+                continue;
+            }
+            listed += theirs->address == wait->address || same_mapping;
             if (theirs->address == wait->address)
                 evidence(c, finding, "parent_waiter", "thread %d '%s' of parent %d waits at the same address",
                          (int)parent->threads[t].tid, parent->threads[t].name, (int)parent->pid);
-            else if (wait->mapping_kind != HD_MAPPING_UNKNOWN && theirs->address >= wait->mapping.start &&
-                     theirs->address < wait->mapping.end)
+            else if (same_mapping)
                 evidence(c, finding, "parent_waiter",
                          "thread %d '%s' of parent %d waits on futex 0x%" PRIx64 " in the same mapping",
                          (int)parent->threads[t].tid, parent->threads[t].name, (int)parent->pid, theirs->address);
         }
+        if (more)
+            evidence(c, finding, "parent_waiter", "and %zu more threads of parent %d wait there", more,
+                     (int)parent->pid);
         remedy(c, finding, "The child inherited state whose threads stayed in the parent: start workers with spawn "
                            "or forkserver, or fork before the parent starts those threads (or takes that lock).");
     }
