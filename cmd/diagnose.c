@@ -42,11 +42,20 @@ static int check_targets(const struct hangdoc_options *options)
     return usable ? 0 : first_failure;
 }
 
+/* The exit status of each cause of a hang: fork inheritance has its own, so that a CI job can tell it apart. */
 static int exit_for_verdict(const struct report_verdict *verdict)
 {
-    if (verdict->hung != REPORT_HUNG_YES)
-        return EXIT_NO_HANG;
-    return strcmp(verdict->cause, "fork-inheritance") == 0 ? EXIT_HANG_FORK_UNSAFE : EXIT_HANG;
+    static const int by_cause[REPORT_CAUSES] = {
+        [REPORT_CAUSE_NONE] = EXIT_NO_HANG,
+        [REPORT_CAUSE_FORK_INHERITANCE] = EXIT_HANG_FORK_UNSAFE,
+        [REPORT_CAUSE_DEADLOCK] = EXIT_HANG,
+        [REPORT_CAUSE_KERNEL] = EXIT_HANG,
+        [REPORT_CAUSE_BUSY_LOOP] = EXIT_HANG,
+        [REPORT_CAUSE_STOPPED] = EXIT_HANG,
+        [REPORT_CAUSE_WORKER_DIED] = EXIT_HANG,
+        [REPORT_CAUSE_UNKNOWN] = EXIT_HANG,
+    };
+    return verdict->hung == REPORT_HUNG_YES ? by_cause[verdict->cause] : EXIT_NO_HANG;
 }
 
 int hangdoc_diagnose(const struct hangdoc_options *options)

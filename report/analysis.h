@@ -6,6 +6,7 @@
 #pragma once
 
 #include "../probe/snapshot.h"
+#include "registry.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -92,8 +93,11 @@ struct report_evidence {
     char *value; /* may hold target strings: renderers escape it */
 };
 
+struct report_runtime;
+
 struct report_finding {
-    const char *id; /* static: "inherited-lock", ... */
+    enum report_finding_id kind;
+    const char *id; /* its name in the registry: "inherited-lock", ... */
     enum report_confidence confidence;
     bool hang;      /* false only for "idle" */
     pid_t pid;
@@ -105,6 +109,11 @@ struct report_finding {
     size_t nremedies;
     size_t *members; /* node indexes: the threads of a lock cycle, the workers waited on */
     size_t nmembers;
+    /* facts the verdict groups findings by (registry.h), set by the rules: not read back from the evidence */
+    bool has_object;                      /* a lock or futex address names what it waits on */
+    uint64_t object;                      /* that address, in the subject's memory */
+    pid_t object_owner;                   /* the pid of the lock's owner; 0 when none is recorded */
+    const struct report_runtime *runtime; /* the catalogued runtime its wait was attributed to, or NULL */
 };
 
 enum report_hung { REPORT_HUNG_NO, REPORT_HUNG_YES, REPORT_HUNG_UNKNOWN };
@@ -112,8 +121,7 @@ enum report_hung { REPORT_HUNG_NO, REPORT_HUNG_YES, REPORT_HUNG_UNKNOWN };
 /* One independent hang: one root cause, and every finding that is that same root cause (the same inherited lock
  * in four forked workers is one hang, not four). */
 struct report_hang {
-    const char *cause; /* static: "fork-inheritance", "deadlock", "kernel", "busy-loop", "stopped", "worker-died",
-                        * "unknown" */
+    enum report_cause cause; /* never REPORT_CAUSE_NONE */
     long finding;      /* the finding that names it (index into findings); -1 for threads asleep forever that no
                         * rule of the catalogue explains (cause "deadlock") */
     bool root_cause;   /* false when `finding` only points at it (waiting-on-workers whose workers no rule names) */
@@ -128,7 +136,7 @@ struct report_hang {
 /* The verdict's pid, tid, cause, root_cause and chain are those of hangs[0], the first of the catalogue's order. */
 struct report_verdict {
     enum report_hung hung;
-    const char *cause; /* static: "fork-inheritance", "deadlock", "none", "unknown", ... */
+    enum report_cause cause; /* REPORT_CAUSE_NONE when not hung */
     long root_cause;   /* index into findings, -1 when none */
     pid_t pid;
     pid_t tid;

@@ -18,6 +18,7 @@ struct builtin_row {
     enum report_fork_safety safety;
     const char *reason;
     const char *remedies[4];
+    unsigned traits;
 };
 
 /* DESIGN.md's list. Handle patterns "class:NAME" match an fd of that class (hd_fd_class_name). */
@@ -32,7 +33,8 @@ static const struct builtin_row builtin_rows[] = {
         "CUDA in the parent.",
         "Set pin_memory=False while debugging: the pin-memory thread drives CUDA.",
         "Or start the workers with spawn: torch.multiprocessing.set_start_method('spawn', force=True). "
-        "CUDA_LAUNCH_BLOCKING=1 does not help with these hangs." } },
+        "CUDA_LAUNCH_BLOCKING=1 does not help with these hangs." },
+      REPORT_RUNTIME_GPU_CONTEXT },
     { "gnu-openmp", "GNU OpenMP", "libgomp.so*", "", "", REPORT_FORK_UNSAFE,
       "libgomp keeps its thread pool across fork() without the threads: the child's next parallel region waits "
       "for ever for pool threads that exist only in the parent",
@@ -94,7 +96,8 @@ static const struct builtin_row builtin_rows[] = {
       { "The lock is glibc's own: do not register atexit handlers (atexit, __cxa_atexit: also C++ function-local "
         "statics and libraries loaded with dlopen) in a thread while another thread may fork; register them before "
         "starting threads, or exec at once in the child (posix_spawn, subprocess), or start the workers with "
-        "spawn." } },
+        "spawn." },
+      REPORT_RUNTIME_LIBC_INTERNAL },
 };
 
 static void row_release(struct report_runtime *row)
@@ -166,6 +169,7 @@ static bool copy_builtin(struct report_catalogue *catalogue, const struct builti
     row->handles = strdup(source->handles);
     row->reason = strdup(source->reason);
     row->safety = source->safety;
+    row->traits = source->traits;
     bool ok = row->name && row->libraries && row->threads && row->handles && row->reason;
     for (size_t r = 0; ok && r < COUNT(source->remedies) && source->remedies[r]; r++)
         ok = add_remedy(row, source->remedies[r]);
@@ -246,6 +250,15 @@ const struct report_runtime *report_catalogue_handle(const struct report_catalog
         if (any_pattern_matches(row->handles, fd->target) || any_pattern_matches(row->handles, class_name))
             return row;
     }
+    return NULL;
+}
+
+const struct report_runtime *report_catalogue_with_trait(const struct report_catalogue *catalogue,
+                                                         enum report_runtime_trait trait)
+{
+    for (size_t i = 0; i < catalogue->nrows; i++)
+        if (catalogue->rows[i].traits & trait)
+            return &catalogue->rows[i];
     return NULL;
 }
 

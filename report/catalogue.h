@@ -17,6 +17,13 @@ enum report_fork_safety {
     REPORT_FORK_DEPENDS, /* on its configuration (a backend, an environment variable) */
 };
 
+/* What the rules need to know of a runtime beyond its patterns: facts, tested as flags, not names compared. */
+enum report_runtime_trait {
+    REPORT_RUNTIME_GPU_CONTEXT = 1 << 0,  /* a GPU context whose device handles a child inherits (cuda-inherited) */
+    REPORT_RUNTIME_LIBC_INTERNAL = 1 << 1, /* state inside libc itself, not a runtime the program loaded: not listed
+                                            * among a process's runtimes */
+};
+
 struct report_runtime {
     char *id;        /* stable: "cuda", "gnu-openmp", ... */
     char *name;      /* "NVIDIA CUDA" */
@@ -27,6 +34,7 @@ struct report_runtime {
     char *reason;    /* one sentence */
     char **remedies; /* what to do, most useful first */
     size_t nremedies;
+    unsigned traits; /* enum report_runtime_trait; rows of a --catalogue file have none */
 };
 
 struct report_catalogue {
@@ -56,6 +64,9 @@ const struct report_runtime *report_catalogue_thread(const struct report_catalog
 const struct report_runtime *report_catalogue_handle(const struct report_catalogue *catalogue,
                                                      const struct hd_fd *fd);
 const struct report_runtime *report_catalogue_find(const struct report_catalogue *catalogue, const char *id);
+/* The first row with `trait`; NULL when none. */
+const struct report_runtime *report_catalogue_with_trait(const struct report_catalogue *catalogue,
+                                                         enum report_runtime_trait trait);
 
 const char *report_fork_safety_name(enum report_fork_safety safety); /* "unsafe", "fork-aware", "depends" */
 /* "not fork-safe", "fork-aware", "fork safety depends on its configuration" */

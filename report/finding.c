@@ -12,7 +12,7 @@ static char *format(const char *pattern, va_list args)
     return vasprintf(&text, pattern, args) < 0 ? NULL : text;
 }
 
-struct report_finding *report_finding_append(struct report_analysis *analysis, const char *id,
+struct report_finding *report_finding_append(struct report_analysis *analysis, enum report_finding_id id,
                                              enum report_confidence confidence, pid_t pid, pid_t tid,
                                              const char *summary, va_list args)
 {
@@ -22,9 +22,10 @@ struct report_finding *report_finding_append(struct report_analysis *analysis, c
     analysis->findings = grown;
     struct report_finding *finding = &analysis->findings[analysis->nfindings++];
     *finding = (struct report_finding){
-        .id = id,
+        .kind = id,
+        .id = report_finding_id_name(id),
         .confidence = confidence,
-        .hang = strcmp(id, "idle") != 0,
+        .hang = report_rule(id)->hang,
         .pid = pid,
         .tid = tid,
         .summary = format(summary, args),

@@ -13,8 +13,9 @@
 #include <stddef.h>
 
 /* Appends a finding about thread `tid` of process `pid`, its summary formatted like vprintf. The pointer stays
- * valid until the next finding is appended (the array grows). `idle` is the one id that is not a hang. */
-struct report_finding *report_finding_append(struct report_analysis *analysis, const char *id,
+ * valid until the next finding is appended (the array grows). Its name and whether it is a hang come from the
+ * registry. */
+struct report_finding *report_finding_append(struct report_analysis *analysis, enum report_finding_id id,
                                              enum report_confidence confidence, pid_t pid, pid_t tid,
                                              const char *summary, va_list args)
     __attribute__((format(printf, 6, 0)));

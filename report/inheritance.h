@@ -26,7 +26,30 @@ bool report_attribute_thread(const struct report_catalogue *catalogue, const str
 bool report_thread_runs(const struct report_catalogue *catalogue, const struct hd_process *process,
                         const struct hd_thread *thread, const struct report_runtime *runtime);
 
-/* Adds the runtime attribution to inherited-lock and orphaned-wait findings, and the findings fork-unsafe-runtime
- * and cuda-inherited. False when memory ran out. */
-bool report_analyze_inheritance(const struct hd_snapshot *snapshot, const struct report_catalogue *catalogue,
-                                struct report_analysis *analysis);
+struct report_rule_context;
+struct report_finding;
+
+/* Adds the runtime its wait is inside to each inherited-lock and orphaned-wait finding: in the summary, as
+ * evidence with the parent's threads that run it and the handles the child shares, and its remedies. Runs after
+ * every rule (analysis.c); sets c->failed when memory ran out. */
+void report_attribute_lock_findings(struct report_rule_context *c);
+
+/* ---- evidence of a runtime, for the rules that name one (rules/runtimes.c) ---- */
+
+/* "libgomp.so.1" for the text: the soname when there is one. */
+const char *report_library_name(const struct hd_library *library);
+/* The runtime, its library and how the wait was attributed to it; sets finding->runtime. */
+void report_runtime_evidence(struct report_rule_context *c, struct report_finding *finding,
+                             const struct report_attribution *attribution);
+/* The parent's threads that run the runtime (a few as evidence); returns how many there are. */
+size_t report_parent_thread_evidence(struct report_rule_context *c, struct report_finding *finding,
+                                     const struct hd_process *parent, const struct report_runtime *runtime);
+/* Is `fd` a handle of `runtime` that the process shares with its parent (kcmp)? */
+bool report_handle_of(const struct report_catalogue *catalogue, const struct hd_fd *fd,
+                      const struct report_runtime *runtime);
+/* The handles of the runtime the process shares with its parent (a few as evidence); returns how many. */
+size_t report_inherited_handle_evidence(struct report_rule_context *c, struct report_finding *finding,
+                                        const struct hd_process *process, const struct report_runtime *runtime);
+/* The catalogue's remedies for the runtime. */
+void report_runtime_remedies(struct report_rule_context *c, struct report_finding *finding,
+                             const struct report_runtime *runtime);

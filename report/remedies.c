@@ -13,23 +13,17 @@ static bool starts_with(const char *text, const char *prefix)
     return text && strncmp(text, prefix, strlen(prefix)) == 0;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *slash = path ? strrchr(path, '/') : NULL;
-    return slash ? slash + 1 : path;
-}
-
 static bool maps_library(const struct hd_process *process, const char *name_prefix)
 {
     for (size_t m = 0; m < process->nmappings; m++)
-        if (starts_with(base_name(process->mappings[m].path), name_prefix))
+        if (starts_with(hd_basename(process->mappings[m].path), name_prefix))
             return true;
     return false;
 }
 
 bool report_is_python(const struct hd_process *process)
 {
-    return starts_with(process->comm, "python") || starts_with(base_name(process->exe), "python") ||
+    return starts_with(process->comm, "python") || starts_with(hd_basename(process->exe), "python") ||
            maps_library(process, "libpython");
 }
 
@@ -60,10 +54,13 @@ static bool python_parent(const struct subject *s)
 
 /* ---- the table ----------------------------------------------------------------------------------------------- */
 
-#define FORK_FINDINGS "inherited-lock orphaned-wait fork-unsafe-runtime cuda-inherited"
+_Static_assert(REPORT_FINDING_IDS <= 32, "the sets of ids below are 32-bit masks");
+#define ID(id) (1u << (id))
+#define FORK_FINDINGS (ID(REPORT_INHERITED_LOCK) | ID(REPORT_ORPHANED_WAIT) | ID(REPORT_FORK_UNSAFE_RUNTIME) | \
+                       ID(REPORT_CUDA_INHERITED))
 
 static const struct specific_remedy {
-    const char *ids; /* space-separated finding ids it may follow */
+    unsigned ids; /* the finding ids it may follow, ID(REPORT_...) | ... */
     bool (*applies)(const struct subject *);
     const char *remedy;
 } specific_remedies[] = {
@@ -85,20 +82,11 @@ static const struct specific_remedy {
       "Under spawn every worker imports the main module again: whatever runs outside if __name__ == '__main__': "
       "(training, CUDA initialisation, creating the DataLoader) runs again in every worker; keep the module's top "
       "level to imports and definitions." },
-    { "worker-died", python_parent,
+    { ID(REPORT_WORKER_DIED), python_parent,
       "Python: multiprocessing.Pool never notices a worker killed in the middle of a task and waits forever; "
       "concurrent.futures.ProcessPoolExecutor raises BrokenProcessPool instead. A PyTorch DataLoader checks its "
       "workers itself; DataLoader(timeout=seconds) bounds the wait for each batch." },
 };
-
-static bool listed(const char *ids, const char *id)
-{
-    size_t length = strlen(id);
-    for (const char *p = strstr(ids, id); p; p = strstr(p + 1, id))
-        if ((p == ids || p[-1] == ' ') && (p[length] == ' ' || p[length] == '\0'))
-            return true;
-    return false;
-}
 
 bool report_add_specific_remedies(const struct hd_snapshot *snapshot, struct report_analysis *analysis)
 {
@@ -108,7 +96,7 @@ bool report_add_specific_remedies(const struct hd_snapshot *snapshot, struct rep
         const struct hd_thread *thread = hd_snapshot_find_thread(snapshot, finding->tid, &process);
         struct subject subject = { .snapshot = snapshot, .finding = finding, .process = process, .thread = thread };
         for (size_t r = 0; r < COUNT(specific_remedies); r++)
-            if (listed(specific_remedies[r].ids, finding->id) && specific_remedies[r].applies(&subject) &&
+            if ((specific_remedies[r].ids & ID(finding->kind)) && specific_remedies[r].applies(&subject) &&
                 !report_finding_remedy(finding, specific_remedies[r].remedy))
                 return false;
     }

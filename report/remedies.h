@@ -1,6 +1,7 @@
-/* Remedies that depend on what was found around a finding: the process is Python, the lock lies in libc's own
- * memory, the child maps GNU OpenMP. Each is added only where it applies (analysis.h's findings keep the
- * remedies every instance of their id shares). */
+/* Remedies that depend on the finding's process rather than on a runtime: a table of (finding ids, a fact about
+ * the process, remedy), today the Python start-method and Pool advice for Python processes. The remedies of a
+ * runtime (GNU OpenMP, glibc's atexit lock, CUDA, ...) come from its catalogue row (catalogue.h), and those every
+ * finding of an id shares from its rule (rules/). */
 #pragma once
 
 #include "analysis.h"

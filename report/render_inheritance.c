@@ -200,7 +200,7 @@ static void text_runtimes(struct report_buffer *out, const struct hd_process *pr
     for (size_t l = 0; l < process->nlibraries; l++) {
         const struct hd_library *library = &process->libraries[l];
         const struct report_runtime *runtime = report_catalogue_library(catalogue, library);
-        if (!runtime || strcmp(runtime->id, "glibc-atexit") == 0)
+        if (!runtime || (runtime->traits & REPORT_RUNTIME_LIBC_INTERNAL))
             continue;
         if (shown == TEXT_ITEMS_MAX) {
             report_buffer_puts(out, "; ...");

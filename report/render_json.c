@@ -228,13 +228,12 @@ static json_object *fds_array(const struct hd_process *process, const struct rep
         json_object *object = json_object_new_object();
         json_object_object_add(object, "fd", json_object_new_int(fd->fd));
         json_object_object_add(object, "target", report_json_string(fd->target));
-        json_object_object_add(object, "class", json_object_new_string(classes[fd->kind]));
         if (fd->inode)
             json_object_object_add(object, "inode", json_object_new_int64((int64_t)fd->inode));
         if (fd->access_mode >= 0 && fd->access_mode <= 2)
             json_object_object_add(object, "access", json_object_new_string(modes[fd->access_mode]));
-        json_object_object_add(object, "inherited_from", NULL);
         json_object_object_add(object, "kind", json_object_new_string(classes[fd->kind]));
+        /* class, device, socket_name, runtime and inherited_from */
         report_json_fd_inheritance(object, fd, catalogue);
         json_object_array_add(fds, object);
     }
@@ -264,9 +263,9 @@ static json_object *process_object(const struct hd_snapshot *snapshot, const str
     json_object_object_add(object, "thread_count", json_object_new_int(process->thread_count));
     json_object_object_add(object, "kernel_thread", json_object_new_boolean(process->kernel_thread));
     json_object_object_add(object, "exit_status", process->zombie ? json_object_new_int(process->exit_status) : NULL);
-    json_object_object_add(object, "libraries", json_object_new_array());
     json_object_object_add(object, "fds", fds_array(process, catalogue));
     json_object_object_add(object, "stopped_for_s", json_object_new_double(process->stopped_for_s));
+    /* libraries, python_role, python_start_method, device_mappings, thread_census */
     report_json_process_inheritance(object, snapshot, process, catalogue);
     json_object *threads = json_object_new_array();
     for (size_t t = 0; t < process->nthreads; t++)
@@ -278,7 +277,7 @@ static json_object *process_object(const struct hd_snapshot *snapshot, const str
 static json_object *hang_object(const struct report_analysis *analysis, const struct report_hang *hang)
 {
     json_object *object = json_object_new_object();
-    json_object_object_add(object, "cause", json_object_new_string(hang->cause));
+    json_object_object_add(object, "cause", json_object_new_string(report_cause_name(hang->cause)));
     json_object_object_add(object, "root_cause", hang->root_cause && hang->finding >= 0
                                                      ? json_object_new_string(analysis->findings[hang->finding].id)
                                                      : NULL);
@@ -303,7 +302,7 @@ static json_object *verdict_object(const struct report_analysis *analysis)
     json_object_object_add(object, "hung", verdict->hung == REPORT_HUNG_UNKNOWN
                                                ? NULL
                                                : json_object_new_boolean(verdict->hung == REPORT_HUNG_YES));
-    json_object_object_add(object, "cause", json_object_new_string(verdict->cause));
+    json_object_object_add(object, "cause", json_object_new_string(report_cause_name(verdict->cause)));
     json_object_object_add(object, "root_cause",
                            verdict->root_cause >= 0
                                ? json_object_new_string(analysis->findings[verdict->root_cause].id)

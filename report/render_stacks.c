@@ -25,12 +25,6 @@ struct stack_group {
     size_t capacity;
 };
 
-static const char *basename_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
 static uint64_t mix(uint64_t hash, uint64_t value)
 {
     return (hash ^ value) * 0x100000001b3ull;
@@ -52,7 +46,7 @@ static uint64_t stack_hash(const struct hd_thread *thread)
         return text_hash(hash, thread->stack.why_not);
     for (size_t f = 0; f < thread->stack.nframes; f++) {
         const struct hd_frame *frame = &thread->stack.frames[f];
-        hash = text_hash(hash, frame->module ? basename_of(frame->module) : "");
+        hash = text_hash(hash, frame->module ? hd_basename(frame->module) : "");
         hash = mix(hash, frame->module ? frame->module_offset : frame->pc);
     }
     return hash;
@@ -229,13 +223,13 @@ static void render_frame(struct report_buffer *out, size_t index, const struct h
         report_buffer_escaped(out, frame->symbol, strlen(frame->symbol));
         report_buffer_printf(out, "+0x%" PRIx64, frame->symbol_offset);
         if (frame->module) {
-            const char *name = basename_of(frame->module);
+            const char *name = hd_basename(frame->module);
             report_buffer_puts(out, " (");
             report_buffer_escaped(out, name, strlen(name));
             report_buffer_puts(out, ")");
         }
     } else if (frame->module) {
-        const char *name = basename_of(frame->module);
+        const char *name = hd_basename(frame->module);
         report_buffer_escaped(out, name, strlen(name));
         report_buffer_printf(out, "+0x%" PRIx64, frame->module_offset);
     } else {

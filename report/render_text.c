@@ -102,7 +102,7 @@ static void render_hang(struct report_buffer *out, const struct hd_snapshot *sna
     const struct report_finding *finding = hang->finding >= 0 ? &analysis->findings[hang->finding] : NULL;
     bool likely = finding && finding->confidence != REPORT_CERTAIN;
     paint(out, options, likely ? PAINT_LIKELY : PAINT_HUNG);
-    report_buffer_printf(out, "%sHUNG (%s)", likely ? "likely " : "", hang->cause);
+    report_buffer_printf(out, "%sHUNG (%s)", likely ? "likely " : "", report_cause_name(hang->cause));
     unpaint(out, options);
     report_buffer_puts(out, ": ");
     if (!finding) {
@@ -218,11 +218,11 @@ static void render_lock_blocks(struct report_buffer *out, const struct hd_snapsh
 {
     for (size_t f = 0; f < analysis->nfindings; f++) {
         const struct report_finding *finding = &analysis->findings[f];
-        if (strcmp(finding->id, "lock-cycle") == 0) {
+        if (finding->kind == REPORT_LOCK_CYCLE) {
             report_buffer_puts(out, "\nFound one deadlock (lock cycle):\n");
             for (size_t m = 0; m < finding->nmembers; m++)
                 render_lock_wait(out, snapshot, &analysis->graph.nodes[finding->members[m]]);
-        } else if (strcmp(finding->id, "inherited-lock") == 0) {
+        } else if (finding->kind == REPORT_INHERITED_LOCK) {
             size_t node = report_graph_find(&analysis->graph, finding->tid);
             report_buffer_puts(out, "\nFound a lock held across fork():\n");
             render_lock_wait(out, snapshot, &analysis->graph.nodes[node]);

@@ -1,0 +1,99 @@
+/* One run of the analysis (analysis.h): the graph, every rule of the registry in its order, the runtime
+ * attribution of the fork findings, the remedies that depend on the subject, and the verdict. */
+#include "analysis.h"
+
+#include "catalogue.h"
+#include "inheritance.h"
+#include "registry.h"
+#include "remedies.h"
+#include "rules/rule.h"
+#include "verdict.h"
+
+#include <stdlib.h>
+
+struct report_analysis *report_analyze(const struct hd_snapshot *snapshot)
+{
+    const struct report_catalogue *catalogue = report_catalogue_builtin();
+    return catalogue ? report_analyze_with(snapshot, catalogue) : NULL;
+}
+
+struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot,
+                                            const struct report_catalogue *catalogue)
+{
+    struct report_analysis *analysis = calloc(1, sizeof *analysis);
+    if (!analysis)
+        return NULL;
+    analysis->catalogue = catalogue;
+    if (!report_build_graph(snapshot, &analysis->graph)) {
+        free(analysis);
+        return NULL;
+    }
+    struct report_rule_context c = { .snapshot = snapshot, .catalogue = catalogue, .analysis = analysis };
+    for (int id = 0; id < REPORT_FINDING_IDS && !c.failed; id++)
+        report_rule((enum report_finding_id)id)->apply(&c);
+    if (!c.failed)
+        report_attribute_lock_findings(&c);
+    bool ok = !c.failed && report_add_specific_remedies(snapshot, analysis) && report_decide(snapshot, analysis);
+    if (!ok) {
+        report_analysis_free(analysis);
+        return NULL;
+    }
+    return analysis;
+}
+
+void report_analysis_free(struct report_analysis *analysis)
+{
+    if (!analysis)
+        return;
+    for (size_t f = 0; f < analysis->nfindings; f++) {
+        struct report_finding *finding = &analysis->findings[f];
+        free(finding->summary);
+        for (size_t e = 0; e < finding->nevidence; e++) {
+            free(finding->evidence[e].name);
+            free(finding->evidence[e].value);
+        }
+        free(finding->evidence);
+        for (size_t r = 0; r < finding->nremedies; r++)
+            free(finding->remedies[r]);
+        free(finding->remedies);
+        free(finding->members);
+    }
+    free(analysis->findings);
+    for (size_t h = 0; h < analysis->verdict.nhangs; h++) {
+        free(analysis->verdict.hangs[h].chain);
+        free(analysis->verdict.hangs[h].findings);
+    }
+    free(analysis->verdict.hangs);
+    free(analysis->named_by_hang);
+    report_graph_release(&analysis->graph);
+    free(analysis);
+}
+
+const char *report_confidence_name(enum report_confidence confidence)
+{
+    static const char *const names[] = {
+        [REPORT_CERTAIN] = "certain", [REPORT_LIKELY] = "likely", [REPORT_POSSIBLE] = "possible",
+        [REPORT_INFORMATIONAL] = "informational",
+    };
+    return names[confidence];
+}
+
+const char *report_wake_name(enum report_wake wake)
+{
+    static const char *const names[] = {
+        [REPORT_WAKE_RUNNING] = "running",          [REPORT_WAKE_TIMER] = "timed wait",
+        [REPORT_WAKE_OUTSIDE] = "waits on the outside", [REPORT_WAKE_KERNEL] = "in the kernel",
+        [REPORT_WAKE_WAKER] = "can be woken",       [REPORT_WAKE_NEVER] = "asleep forever",
+        [REPORT_WAKE_EXITED] = "exited",
+    };
+    return names[wake];
+}
+
+const char *report_edge_kind_name(enum report_edge_kind kind)
+{
+    static const char *const names[] = {
+        [REPORT_EDGE_LOCK_OWNER] = "lock-owner", [REPORT_EDGE_JOIN] = "join", [REPORT_EDGE_FUTEX] = "futex",
+        [REPORT_EDGE_PIPE] = "pipe",             [REPORT_EDGE_SOCKET] = "socket", [REPORT_EDGE_CHILD] = "child",
+    };
+    return names[kind];
+}

@@ -1,0 +1,55 @@
+/* The busy family (rule.h): spinning, a thread that runs in one function in every sample. */
+#include "rule.h"
+
+#include <stdint.h>
+
+/* A spinning thread takes all the CPU it is given, but on a loaded machine that may be a small share of one: it is
+ * R in every sample, so it always wants the CPU. The bar only keeps out a thread that hardly ran at all. */
+#define SPINNING_CPU_SHARE_MIN 0.1
+
+/* A thread that blocked in the kernel again and again between samples (fork and wait4 in a loop, small reads)
+ * works through system calls: it is caught in R with the same innermost function (the system call's wrapper)
+ * because that is where it spends its time, not because it spins. A busy wait blocks nowhere: its voluntary
+ * context switches stay flat, but for the one each ptrace stop of hangdoc's own adds. */
+static bool works_through_the_kernel(const struct hd_thread *thread)
+{
+    return thread->voluntary_switches_delta > 2 * (uint64_t)thread->leaf_samples + 2;
+}
+
+/* Running in every sample, using about a CPU, stopped in the same function each time: a busy wait or livelock,
+ * or a long computation that stays in one function. Sampling cannot tell those apart: likely, never certain. */
+void report_rule_spinning(struct report_rule_context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        const struct hd_thread *thread = node->thread;
+        if (thread->samples_seen < 2 || thread->samples_in_state_r != thread->samples_seen ||
+            thread->leaf_samples < 2 || !thread->leaf_same || !thread->leaf_function)
+            continue;
+        /* while hangdoc held the process stopped to take its stacks, it could not run */
+        double running_s = c->snapshot->sampling_s - node->process->stopped_for_s;
+        if (running_s < c->snapshot->sampling_s / 2)
+            running_s = c->snapshot->sampling_s / 2;
+        if (running_s <= 0)
+            continue;
+        double share = (double)thread->cpu_delta_ns / (running_s * 1e9);
+        if (share < SPINNING_CPU_SHARE_MIN || works_through_the_kernel(thread))
+            continue;
+        struct report_finding *finding = rule_finding(
+            c, REPORT_SPINNING, REPORT_LIKELY, node,
+            "thread %d '%s' of process %d was running in every sample (%.0f%% of a CPU) and in %s each time it "
+            "was stopped: a busy wait or livelock, or one long computation",
+            (int)thread->tid, thread->name, (int)node->process->pid, share * 100, thread->leaf_function);
+        rule_evidence(c, finding, "function", "%s", thread->leaf_function);
+        rule_evidence(c, finding, "cpu_share", "%.0f%%", share * 100);
+        rule_evidence(c, finding, "cpu_s", "%.3f of %.3f s it was not held stopped", (double)thread->cpu_delta_ns / 1e9,
+                 running_s);
+        rule_evidence(c, finding, "samples", "R in %u of %u; the same function in %u", thread->samples_in_state_r,
+                 thread->samples_seen, thread->leaf_samples);
+        rule_remedy(c, finding, "Sample longer (hangdoc --samples 10 --interval 1s PID): a computation moves on to "
+                           "other functions, a busy wait stays where it is.");
+        rule_remedy(c, finding, "If it polls a flag or a lock in a loop, block instead (a condition variable, a futex, "
+                           "or sched_yield with a back-off) and check that whoever should set the flag is alive.");
+    }
+}

@@ -1,0 +1,104 @@
+/* The helpers every rule adds findings with, and the facts several families share (rule.h). */
+#include "rule.h"
+
+#include "../finding.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static struct report_finding *finding_v(struct report_rule_context *c, enum report_finding_id id,
+                                        enum report_confidence confidence, pid_t pid, pid_t tid, const char *summary,
+                                        va_list args) __attribute__((format(printf, 6, 0)));
+static struct report_finding *finding_v(struct report_rule_context *c, enum report_finding_id id,
+                                        enum report_confidence confidence, pid_t pid, pid_t tid, const char *summary,
+                                        va_list args)
+{
+    struct report_finding *finding = report_finding_append(c->analysis, id, confidence, pid, tid, summary, args);
+    c->failed |= !finding;
+    return finding;
+}
+
+struct report_finding *rule_finding(struct report_rule_context *c, enum report_finding_id id,
+                                    enum report_confidence confidence, const struct report_node *node,
+                                    const char *summary, ...)
+{
+    va_list args;
+    va_start(args, summary);
+    struct report_finding *finding =
+        finding_v(c, id, confidence, node->process->pid, node->thread->tid, summary, args);
+    va_end(args);
+    return finding;
+}
+
+struct report_finding *rule_finding_for(struct report_rule_context *c, enum report_finding_id id,
+                                        enum report_confidence confidence, pid_t pid, pid_t tid,
+                                        const char *summary, ...)
+{
+    va_list args;
+    va_start(args, summary);
+    struct report_finding *finding = finding_v(c, id, confidence, pid, tid, summary, args);
+    va_end(args);
+    return finding;
+}
+
+void rule_evidence(struct report_rule_context *c, struct report_finding *finding, const char *name,
+                   const char *value, ...)
+{
+    if (!finding)
+        return;
+    va_list args;
+    va_start(args, value);
+    c->failed |= !report_finding_evidence(finding, name, value, args);
+    va_end(args);
+}
+
+void rule_remedy(struct report_rule_context *c, struct report_finding *finding, const char *text)
+{
+    c->failed |= finding && !report_finding_remedy(finding, text);
+}
+
+void rule_member(struct report_rule_context *c, struct report_finding *finding, size_t node)
+{
+    c->failed |= finding && !report_finding_member(finding, node);
+}
+
+bool rule_is_ancestor(const struct hd_snapshot *snapshot, pid_t ancestor, const struct hd_process *process)
+{
+    if (process->ppid == ancestor)
+        return true; /* the parent itself may be outside the snapshot */
+    const struct hd_process *p = hd_snapshot_find_process(snapshot, process->ppid);
+    for (unsigned depth = 0; p && depth < 64; depth++) {
+        if (p->pid == ancestor || p->ppid == ancestor)
+            return true;
+        p = hd_snapshot_find_process(snapshot, p->ppid);
+    }
+    return false;
+}
+
+const char *rule_thread_name(const struct report_rule_context *c, pid_t tid)
+{
+    size_t node = report_graph_find(&c->analysis->graph, tid);
+    return node != REPORT_NO_NODE ? c->analysis->graph.nodes[node].thread->name : "?";
+}
+
+bool rule_waits_on_owned_lock(const struct report_node *node)
+{
+    const struct hd_wait *wait = &node->thread->wait;
+    return node->wake == REPORT_WAKE_NEVER && wait->kind == HD_WAIT_FUTEX &&
+           (wait->lock.kind == HD_LOCK_MUTEX || wait->lock.kind == HD_LOCK_RWLOCK) && wait->lock.owner_tid > 0;
+}
+
+const char *rule_lock_noun(const struct hd_lock *lock)
+{
+    return lock->kind == HD_LOCK_RWLOCK ? "rwlock" : "mutex";
+}
+
+const char *rule_edge_words(enum report_edge_kind kind)
+{
+    static const char *const words[] = {
+        [REPORT_EDGE_LOCK_OWNER] = "the lock's owner", [REPORT_EDGE_JOIN] = "the thread it joins",
+        [REPORT_EDGE_FUTEX] = "a futex",               [REPORT_EDGE_PIPE] = "a pipe",
+        [REPORT_EDGE_SOCKET] = "a socket",             [REPORT_EDGE_CHILD] = "wait4",
+    };
+    return words[kind];
+}

@@ -1,0 +1,88 @@
+/* The fork family (rule.h): orphaned-wait, a forked child asleep where only its parent's threads could wake it.
+ * The runtimes a child inherited are runtimes.c's. */
+#include "rule.h"
+
+#include <inttypes.h>
+
+/* Does a thread of `parent` sleep on the futex at `address`? */
+/* The parent's threads named as evidence of one orphaned wait; more are counted. */
+#define PARENT_WAITERS_LISTED_MAX 8
+
+static bool parent_waits_at(const struct hd_process *parent, uint64_t address)
+{
+    for (size_t t = 0; t < parent->nthreads; t++) {
+        const struct hd_wait *wait = &parent->threads[t].wait;
+        if (wait->kind == HD_WAIT_FUTEX && wait->address == address)
+            return true;
+    }
+    return false;
+}
+
+static bool every_thread_asleep_forever(const struct report_graph *graph, const struct report_node *node)
+{
+    const struct report_graph_process *process = &graph->processes[node->process_index];
+    return process->never == process->nnodes;
+}
+
+/* A forked child asleep forever on a private futex without owner: the threads that would have woken it stayed in
+ * the parent (a libgomp team barrier, a thread pool's condition variable). */
+void report_rule_orphaned_wait(struct report_rule_context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        const struct hd_wait *wait = &node->thread->wait;
+        if (node->wake != REPORT_WAKE_NEVER || node->process->origin != HD_ORIGIN_FORKED ||
+            wait->kind != HD_WAIT_FUTEX || wait->lock.kind != HD_LOCK_UNKNOWN ||
+            wait->mapping_kind == HD_MAPPING_SHARED)
+            continue;
+        const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, node->process->ppid);
+        bool parent_too = parent && parent_waits_at(parent, wait->address);
+        if (!parent_too && !every_thread_asleep_forever(graph, node))
+            continue;
+        struct report_finding *finding = rule_finding(
+            c, REPORT_ORPHANED_WAIT, REPORT_CERTAIN, node,
+            parent_too ? "thread %d '%s' of forked child %d sleeps forever on private futex 0x%" PRIx64 ", where "
+                         "threads of its parent %d wait too: the threads that would wake it exist only in the parent"
+                       : "thread %d '%s' of forked child %d sleeps forever on private futex 0x%" PRIx64 " and no "
+                         "thread of the child can wake it (parent %d)",
+            (int)node->thread->tid, node->thread->name, (int)node->process->pid, wait->address,
+            (int)node->process->ppid);
+        rule_evidence(c, finding, "address", "0x%" PRIx64, wait->address);
+        if (finding) {
+            finding->has_object = true;
+            finding->object = wait->address;
+        }
+        rule_evidence(c, finding, "expected", "%" PRIu32, wait->expected);
+        rule_evidence(c, finding, "mapping", "%s%s%s", hd_mapping_kind_name(wait->mapping_kind),
+                 wait->mapping.path ? " " : "", wait->mapping.path ? wait->mapping.path : "");
+        rule_evidence(c, finding, "object", "%s", wait->lock.why_unknown ? wait->lock.why_unknown : "no owner recorded");
+        /* the parent's threads asleep at that address, or else in the same mapping (a runtime's pool); a few
+         * name the pattern, the rest are counted (a pool of a thousand would bury the finding) */
+        size_t listed = 0, more = 0;
+        for (size_t t = 0; parent && t < parent->nthreads; t++) {
+            const struct hd_wait *theirs = &parent->threads[t].wait;
+            if (theirs->kind != HD_WAIT_FUTEX)
+                continue;
+            bool same_mapping = wait->mapping_kind != HD_MAPPING_UNKNOWN && theirs->address >= wait->mapping.start &&
+                                theirs->address < wait->mapping.end;
+            if ((theirs->address == wait->address || same_mapping) && listed == PARENT_WAITERS_LISTED_MAX) {
+                more++;
+                continue;
+            }
+            listed += theirs->address == wait->address || same_mapping;
+            if (theirs->address == wait->address)
+                rule_evidence(c, finding, "parent_waiter", "thread %d '%s' of parent %d waits at the same address",
+                         (int)parent->threads[t].tid, parent->threads[t].name, (int)parent->pid);
+            else if (same_mapping)
+                rule_evidence(c, finding, "parent_waiter",
+                         "thread %d '%s' of parent %d waits on futex 0x%" PRIx64 " in the same mapping",
+                         (int)parent->threads[t].tid, parent->threads[t].name, (int)parent->pid, theirs->address);
+        }
+        if (more)
+            rule_evidence(c, finding, "parent_waiter", "and %zu more threads of parent %d wait there", more,
+                     (int)parent->pid);
+        rule_remedy(c, finding, "The child inherited state whose threads stayed in the parent: start workers with spawn "
+                           "or forkserver, or fork before the parent starts those threads (or takes that lock).");
+    }
+}

@@ -1,0 +1,116 @@
+/* The kernel family (rule.h): uninterruptible, a thread in D in every sample, and stopped, a process held
+ * stopped by a signal or a tracer: waits that only the kernel (or whoever sends SIGCONT) can end. */
+#include "rule.h"
+
+#include "../describe.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* What a thread in D waits for, from its kernel stack or wait channel: the first pattern found wins. */
+static const struct kernel_wait {
+    const char *pattern;
+    const char *what;
+    const char *remedy;
+} kernel_waits[] = {
+    { "vfork", "vfork(): the parent waits until its child execs or exits",
+      "The child of vfork() must exec or _exit at once; see what the child does (it neither execs nor exits)." },
+    /* without root there is no kernel stack; a task in D inside kernel_clone() is a vfork() parent */
+    { "kernel_clone", "vfork(): the parent waits until its child execs or exits",
+      "The child of vfork() must exec or _exit at once; see what the child does (it neither execs nor exits)." },
+    { "uvm_", "NVIDIA unified memory (nvidia-uvm)",
+      "Check the GPU (nvidia-smi; dmesg for Xid errors): a task stuck in the driver often ends only with a GPU reset." },
+    { "nvidia", "the NVIDIA driver",
+      "Check the GPU (nvidia-smi; dmesg for Xid errors): a task stuck in the driver often ends only with a GPU reset." },
+    { "nv_", "the NVIDIA driver",
+      "Check the GPU (nvidia-smi; dmesg for Xid errors): a task stuck in the driver often ends only with a GPU reset." },
+    { "nfs", "NFS", "Check the NFS server and the network to it; a hard mount waits for the server for ever." },
+    { "rpc_", "an RPC (NFS)", "Check the NFS server and the network to it; a hard mount waits for the server for ever." },
+    { "fuse_", "a FUSE filesystem", "The FUSE daemon does not answer: look at it (or abort the connection in "
+                                    "/sys/fs/fuse/connections)." },
+    { "refrigerator", "the cgroup freezer", "The task's cgroup is frozen: thaw it (cgroup.freeze 0)." },
+    { "freezer", "the cgroup freezer", "The task's cgroup is frozen: thaw it (cgroup.freeze 0)." },
+    { "io_schedule", "block I/O", "The storage does not complete I/O: check the disk and dmesg." },
+    { "folio_wait", "block I/O (a page being read or written)", "The storage does not complete I/O: check the disk "
+                                                                "and dmesg." },
+    { "blk_", "block I/O", "The storage does not complete I/O: check the disk and dmesg." },
+    { "rwsem", "a kernel lock (a read-write semaphore such as the mmap lock)",
+      "Another task holds the kernel lock: look for other threads in D." },
+    { "mutex_lock", "a kernel mutex", "Another task holds the kernel lock: look for other threads in D." },
+};
+
+static const struct kernel_wait *kernel_wait_of(const struct hd_thread *thread)
+{
+    for (size_t i = 0; i < COUNT(kernel_waits); i++)
+        if ((thread->kernel_stack && strstr(thread->kernel_stack, kernel_waits[i].pattern)) ||
+            strstr(thread->wchan, kernel_waits[i].pattern))
+            return &kernel_waits[i];
+    return NULL;
+}
+
+/* The first lines of a kernel stack, one evidence line each. */
+static void kernel_stack_evidence(struct report_rule_context *c, struct report_finding *finding, const char *stack)
+{
+    const char *line;
+    size_t length;
+    for (int lines = 0; lines < 4 && report_next_line(&stack, &line, &length); lines++)
+        rule_evidence(c, finding, "kernel_stack", "%.*s", (int)length, line);
+}
+
+/* In D in every sample: only the kernel can release it. Named after what the kernel stack or wchan shows. */
+void report_rule_uninterruptible(struct report_rule_context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        const struct hd_thread *thread = node->thread;
+        if (thread->state != 'D' || thread->samples_in_state_d != thread->samples_seen)
+            continue;
+        const struct kernel_wait *wait = kernel_wait_of(thread);
+        struct report_finding *finding = rule_finding(
+            c, REPORT_UNINTERRUPTIBLE, REPORT_LIKELY, node,
+            "thread %d '%s' of process %d is in uninterruptible sleep (D) in every sample, in %s",
+            (int)thread->tid, thread->name, (int)node->process->pid, wait ? wait->what : "the kernel");
+        if (thread->wchan[0])
+            rule_evidence(c, finding, "wchan", "%s", thread->wchan);
+        rule_evidence(c, finding, "samples_in_d", "%u of %u", thread->samples_in_state_d, thread->samples_seen);
+        if (thread->blocked_for_known)
+            rule_evidence(c, finding, "blocked_for_s", "%.1f", thread->blocked_for_s);
+        kernel_stack_evidence(c, finding, thread->kernel_stack);
+        if (wait && strstr(wait->what, "vfork"))
+            for (size_t p = 0; p < c->snapshot->nprocesses; p++)
+                if (c->snapshot->processes[p].ppid == node->process->pid)
+                    rule_evidence(c, finding, "vfork_child", "%d", (int)c->snapshot->processes[p].pid);
+        rule_remedy(c, finding, wait ? wait->remedy : "Read the kernel stack (as root: /proc/<tid>/stack): only the "
+                                                 "kernel can release this wait; a signal cannot interrupt it.");
+    }
+}
+
+/* Stopped in every sample: by a signal (it runs again on SIGCONT) or by a tracer. One finding per process. */
+void report_rule_stopped(struct report_rule_context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    const struct hd_process *reported = NULL;
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        char state = node->thread->state;
+        if ((state != 'T' && state != 't') || node->thread->progressing || node->process == reported)
+            continue;
+        reported = node->process;
+        pid_t tracer = node->process->tracer_pid;
+        struct report_finding *finding =
+            tracer ? rule_finding(c, REPORT_STOPPED, REPORT_CERTAIN, node,
+                                 "process %d '%s' is held stopped by its tracer, process %d", (int)node->process->pid,
+                                 node->process->comm, (int)tracer)
+                   : rule_finding(c, REPORT_STOPPED, REPORT_CERTAIN, node,
+                                 "process %d '%s' is stopped by a signal (SIGSTOP, SIGTSTP, SIGTTIN or SIGTTOU): it "
+                                 "runs again only on SIGCONT",
+                                 (int)node->process->pid, node->process->comm);
+        rule_evidence(c, finding, "state", "%c", state);
+        if (tracer)
+            rule_evidence(c, finding, "tracer_pid", "%d", (int)tracer);
+        char command[64];
+        snprintf(command, sizeof command, "kill -CONT %d", (int)node->process->pid);
+        rule_remedy(c, finding, tracer ? "Detach the tracer (quit the debugger or strace that holds it)." : command);
+    }
+}

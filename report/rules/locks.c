@@ -1,0 +1,188 @@
+/* The lock family (rule.h): inherited-lock, abandoned-lock and lock-cycle, over waits on locks with an owner. */
+#include "rule.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+
+/* The lock's address, type and owner as evidence, and as the facts the verdict groups the findings by. */
+static void lock_evidence(struct report_rule_context *c, struct report_finding *finding, const struct hd_wait *wait)
+{
+    if (!finding)
+        return;
+    const struct hd_lock *lock = &wait->lock;
+    rule_evidence(c, finding, "address", "0x%" PRIx64, wait->address);
+    rule_evidence(c, finding, "lock", "%s%s%s%s", lock->type ? lock->type : "",
+                  lock->kind == HD_LOCK_RWLOCK ? " rwlock" : " mutex", lock->robust ? ", robust" : "",
+                  lock->priority_inheritance ? ", priority-inheritance" : "");
+    if (lock->word_read)
+        rule_evidence(c, finding, "lock_word", "0x%" PRIx32, lock->word);
+    rule_evidence(c, finding, "owner_tid", "%d", (int)lock->owner_tid);
+    rule_evidence(c, finding, "owner_whereabouts", "%s", hd_owner_whereabouts_name(lock->owner_whereabouts));
+    if (lock->owner_pid)
+        rule_evidence(c, finding, "owner_pid", "%d", (int)lock->owner_pid);
+    rule_evidence(c, finding, "mapping", "%s%s%s", hd_mapping_kind_name(wait->mapping_kind),
+                  wait->mapping.path ? " " : "", wait->mapping.path ? wait->mapping.path : "");
+    finding->has_object = true;
+    finding->object = wait->address;
+    finding->object_owner = lock->owner_pid;
+}
+
+/* Why the owner of a lock cannot release it, if it cannot. */
+enum unreleasable {
+    RELEASABLE,
+    HELD_AT_FORK,  /* by a thread of an ancestor, which stayed there */
+    OWNER_EXITED,  /* no thread has the owner's tid */
+    OWNER_REUSED,  /* the owner's tid now names a thread of an unrelated process */
+};
+
+static enum unreleasable unreleasable(const struct report_rule_context *c, const struct report_node *node)
+{
+    if (!rule_waits_on_owned_lock(node))
+        return RELEASABLE;
+    const struct hd_wait *wait = &node->thread->wait;
+    const struct hd_lock *lock = &wait->lock;
+    if (lock->owner_whereabouts == HD_OWNER_GONE)
+        return OWNER_EXITED;
+    if ((lock->owner_whereabouts != HD_OWNER_OTHER_PROCESS && lock->owner_whereabouts != HD_OWNER_OUTSIDE) ||
+        wait->mapping_kind == HD_MAPPING_SHARED)
+        return RELEASABLE;
+    return rule_is_ancestor(c->snapshot, lock->owner_pid, node->process) ? HELD_AT_FORK : OWNER_REUSED;
+}
+
+/* A lock held at fork() by a thread of an ancestor: that thread is not in the child, nothing there can unlock. */
+void report_rule_inherited_lock(struct report_rule_context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        if (unreleasable(c, node) != HELD_AT_FORK)
+            continue;
+        const struct hd_lock *lock = &node->thread->wait.lock;
+        struct report_finding *finding = rule_finding(
+            c, REPORT_INHERITED_LOCK, REPORT_CERTAIN, node,
+            "thread %d '%s' waits for %s 0x%" PRIx64 " held by thread %d '%s' of %s %d at fork(); that thread is "
+            "not in this process, so nothing here can unlock it",
+            (int)node->thread->tid, node->thread->name, rule_lock_noun(lock), lock->object_address,
+            (int)lock->owner_tid, rule_thread_name(c, lock->owner_tid),
+            node->process->ppid == lock->owner_pid ? "parent" : "ancestor", (int)lock->owner_pid);
+        rule_remedy(c, finding, "Do not fork() while other threads may hold locks: fork before any thread starts, "
+                                "exec at once in the child (posix_spawn), or create the workers with spawn or "
+                                "forkserver instead of fork.");
+        lock_evidence(c, finding, &node->thread->wait);
+    }
+}
+
+/* A lock whose owner no longer exists: it exited holding it (certain), or its tid was reused (likely). */
+void report_rule_abandoned_lock(struct report_rule_context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        enum unreleasable why = unreleasable(c, node);
+        if (why != OWNER_EXITED && why != OWNER_REUSED)
+            continue;
+        const struct hd_lock *lock = &node->thread->wait.lock;
+        struct report_finding *finding = NULL;
+        if (why == OWNER_EXITED) {
+            finding = rule_finding(c, REPORT_ABANDONED_LOCK, REPORT_CERTAIN, node,
+                                   "thread %d '%s' waits for %s 0x%" PRIx64 " whose owner, thread %d, no longer "
+                                   "exists: it exited holding the lock",
+                                   (int)node->thread->tid, node->thread->name, rule_lock_noun(lock),
+                                   lock->object_address, (int)lock->owner_tid);
+            rule_remedy(c, finding, "Unlock on every path out of the critical section, thread exit and "
+                                    "cancellation included (pthread_cleanup_push), or use a robust mutex and "
+                                    "handle EOWNERDEAD.");
+        } else {
+            finding = rule_finding(c, REPORT_ABANDONED_LOCK, REPORT_LIKELY, node,
+                                   "thread %d '%s' waits for %s 0x%" PRIx64 " whose recorded owner, tid %d, is "
+                                   "now a thread of unrelated process %d: the owner exited and its tid was reused",
+                                   (int)node->thread->tid, node->thread->name, rule_lock_noun(lock),
+                                   lock->object_address, (int)lock->owner_tid, (int)lock->owner_pid);
+            rule_remedy(c, finding, "Unlock on every path out of the critical section, thread exit included.");
+        }
+        lock_evidence(c, finding, &node->thread->wait);
+    }
+}
+
+/* The owner edge of a node (each waiter has at most one), or REPORT_NO_NODE. */
+static size_t owner_of(const struct report_graph *graph, size_t node)
+{
+    const struct report_node *n = &graph->nodes[node];
+    for (size_t e = n->first_edge; e < n->first_edge + n->nedges; e++)
+        if (graph->edges[e].kind == REPORT_EDGE_LOCK_OWNER)
+            return graph->edges[e].to;
+    return REPORT_NO_NODE;
+}
+
+
+static void add_lock_cycle(struct report_rule_context *c, size_t start, size_t length)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    const struct report_node *first = &graph->nodes[start];
+    struct report_finding *finding =
+        length == 1 ? rule_finding(c, REPORT_LOCK_CYCLE, REPORT_CERTAIN, first,
+                                  "thread %d '%s' waits for a %s it holds itself: a non-recursive lock taken "
+                                  "twice", (int)first->thread->tid, first->thread->name,
+                                  rule_lock_noun(&first->thread->wait.lock))
+                    : rule_finding(c, REPORT_LOCK_CYCLE, REPORT_CERTAIN, first,
+                                  "%zu threads wait on locks owned by each other", length);
+    size_t node = start;
+    do {
+        const struct report_node *n = &graph->nodes[node];
+        const struct hd_lock *lock = &n->thread->wait.lock;
+        rule_member(c, finding, node);
+        rule_evidence(c, finding, "waiter", "thread %d '%s' of process %d waits for %s 0x%" PRIx64 " held by thread %d",
+                 (int)n->thread->tid, n->thread->name, (int)n->process->pid, rule_lock_noun(lock),
+                 lock->object_address, (int)lock->owner_tid);
+        node = owner_of(graph, node);
+    } while (node != start);
+    rule_remedy(c, finding, length == 1 ? "Do not lock a mutex the thread already holds (or make it recursive, "
+                                     "PTHREAD_MUTEX_RECURSIVE, if re-entry is intended)."
+                                   : "Take the locks in one global order everywhere (or use "
+                                     "pthread_mutex_trylock and back off), so that no two threads can each "
+                                     "hold what the other waits for.");
+}
+
+
+/* Threads that wait on locks owned by each other: jstack's "Found one deadlock". One finding per cycle, on the
+ * member that comes first in the snapshot, in that order. Each waiter has at most one owner, so the owner edges
+ * form paths that end in a thread or in one cycle: one walk per path, each node visited once. */
+void report_rule_lock_cycle(struct report_rule_context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    size_t *walk = calloc(graph->nnodes + 1, sizeof *walk); /* 0: not seen; else 1 + the start of its walk */
+    size_t *starts = calloc(graph->nnodes + 1, sizeof *starts);
+    size_t *lengths = calloc(graph->nnodes + 1, sizeof *lengths);
+    if (!walk || !starts || !lengths) {
+        c->failed = true;
+        goto done;
+    }
+    for (size_t start = 0; start < graph->nnodes; start++) {
+        if (walk[start] || !rule_waits_on_owned_lock(&graph->nodes[start]))
+            continue;
+        size_t node = start;
+        while (node != REPORT_NO_NODE && !walk[node] && rule_waits_on_owned_lock(&graph->nodes[node])) {
+            walk[node] = start + 1;
+            node = owner_of(graph, node);
+        }
+        if (node == REPORT_NO_NODE || walk[node] != start + 1)
+            continue; /* the path ended, or ran into an earlier walk */
+        /* a cycle through `node`: its smallest member names it */
+        size_t smallest = node, length = 0, n = node;
+        do {
+            smallest = n < smallest ? n : smallest;
+            length++;
+            n = owner_of(graph, n);
+        } while (n != node);
+        starts[smallest] = 1;
+        lengths[smallest] = length;
+    }
+    for (size_t i = 0; i < graph->nnodes && !c->failed; i++)
+        if (starts[i])
+            add_lock_cycle(c, i, lengths[i]);
+done:
+    free(walk);
+    free(starts);
+    free(lengths);
+}

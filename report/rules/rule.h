@@ -1,0 +1,69 @@
+/* What every rule function has at hand: the snapshot, the analysis it adds findings to, and the helpers that add
+ * them. Each rule is one function of the registry (registry.h) in a file of its family in this folder; rules
+ * only read the graph and the snapshot, and add findings.
+ */
+#pragma once
+
+#include "../analysis.h"
+#include "../catalogue.h"
+#include "../registry.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+struct report_rule_context {
+    const struct hd_snapshot *snapshot;
+    const struct report_catalogue *catalogue;
+    struct report_analysis *analysis;
+    bool failed; /* memory ran out: report_analyze() gives up */
+};
+
+/* A finding about the thread of `node`, its summary formatted like printf. The pointer stays valid until the next
+ * finding is added; NULL (and c->failed) when memory ran out, which every helper below accepts. */
+struct report_finding *rule_finding(struct report_rule_context *c, enum report_finding_id id,
+                                    enum report_confidence confidence, const struct report_node *node,
+                                    const char *summary, ...) __attribute__((format(printf, 5, 6)));
+/* A finding about a process that may have no thread left to point at (one that exited). */
+struct report_finding *rule_finding_for(struct report_rule_context *c, enum report_finding_id id,
+                                        enum report_confidence confidence, pid_t pid, pid_t tid,
+                                        const char *summary, ...) __attribute__((format(printf, 6, 7)));
+void rule_evidence(struct report_rule_context *c, struct report_finding *finding, const char *name,
+                   const char *value, ...) __attribute__((format(printf, 4, 5)));
+void rule_remedy(struct report_rule_context *c, struct report_finding *finding, const char *text);
+void rule_member(struct report_rule_context *c, struct report_finding *finding, size_t node);
+
+/* ---- facts several families share ---- */
+
+/* Is `ancestor` the parent of `process`, or a parent of its parent...? The parent itself may be outside. */
+bool rule_is_ancestor(const struct hd_snapshot *snapshot, pid_t ancestor, const struct hd_process *process);
+/* The name of thread `tid` of the snapshot, or "?". */
+const char *rule_thread_name(const struct report_rule_context *c, pid_t tid);
+/* Asleep forever on a mutex or rwlock with an owner recorded. */
+bool rule_waits_on_owned_lock(const struct report_node *node);
+const char *rule_lock_noun(const struct hd_lock *lock);
+/* The words for what an edge waits through: "the lock's owner", "a pipe", "wait4". */
+const char *rule_edge_words(enum report_edge_kind kind);
+
+/* ---- the rules, by family ---- */
+
+/* locks.c */
+void report_rule_inherited_lock(struct report_rule_context *c);
+void report_rule_abandoned_lock(struct report_rule_context *c);
+void report_rule_lock_cycle(struct report_rule_context *c);
+/* fork.c */
+void report_rule_orphaned_wait(struct report_rule_context *c);
+/* runtimes.c */
+void report_rule_fork_unsafe_runtime(struct report_rule_context *c);
+void report_rule_cuda_inherited(struct report_rule_context *c);
+/* workers.c */
+void report_rule_worker_died(struct report_rule_context *c);
+void report_rule_waiting_on_workers(struct report_rule_context *c);
+/* kernel.c */
+void report_rule_uninterruptible(struct report_rule_context *c);
+void report_rule_stopped(struct report_rule_context *c);
+/* busy.c */
+void report_rule_spinning(struct report_rule_context *c);
+/* idle.c */
+void report_rule_idle(struct report_rule_context *c);

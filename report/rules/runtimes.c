@@ -1,0 +1,142 @@
+/* The runtimes family (rule.h): fork-unsafe-runtime and cuda-inherited, a forked child asleep forever with a
+ * runtime (or a CUDA context) it inherited from its parent. Attribution and its evidence are inheritance.h's. */
+#include "rule.h"
+
+#include "../inheritance.h"
+
+#include <fnmatch.h>
+#include <inttypes.h>
+
+/* The first thread of the process that is asleep forever, or NULL: a healthy child gets no hang finding. */
+static const struct report_node *first_stuck(const struct report_graph *graph, const struct hd_process *process)
+{
+    const struct report_graph_process *threads = report_graph_process_of(graph, process);
+    for (size_t i = threads ? threads->first_node : 0; threads && threads->never && i < threads->first_node + threads->nnodes; i++)
+        if (graph->nodes[i].wake == REPORT_WAKE_NEVER)
+            return &graph->nodes[i];
+    return NULL;
+}
+
+/* A stuck thread of the process whose wait is inside `runtime`, else `fallback`. */
+static const struct report_node *stuck_inside(struct report_rule_context *c, const struct hd_process *process,
+                                              const struct report_runtime *runtime, const struct report_node *fallback,
+                                              struct report_attribution *attribution)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    const struct report_graph_process *threads = report_graph_process_of(graph, process);
+    for (size_t i = threads ? threads->first_node : 0; threads && i < threads->first_node + threads->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        if (node->wake == REPORT_WAKE_NEVER &&
+            report_attribute_thread(c->catalogue, process, node->thread, attribution) &&
+            attribution->runtime == runtime)
+            return node;
+    }
+    attribution->runtime = NULL;
+    return fallback;
+}
+
+/* Does the parent have threads of the runtime, or does the child's stuck wait lie inside it? */
+static void runtime_finding(struct report_rule_context *c, const struct hd_process *process, const struct hd_process *parent,
+                           const struct hd_library *library, const struct report_runtime *runtime,
+                           const struct report_node *stuck)
+{
+    struct report_attribution attribution;
+    const struct report_node *subject = stuck_inside(c, process, runtime, stuck, &attribution);
+    size_t parent_threads = 0;
+    for (size_t t = 0; parent && t < parent->nthreads; t++)
+        parent_threads += report_thread_runs(c->catalogue, parent, &parent->threads[t], runtime);
+    bool inside = attribution.runtime != NULL;
+    if (!inside && parent_threads == 0)
+        return; /* loaded, but neither running threads in the parent nor where the child waits */
+    if (!inside)
+        attribution = (struct report_attribution){ runtime, library, "the child maps it, its parent runs it" };
+    struct report_finding *finding = rule_finding_for(
+        c, REPORT_FORK_UNSAFE_RUNTIME, REPORT_LIKELY, process->pid, subject->thread->tid,
+        "forked child %d is asleep for ever %s %s (%s, %s), which its parent %d had loaded%s", (int)process->pid,
+        inside ? "inside" : "while it maps",
+        report_library_name(attribution.library), runtime->name, report_fork_safety_words(runtime->safety),
+        (int)process->ppid, parent_threads ? " and was running threads of" : "");
+    report_runtime_evidence(c, finding, &attribution);
+    rule_evidence(c, finding, "library_in_parent", "%s", library->in_parent ? "yes, at the same address" : "no");
+    report_parent_thread_evidence(c, finding, parent, runtime);
+    report_inherited_handle_evidence(c, finding, process, runtime);
+    report_runtime_remedies(c, finding, runtime);
+}
+
+static bool already_listed(const struct report_runtime **seen, size_t count, const struct report_runtime *runtime)
+{
+    for (size_t i = 0; i < count; i++)
+        if (seen[i] == runtime)
+            return true;
+    return false;
+}
+
+static void fork_unsafe_runtimes(struct report_rule_context *c, const struct hd_process *process,
+                                      const struct report_node *stuck)
+{
+    const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, process->ppid);
+    const struct report_runtime *seen[32];
+    size_t nseen = 0;
+    for (size_t l = 0; l < process->nlibraries && nseen < COUNT(seen); l++) {
+        const struct hd_library *library = &process->libraries[l];
+        const struct report_runtime *runtime = report_catalogue_library(c->catalogue, library);
+        if (!runtime || runtime->safety == REPORT_FORK_AWARE || already_listed(seen, nseen, runtime))
+            continue;
+        seen[nseen++] = runtime;
+        runtime_finding(c, process, parent, library, runtime, stuck);
+    }
+}
+
+static void cuda_inherited(struct report_rule_context *c, const struct hd_process *process, const struct report_node *stuck)
+{
+    const struct report_runtime *cuda = report_catalogue_with_trait(c->catalogue, REPORT_RUNTIME_GPU_CONTEXT);
+    const struct hd_library *library = NULL;
+    for (size_t l = 0; cuda && l < process->nlibraries && !library; l++)
+        if (report_catalogue_library(c->catalogue, &process->libraries[l]) == cuda)
+            library = &process->libraries[l];
+    size_t handles = 0;
+    for (size_t f = 0; library && f < process->nfds; f++)
+        handles += report_handle_of(c->catalogue, &process->fds[f], cuda);
+    if (!library || handles == 0)
+        return;
+    struct report_finding *finding = rule_finding_for(c, REPORT_CUDA_INHERITED, REPORT_LIKELY, process->pid, stuck->thread->tid,
+                               "forked child %d maps %s and holds %zu GPU handle%s shared with its parent %d (the "
+                               "same open files, kcmp): it inherited a CUDA context that does not work after fork()",
+                               (int)process->pid, report_library_name(library), handles, handles == 1 ? "" : "s",
+                               (int)process->ppid);
+    rule_evidence(c, finding, "runtime", "%s", cuda->id);
+    rule_evidence(c, finding, "library", "%s", library->path);
+    report_inherited_handle_evidence(c, finding, process, cuda);
+    for (size_t m = 0; m < process->nmappings; m++)
+        if (process->mappings[m].path && fnmatch("/dev/nvidia*", process->mappings[m].path, 0) == 0)
+            rule_evidence(c, finding, "device_mapping", "0x%" PRIx64 "-0x%" PRIx64 " %s", process->mappings[m].start,
+                     process->mappings[m].end, process->mappings[m].path);
+    report_parent_thread_evidence(c, finding, hd_snapshot_find_process(c->snapshot, process->ppid), cuda);
+    report_runtime_remedies(c, finding, cuda);
+}
+
+/* The forked children that have a thread asleep forever, for each: the rules below look at no other. */
+static void each_stuck_forked_child(struct report_rule_context *c,
+                                    void (*rule)(struct report_rule_context *, const struct hd_process *,
+                                                 const struct report_node *))
+{
+    for (size_t p = 0; p < c->snapshot->nprocesses && !c->failed; p++) {
+        const struct hd_process *process = &c->snapshot->processes[p];
+        const struct report_node *stuck = first_stuck(&c->analysis->graph, process);
+        if (process->origin == HD_ORIGIN_FORKED && stuck)
+            rule(c, process, stuck);
+    }
+}
+
+/* A forked child asleep forever while it maps a catalogued runtime that is not fork-aware, which its parent ran
+ * threads of or which its stuck wait lies inside. */
+void report_rule_fork_unsafe_runtime(struct report_rule_context *c)
+{
+    each_stuck_forked_child(c, fork_unsafe_runtimes);
+}
+
+/* A forked child asleep forever that maps CUDA's driver and holds GPU handles it shares with its parent. */
+void report_rule_cuda_inherited(struct report_rule_context *c)
+{
+    each_stuck_forked_child(c, cuda_inherited);
+}

@@ -1,0 +1,207 @@
+/* The workers family (rule.h): worker-died, a worker that ended while its parent waits for what it would send,
+ * and waiting-on-workers, a thread that only waits for processes that are themselves asleep forever. */
+#include "rule.h"
+
+#include "../describe.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A thread of `process` that waits for what a worker would deliver (a pipe, a socket, poll, a futex a result
+ * thread signals), for ever or in a timed loop that gets nothing across samples. Not wait4: it would have reaped
+ * a zombie, so one in wait4 waits for another child. */
+static const struct report_node *stuck_waiter(const struct report_graph *graph, const struct hd_process *process)
+{
+    const struct report_graph_process *threads = report_graph_process_of(graph, process);
+    for (size_t i = threads ? threads->first_node : 0; threads && i < threads->first_node + threads->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        if (node->thread->syscall.state != HD_SYSCALL_IN)
+            continue;
+        enum hd_wait_kind kind = node->thread->wait.kind;
+        bool waits_for_worker = kind == HD_WAIT_READ || kind == HD_WAIT_WRITE || kind == HD_WAIT_POLL ||
+                                kind == HD_WAIT_FUTEX;
+        bool stuck = node->wake == REPORT_WAKE_NEVER ||
+                     (node->wake == REPORT_WAKE_TIMER && !node->thread->progressing);
+        if (waits_for_worker && stuck)
+            return node;
+    }
+    return NULL;
+}
+
+/* How a worker ended, from its wait status, in words ("killed by SIGKILL", "exited with status 3"). */
+static void describe_exit(int status, char *out, size_t size)
+{
+    int signal = status & 0x7f;
+    if (signal == 0)
+        snprintf(out, size, "exited with status %d", (status >> 8) & 0xff);
+    else if (signal != 0x7f)
+        snprintf(out, size, "killed by SIG%s (%d)%s", sigabbrev_np(signal) ? sigabbrev_np(signal) : "?", signal,
+                 status & 0x80 ? ", core dumped" : "");
+    else
+        snprintf(out, size, "stopped (wait status 0x%x)", (unsigned)status);
+}
+
+/* What to do about a worker that died, by how it died: the first row whose signal matches (0: any). */
+static const struct death_remedy {
+    int signal; /* 0: exited normally, -1: any way */
+    const char *remedy;
+} death_remedies[] = {
+    { SIGKILL, "SIGKILL is what the kernel's OOM killer sends: look for it (dmesg | grep -i 'killed process', "
+               "or the cgroup's memory.events) and give the workers less to hold (fewer workers, smaller batches "
+               "or prefetch) or the job more memory." },
+    { SIGSEGV, "The worker crashed: get its core dump (coredumpctl, or ulimit -c unlimited) or run the work in the "
+               "parent (PyTorch: num_workers=0) to see where." },
+    { SIGBUS, "SIGBUS in a worker is often shared memory running out (/dev/shm full in a container: raise "
+              "--shm-size) or a file truncated under a mapping." },
+    { SIGABRT, "The worker aborted: its stderr has the assertion or the library's message." },
+    { 0, "The worker exited by itself: its stderr says why." },
+    { -1, "The parent must notice a dead worker: reap it (waitpid, SIGCHLD, a pidfd in the poll set) and close its "
+          "own copy of the worker's pipe ends so that EOF arrives, or wait with a timeout and check that the "
+          "workers are alive." },
+};
+
+static void death_remedy(struct report_rule_context *c, struct report_finding *finding, int signal)
+{
+    for (size_t r = 0; r < COUNT(death_remedies); r++)
+        if (death_remedies[r].signal == signal || death_remedies[r].signal == -1)
+            rule_remedy(c, finding, death_remedies[r].remedy);
+}
+
+static void waiter_evidence(struct report_rule_context *c, struct report_finding *finding, const struct report_node *waiter)
+{
+    rule_evidence(c, finding, "waiter", "thread %d '%s' of process %d: %s%s", (int)waiter->thread->tid,
+             waiter->thread->name, (int)waiter->process->pid, report_wait_label(waiter->thread),
+             waiter->wake == REPORT_WAKE_TIMER ? ", times out and waits again" : ", no timeout");
+    rule_member(c, finding, (size_t)(waiter - c->analysis->graph.nodes));
+}
+
+/* Could the parent have reaped its children itself? A thread of it in wait4/waitid is reaping (one child, or a
+ * particular other one first: a zombie waiting its turn is not abandoned), and a thread that made progress across
+ * the samples may have called waitpid between two of them. */
+static bool parent_may_reap(const struct hd_process *parent)
+{
+    for (size_t t = 0; t < parent->nthreads; t++) {
+        const struct hd_thread *thread = &parent->threads[t];
+        if (thread->progressing ||
+            (thread->syscall.state == HD_SYSCALL_IN && thread->wait.kind == HD_WAIT_CHILD))
+            return true;
+    }
+    return false;
+}
+
+static void add_dead_worker(struct report_rule_context *c, const struct hd_process *parent, const struct hd_process *child,
+                            const struct report_node *waiter)
+{
+    /* A timed loop may be a parent that reaps lazily, between two timeouts: only likely, and only for a zombie no
+     * sample saw reaped. Asleep for ever, nothing in the parent will ever look. */
+    enum report_confidence confidence = waiter->wake == REPORT_WAKE_NEVER ? REPORT_CERTAIN : REPORT_LIKELY;
+    char how[96];
+    describe_exit(child->exit_status, how, sizeof how);
+    struct report_finding *finding = rule_finding_for(
+        c, REPORT_WORKER_DIED, confidence, child->pid, child->pid,
+        "worker %d '%s' %s and was never reaped, while thread %d '%s' of its parent %d still waits (%s)",
+        (int)child->pid, child->comm, how, (int)waiter->thread->tid, waiter->thread->name, (int)parent->pid,
+        report_wait_label(waiter->thread));
+    rule_evidence(c, finding, "worker_pid", "%d", (int)child->pid);
+    rule_evidence(c, finding, "exit", "%s", how);
+    rule_evidence(c, finding, "wait_status", "0x%x", (unsigned)child->exit_status);
+    waiter_evidence(c, finding, waiter);
+    int signal = child->exit_status & 0x7f;
+    death_remedy(c, finding, signal == 0x7f ? -2 : signal);
+}
+
+/* A child that died while its parent waits for what it would have sent and does not reap it: a zombie (its exit
+ * status is known), or a child that vanished during sampling although its parent could not have reaped it: the
+ * kernel did, because the parent ignores SIGCHLD (likely). A child its parent reaped itself vanished normally. */
+void report_rule_worker_died(struct report_rule_context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t p = 0; p < c->snapshot->nprocesses; p++) {
+        const struct hd_process *child = &c->snapshot->processes[p];
+        /* init reaps the orphans the kernel hands it, whenever it gets to them: they were never its workers */
+        const struct hd_process *parent = child->ppid > 1 ? hd_snapshot_find_process(c->snapshot, child->ppid) : NULL;
+        if (!parent || !child->zombie_throughout || parent_may_reap(parent))
+            continue;
+        const struct report_node *waiter = stuck_waiter(graph, parent);
+        if (!waiter || (waiter->wake != REPORT_WAKE_NEVER && c->snapshot->samples < 2))
+            continue;
+        add_dead_worker(c, parent, child, waiter);
+    }
+    for (size_t d = 0; d < c->snapshot->ndeparted; d++) {
+        const struct hd_departed *gone = &c->snapshot->departed[d];
+        const struct hd_process *parent = gone->ppid > 1 ? hd_snapshot_find_process(c->snapshot, gone->ppid) : NULL;
+        if (!parent || !parent->ignores_sigchld || parent_may_reap(parent))
+            continue;
+        const struct report_node *waiter = stuck_waiter(graph, parent);
+        if (!waiter)
+            continue;
+        struct report_finding *finding = rule_finding_for(
+            c, REPORT_WORKER_DIED, REPORT_LIKELY, gone->pid, gone->pid,
+            "worker %d '%s' vanished during sampling, while thread %d '%s' of its parent %d kept waiting (%s) "
+            "without noticing", (int)gone->pid, gone->comm, (int)waiter->thread->tid, waiter->thread->name,
+            (int)parent->pid, report_wait_label(waiter->thread));
+        rule_evidence(c, finding, "worker_pid", "%d", (int)gone->pid);
+        rule_evidence(c, finding, "exit", "unknown: reaped by the kernel before the last sample, as the parent ignores "
+                                     "SIGCHLD");
+        waiter_evidence(c, finding, waiter);
+        death_remedy(c, finding, -2);
+    }
+}
+
+/* A thread that waits (for ever, or in a timed loop that never gets anything) on processes that are themselves
+ * asleep forever: it points to the root cause, it is not one. */
+void report_rule_waiting_on_workers(struct report_rule_context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        bool stuck = node->wake == REPORT_WAKE_NEVER || (node->wake == REPORT_WAKE_TIMER && !node->thread->progressing &&
+                                                         node->thread->wait.kind != HD_WAIT_SLEEP);
+        if (!stuck)
+            continue;
+        bool any_edge = false, all_hung = true, other_process = false;
+        enum report_edge_kind through = REPORT_EDGE_CHILD;
+        const struct report_edge *edges = &graph->edges[node->first_edge];
+        for (size_t e = 0; e < node->nedges && all_hung; e++) {
+            const struct report_edge *edge = &edges[e];
+            any_edge = true;
+            /* a thread of its own process that only waits to be woken (by this very thread, as like as not: the
+             * queue feeder of a Python parent) runs nothing by itself */
+            all_hung &= !report_edge_reaches_live(graph, edge, i, true);
+            size_t target_process = edge->target == REPORT_TO_PROCESS ? edge->to : graph->nodes[edge->to].process_index;
+            if (target_process != node->process_index &&
+                (edge->kind == REPORT_EDGE_PIPE || edge->kind == REPORT_EDGE_SOCKET || edge->kind == REPORT_EDGE_CHILD)) {
+                other_process = true;
+                through = edge->kind;
+            }
+        }
+        if (!any_edge || !all_hung || !other_process)
+            continue;
+        struct report_finding *finding = rule_finding(
+            c, REPORT_WAITING_ON_WORKERS, REPORT_CERTAIN, node,
+            "thread %d '%s' of process %d waits through %s on processes that are themselves asleep forever",
+            (int)node->thread->tid, node->thread->name, (int)node->process->pid, rule_edge_words(through));
+        char pids[256] = "";
+        size_t used = 0;
+        for (size_t e = 0; e < node->nedges; e++) {
+            size_t first = report_edge_first(graph, &edges[e], i);
+            if (first == REPORT_NO_NODE)
+                continue;
+            const struct hd_process *worker = graph->nodes[first].process;
+            if (worker == node->process)
+                continue;
+            bool listed = false;
+            for (size_t m = 0; finding && m < finding->nmembers && !listed; m++)
+                listed = graph->nodes[finding->members[m]].process == worker;
+            if (listed)
+                continue;
+            rule_member(c, finding, first);
+            if (used < sizeof pids - 16)
+                used += (size_t)snprintf(pids + used, sizeof pids - used, "%s%d", used ? ", " : "", (int)worker->pid);
+        }
+        rule_evidence(c, finding, "workers", "%s", pids);
+        rule_evidence(c, finding, "timed_loop", "%s", node->wake == REPORT_WAKE_TIMER ? "yes: it times out and waits again" : "no");
+        rule_remedy(c, finding, "Look at the workers' findings: this process only waits for them.");
+    }
+}
