@@ -12,6 +12,24 @@ cd "$(dirname "$0")"
 packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev
           libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy)
 
+# step WHAT COMMAND...: one line for the step; the command's own output goes to a log shown only if it fails
+log=${TMPDIR:-/tmp}/hangdoc-setup.$$.log
+step() {
+    local what=$1
+    shift
+    printf 'setup.sh: %s ...' "$what"
+    if "$@" >"$log" 2>&1; then
+        printf ' done\n'
+        rm -f "$log"
+    else
+        local status=$?
+        printf ' failed (exit %d):\n' "$status"
+        cat "$log" >&2
+        rm -f "$log"
+        exit "$status"
+    fi
+}
+
 install_missing() {
     local missing=() package
     for package in "${packages[@]}"; do
@@ -22,9 +40,9 @@ install_missing() {
         echo "setup.sh: missing Debian packages: ${missing[*]}; run as root, or install them first" >&2
         exit 1
     fi
-    echo "setup.sh: installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    step "updating the package lists" apt-get update -qq
+    step "installing ${#missing[@]} Debian packages (${missing[*]})" \
+        env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
 # build DIR [meson options...]: configure once, then build
@@ -32,9 +50,9 @@ build() {
     local directory=$1
     shift
     if [ ! -f "$directory/build.ninja" ]; then
-        meson setup "$directory" --werror "$@"
+        step "configuring $directory" meson setup "$directory" --werror "$@"
     fi
-    ninja -C "$directory"
+    step "building $directory" ninja -C "$directory"
 }
 
 run_suite() {
