@@ -162,7 +162,7 @@ int hangdoc_demo(struct hangdoc_options *options)
     close(pipe_fds[1]);
     /* Only now: a thread still starting up (under AddressSanitizer it takes the runtime's thread-registry lock)
      * while we fork would leave the trainer a lock that nobody releases, the very hang this demo shows. */
-    hangdoc_watchdog_start(options->timeout_ms);
+    hangdoc_watchdog_start(options->deadline);
     setpgid(trainer, trainer); /* also here, so that end_tree() is right even if the child has not run yet */
     pid_t worker = 0;
     bool ready = read_worker_pid(pipe_fds[0], &worker) && wait_until_worker_blocks(worker);

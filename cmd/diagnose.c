@@ -6,13 +6,19 @@
 #include "../report/catalogue.h"
 #include "../report/report.h"
 #include "exit_codes.h"
+#include "watchdog.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+
+/* How long the analysis and rendering may take once the snapshot is read, whatever was left of --timeout: a
+ * report of 10,000 threads takes about a second. */
+#define REPORT_GRACE_S 10
 
 static int exit_for_problem(enum probe_pid_problem problem)
 {
@@ -154,9 +160,13 @@ static int diagnose_with(const struct hangdoc_options *options, const struct han
         .samples = options->samples,
         .interval_ms = options->interval_ms,
         .no_ptrace = options->no_ptrace,
+        .deadline = hangdoc_probe_deadline(options->deadline, options->timeout_ms),
     };
     struct hd_snapshot *snapshot = NULL;
     enum probe_result result = probe_snapshot(&probe, &snapshot);
+    /* Every target is let go and the snapshot is in memory: the report is made from it, even past --timeout
+     * (a run too short for its target still says what it read). The backstops stay, further off. */
+    hangdoc_backstops_postpone(hangdoc_monotonic_now() + REPORT_GRACE_S);
     int status;
     switch (result) {
     case PROBE_OK:
@@ -189,4 +199,37 @@ static int diagnose_with(const struct hangdoc_options *options, const struct han
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
     return status;
+}
+
+bool hangdoc_report_unfinished(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs,
+                               const char *why)
+{
+    /* The text in the report's own words; the JSON through its renderer, from an empty snapshot (the roots
+     * borrowed) whose one note says why, so that it keeps to the schema: 0 samples, and the verdict "could not
+     * tell", not the "no hang" an empty snapshot would get. */
+    bool written = true;
+    for (size_t i = 0; i < sizeof outputs->text / sizeof outputs->text[0]; i++)
+        if (outputs->text[i])
+            written &= fprintf(outputs->text[i], "verdict: could not tell: no diagnosis (see the notes)\n\nnotes:\n"
+                                                 "  %s\n", why) > 0 && fflush(outputs->text[i]) == 0;
+    if (!outputs->json)
+        return written;
+    struct hd_snapshot snapshot = { .roots = options->pids, .nroots = options->npids };
+    struct utsname names;
+    if (uname(&names) == 0) {
+        snprintf(snapshot.host, sizeof snapshot.host, "%s", names.nodename);
+        snprintf(snapshot.kernel, sizeof snapshot.kernel, "%s", names.release);
+    }
+    struct report_analysis *analysis = NULL;
+    written &= hd_snapshot_note(&snapshot, 0, 0, "%s", why) && (analysis = report_analyze(&snapshot));
+    if (analysis) {
+        analysis->verdict.hung = REPORT_HUNG_UNKNOWN;
+        analysis->verdict.cause = REPORT_CAUSE_UNKNOWN;
+        written &= report_render_json(&snapshot, analysis, outputs->json);
+        report_analysis_free(analysis);
+    }
+    for (size_t i = 0; i < snapshot.nnotes; i++)
+        free(snapshot.notes[i].text);
+    free(snapshot.notes);
+    return written;
 }

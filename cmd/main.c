@@ -1,7 +1,6 @@
 /* hangdoc's command line: parse, dispatch to a subcommand, turn the result into an exit status.
  * Owns no logic of its own: probe/ reads, report/ explains. */
 #include "../probe/probe.h"
-#include "../probe/ptrace_stop.h"
 #include "demo.h"
 #include "diagnose.h"
 #include "exit_codes.h"
@@ -48,7 +47,7 @@ static const char usage_text[] =
     "  -j, --json           print one JSON document (schema hangdoc.report/1) instead of text\n"
     "  -n, --samples N      read the tree N times (default 5)\n"
     "  -i, --interval DUR   time between samples (default 250ms)\n"
-    "  -t, --timeout DUR    give up after DUR (default 30s; 0: never)\n"
+    "  -t, --timeout DUR    be done within DUR: near it, report on what was read (default 30s; 0: never)\n"
     "  -v, --verbose        list every thread (not only the relevant ones) with its kernel stack\n"
     "      --no-ptrace      never stop a process: no native stacks, only what /proc shows\n"
     "      --color[=WHEN]   colour the text report: auto (on a terminal, unless NO_COLOR is set), always,\n"
@@ -65,7 +64,7 @@ static const char usage_text[] =
     "   2  a hang caused by fork-unsafe inheritance was found\n"
     "  64  usage error (bad option or pid, or hangdoc's own pid)\n"
     "  69  the target process does not exist\n"
-    "  70  internal error (out of memory, /proc unreadable, --timeout passed)\n"
+    "  70  internal error (out of memory, /proc unreadable, --timeout passed in a step that did not come back)\n"
     "  73  hangdoc run: a report file cannot be written\n"
     "  77  permission denied reading the target\n"
     "hangdoc run exits with the status of CMD (128 + N when signal N ended it), 124 when it ended CMD on\n"
@@ -82,24 +81,14 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *format,
     return EXIT_USAGE;
 }
 
-/* --timeout: the whole run is bounded. Let go of any stopped thread (the kernel would on exit too), say why, leave. */
-static void deadline_passed(int signal_number)
+/* --timeout: the whole run is bounded. The probe keeps to options->deadline softly (diagnose.c); SIGALRM is the hard
+ * backstop (watchdog.h). */
+static void arm_deadline(struct hangdoc_options *options)
 {
-    (void)signal_number;
-    probe_stop_release_all();
-    static const char message[] = "hangdoc: gave up: --timeout passed before the report was done\n";
-    ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
-    (void)ignored;
-    _exit(EXIT_INTERNAL);
-}
-
-static void arm_deadline(unsigned timeout_ms)
-{
-    if (timeout_ms == 0)
+    if (options->timeout_ms == 0)
         return;
-    struct sigaction action = { .sa_handler = deadline_passed };
-    sigaction(SIGALRM, &action, NULL);
-    alarm(hangdoc_deadline_seconds(timeout_ms));
+    options->deadline = hangdoc_monotonic_now() + options->timeout_ms / 1000.0;
+    hangdoc_alarm_arm(options->deadline);
 }
 
 /* Parses the options; returns -1 to go on, or an exit status. */
@@ -212,13 +201,13 @@ int main(int argc, char **argv)
             return status;
         if (optind < argc)
             return usage_error("demo takes no pid, but got '%s'", argv[optind]);
-        arm_deadline(options.timeout_ms);
+        arm_deadline(&options);
         return hangdoc_demo(&options); /* starts the watchdog itself, once its tree is forked */
     }
     status = collect_pids(argc, argv, &options);
     if (status < 0) {
-        arm_deadline(options.timeout_ms);
-        hangdoc_watchdog_start(options.timeout_ms);
+        arm_deadline(&options);
+        hangdoc_watchdog_start(options.deadline);
         status = hangdoc_diagnose(&options);
     }
     free(options.pids);

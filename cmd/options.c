@@ -49,3 +49,16 @@ unsigned hangdoc_deadline_seconds(unsigned timeout_ms)
     unsigned long long seconds = ((unsigned long long)timeout_ms + 999) / 1000;
     return seconds > UINT_MAX ? UINT_MAX : (unsigned)seconds;
 }
+
+unsigned hangdoc_report_reserve_ms(unsigned timeout_ms)
+{
+    unsigned quarter = timeout_ms / 4;
+    return quarter < HANGDOC_REPORT_RESERVE_MAX_MS ? quarter : HANGDOC_REPORT_RESERVE_MAX_MS;
+}
+
+double hangdoc_probe_deadline(double deadline, unsigned timeout_ms)
+{
+    if (deadline <= 0 || timeout_ms == 0)
+        return 0;
+    return deadline - hangdoc_report_reserve_ms(timeout_ms) / 1000.0;
+}

@@ -16,6 +16,7 @@ struct hangdoc_options {
     unsigned samples;
     unsigned interval_ms;
     unsigned timeout_ms; /* bound on the whole run; 0: none */
+    double deadline;     /* when that bound ends, in CLOCK_MONOTONIC seconds (set when it is armed); 0: none */
     pid_t *pids;
     size_t npids;
     const char *catalogue_path; /* --catalogue: rows that extend the runtime catalogue; NULL: the built-in one */
@@ -30,3 +31,12 @@ bool hangdoc_parse_duration_ms(const char *text, unsigned *milliseconds);
 /* The whole seconds alarm(2) needs to cover a --timeout of this many milliseconds, rounded up; 0 only for 0.
  * Computed wide so that a timeout near UINT_MAX milliseconds cannot wrap round to alarm(0), which means no deadline. */
 unsigned hangdoc_deadline_seconds(unsigned timeout_ms);
+
+/* The time left for the analysis and the report of a run bounded by `timeout_ms`: a quarter of it, at most 5 s.
+ * Reading 10,000 threads takes about a second, their report about as long; a 30 s --timeout stops probing at 25 s,
+ * a 2 s one at 1.5 s. */
+#define HANGDOC_REPORT_RESERVE_MAX_MS 5000
+unsigned hangdoc_report_reserve_ms(unsigned timeout_ms);
+/* When the probe stops taking new things (probe_options.deadline) for a run that must be done by `deadline`
+ * (monotonic seconds) and was given `timeout_ms` in all; 0 when there is no deadline. */
+double hangdoc_probe_deadline(double deadline, unsigned timeout_ms);

@@ -14,6 +14,7 @@
 #include "../probe/ptrace_stop.h"
 #include "diagnose.h"
 #include "exit_codes.h"
+#include "watchdog.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -507,8 +508,6 @@ static int diagnose_tree_below(pid_t parent, pid_t exclude, const struct hangdoc
     for (ssize_t i = 0; i < all; i++)
         if (tree[i].ppid == parent)
             pids[count++] = tree[i].pid;
-    if (count == 0)
-        return EXIT_NO_TARGET;
     struct hangdoc_options options = *base;
     options.pids = pids;
     options.npids = count;
@@ -519,8 +518,22 @@ static int diagnose_tree_below(pid_t parent, pid_t exclude, const struct hangdoc
         options.samples = 3;
         options.interval_ms = 100;
     }
+    /* The wrapper kills a diagnosis that overruns its deadline: the probe keeps to it softly, as hangdoc does
+     * to --timeout, so that the report is out before then. */
+    options.timeout_ms = quick ? CANCEL_DIAGNOSIS_DEADLINE_MS : DIAGNOSIS_DEADLINE_MS;
+    options.deadline = hangdoc_monotonic_now() + options.timeout_ms / 1000.0;
     FILE *report = open_report(run->report_path), *json = open_report(run->json_path);
     struct hangdoc_outputs outputs = { .text = { stderr, report }, .json = json };
+    if (count == 0) {
+        struct hangdoc_outputs files = { .text = { report }, .json = json };
+        hangdoc_report_unfinished(&options, &files, "hangdoc run: nothing to diagnose: every process of the job "
+                                                    "had ended");
+        if (report)
+            fclose(report);
+        if (json)
+            fclose(json);
+        return EXIT_NO_TARGET;
+    }
     if (parent == getpid())
         fprintf(stderr, "\nhangdoc run: diagnosing the tree of '%s' from its parent (pid %d)\n", run->command[0],
                 (int)getpid());
@@ -537,6 +550,39 @@ static int diagnose_tree_below(pid_t parent, pid_t exclude, const struct hangdoc
     return status;
 }
 
+/* A diagnosis that was killed (or never started) leaves no report of its own, or half of one: the report files
+ * say so instead, so that a job that ended always leaves them. */
+static void write_unfinished(const struct hangdoc_options *base, const struct run_options *run,
+                             const struct command *command, const char *why)
+{
+    if (!run->report_path && !run->json_path)
+        return;
+    pid_t pid = command->pid;
+    struct hangdoc_options options = *base;
+    options.pids = &pid;
+    options.npids = 1;
+    FILE *report = open_report(run->report_path), *json = open_report(run->json_path);
+    struct hangdoc_outputs outputs = { .text = { report }, .json = json };
+    if ((report || json) && !hangdoc_report_unfinished(&options, &outputs, why))
+        fprintf(stderr, "hangdoc run: could not write the report files: %s\n", strerror(errno));
+    if (report)
+        fclose(report);
+    if (json)
+        fclose(json);
+}
+
+static void say_killed(const struct hangdoc_options *base, const struct run_options *run,
+                       const struct command *command, bool quick)
+{
+    char why[256];
+    snprintf(why, sizeof why,
+             "hangdoc run: the diagnosis did not finish within %d s and was killed (a /proc file or a mapped "
+             "file that does not answer?): no report",
+             (quick ? CANCEL_DIAGNOSIS_DEADLINE_MS : DIAGNOSIS_DEADLINE_MS) / 1000);
+    fprintf(stderr, "hangdoc run: the diagnosis did not finish in time; going on without it\n");
+    write_unfinished(base, run, command, why);
+}
+
 /* Without the agent: a child of the wrapper diagnoses the wrapper's other children (the job the agent left). */
 static void diagnose_from_a_child(const struct hangdoc_options *base, const struct run_options *run,
                                   struct command *command, bool quick)
@@ -544,7 +590,11 @@ static void diagnose_from_a_child(const struct hangdoc_options *base, const stru
     pid_t wrapper = getpid();
     pid_t doctor = fork();
     if (doctor < 0) {
-        perror("hangdoc run: fork");
+        int error = errno;
+        char why[160];
+        snprintf(why, sizeof why, "hangdoc run: no diagnosis could be started: fork: %s", strerror(error));
+        fprintf(stderr, "%s\n", why);
+        write_unfinished(base, run, command, why);
         return;
     }
     if (doctor == 0) {
@@ -560,12 +610,19 @@ static void diagnose_from_a_child(const struct hangdoc_options *base, const stru
     for (;;) {
         int status;
         pid_t done = waitpid(doctor, &status, WNOHANG);
+        if (done == doctor && WIFSIGNALED(status)) {
+            char why[160];
+            snprintf(why, sizeof why, "hangdoc run: the diagnosis was ended by signal %d (%s): no report",
+                     WTERMSIG(status), strsignal(WTERMSIG(status)));
+            fprintf(stderr, "%s\n", why);
+            write_unfinished(base, run, command, why);
+        }
         if (done == doctor)
             break;
         if (now_ms() >= give_up) {
             kill(doctor, SIGKILL);
             waitpid(doctor, NULL, 0);
-            fprintf(stderr, "hangdoc run: the diagnosis did not finish in time; going on without it\n");
+            say_killed(base, run, command, quick);
             break;
         }
         usleep(10000);
@@ -592,7 +649,7 @@ static void diagnose(const struct hangdoc_options *base, const struct run_option
             while (waitpid(command->agent, NULL, 0) < 0 && errno == EINTR)
                 ;
             command->agent = 0;
-            fprintf(stderr, "hangdoc run: the diagnosis did not finish in time; going on without it\n");
+            say_killed(base, run, command, quick);
             return;
         }
         struct pollfd news = { .fd = command->agent_news, .events = POLLIN };

@@ -5,6 +5,7 @@
 #include "inherit.h"
 #include "libraries.h"
 #include "locks.h"
+#include "pid_map.h"
 #include "procfs.h"
 #include "proctree.h"
 #include "ptrace_stop.h"
@@ -253,33 +254,29 @@ static void mark_lasting_zombies(struct hd_snapshot *final, struct hd_snapshot *
     }
 }
 
-/* Threads and processes that earlier samples saw and the last one did not. */
+/* Threads and processes that earlier samples saw and the last one did not, each noted once. */
 static void note_departures(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
 {
+    struct probe_pid_map processes_noted = { 0 }, threads_noted = { 0 };
     for (size_t s = 0; s < nsamples; s++)
         for (size_t p = 0; p < samples[s]->nprocesses; p++) {
             const struct hd_process *then = &samples[s]->processes[p];
             const struct hd_process *now = hd_snapshot_find_process(final, then->pid);
-            bool noted = false;
-            for (size_t n = 0; n < final->nnotes; n++)
-                noted |= final->notes[n].pid == then->pid && final->notes[n].tid == 0 &&
-                         strstr(final->notes[n].text, "exited during sampling");
-            if (!now && !noted) {
-                hd_snapshot_note(final, then->pid, 0, "process %d exited during sampling", (int)then->pid);
-                hd_snapshot_add_departed(final, then);
+            if (!now) {
+                if (probe_pid_map_add(&processes_noted, then->pid, 0, NULL)) {
+                    hd_snapshot_note(final, then->pid, 0, "process %d exited during sampling", (int)then->pid);
+                    hd_snapshot_add_departed(final, then);
+                }
                 continue;
             }
-            if (!now)
-                continue;
             for (size_t t = 0; t < then->nthreads; t++) {
                 pid_t tid = then->threads[t].tid;
-                bool thread_noted = false;
-                for (size_t n = 0; n < final->nnotes; n++)
-                    thread_noted |= final->notes[n].tid == tid && strstr(final->notes[n].text, "exited during");
-                if (!hd_process_find_thread(now, tid) && !thread_noted)
+                if (!hd_process_find_thread(now, tid) && probe_pid_map_add(&threads_noted, tid, 0, NULL))
                     hd_snapshot_note(final, then->pid, tid, "thread %d exited during sampling", (int)tid);
             }
         }
+    probe_pid_map_clear(&processes_noted);
+    probe_pid_map_clear(&threads_noted);
 }
 
 /* Where the executable is mapped: fork() keeps the address, exec() draws a new one (ASLR). */
@@ -317,27 +314,118 @@ static struct probe_stacks *start_stacks(const struct probe_options *options, st
     return stacks;
 }
 
-/* Every sample but the last, `interval_ms` apart, with the leaf function of each running thread. */
+/* What a sample costs per thread before one was timed: reading 10,000 threads' stat, sched and syscall files takes
+ * about 0.3 s on a small machine (a guess on the high side, to leave the last sample its time). */
+#define SAMPLE_SECONDS_PER_THREAD 40e-6
+
+/* Whether an earlier sample still fits before the deadline: it, the interval, and the last (full) sample, which
+ * reads more per thread (take it as twice a sample), must all be done by then; the rest of the time is the
+ * report's. Before the first sample, its cost is guessed from the threads the tree has at least. */
+static bool time_for_a_sample(const struct probe_options *options, const struct probe_tree *tree,
+                              const struct hd_snapshot *final, double last_read_s)
+{
+    if (options->deadline <= 0)
+        return true;
+    if (last_read_s == 0)
+        last_read_s = SAMPLE_SECONDS_PER_THREAD * (double)probe_tree_expected_threads(tree, final->roots,
+                                                                                       final->nroots);
+    return monotonic_now() + options->interval_ms / 1000.0 + 3 * last_read_s <= options->deadline;
+}
+
+/* The interval, cut short by the deadline: the last sample must come before it. */
+static unsigned interval_before_deadline(const struct probe_options *options)
+{
+    if (options->deadline <= 0)
+        return options->interval_ms;
+    double left_ms = (options->deadline - monotonic_now()) * 1000;
+    return left_ms <= 0 ? 0 : left_ms < options->interval_ms ? (unsigned)left_ms : options->interval_ms;
+}
+
+/* Every sample but the last, `interval_ms` apart, with the leaf function of each running thread; as many of
+ * `count` as the deadline leaves time for (*taken says how many). */
 static enum probe_result read_earlier_samples(struct probe_tree *tree, const struct probe_options *options,
                                               const struct hd_snapshot *final, struct probe_stacks *stacks,
-                                              struct hd_snapshot **earlier, unsigned count)
+                                              struct hd_snapshot **earlier, unsigned count, unsigned *taken)
 {
-    for (unsigned s = 0; s < count; s++) {
+    double last_read_s = 0;
+    for (unsigned s = 0; s < count && time_for_a_sample(options, tree, final, last_read_s); s++) {
         earlier[s] = snapshot_new(options);
         if (!earlier[s])
             return PROBE_NO_MEMORY;
+        *taken = s + 1;
+        double started = monotonic_now();
         if (stacks) /* a thread that stopped late since: let go, so that its state is its own */
             probe_stacks_settle(stacks);
         if (!probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_DYNAMIC, earlier[s]))
             return PROBE_FAILED;
-        if (stacks) {
+        if (!hd_snapshot_index_build(earlier[s]))
+            return PROBE_NO_MEMORY;
+        if (stacks)
             probe_stacks_sample_leaves(stacks, earlier[s]);
-            probe_stacks_pause(stacks, options->interval_ms);
-        } else {
-            sleep_ms(options->interval_ms);
-        }
+        last_read_s = monotonic_now() - started;
+        unsigned interval_ms = interval_before_deadline(options);
+        if (stacks)
+            probe_stacks_pause(stacks, interval_ms);
+        else
+            sleep_ms(interval_ms);
     }
     return PROBE_OK;
+}
+
+/* Says in the notes what the deadline left out. */
+static void note_deadline_cuts(struct hd_snapshot *final, unsigned samples_wanted, unsigned samples_taken,
+                               const struct probe_stacks_skipped *skipped)
+{
+    if (samples_taken < samples_wanted)
+        hd_snapshot_note(final, 0, 0, "--timeout near: took %u of %u samples", samples_taken, samples_wanted);
+    if (skipped->processes > 0)
+        hd_snapshot_note(final, 0, 0, "--timeout near: native stacks of %zu of %zu processes not taken",
+                         skipped->processes, skipped->stoppable);
+    if (skipped->threads > 0)
+        hd_snapshot_note(final, skipped->threads_of_process, 0,
+                         "--timeout near: native stacks of %zu of %zu threads of process %d not taken",
+                         skipped->threads, skipped->threads_in_process, (int)skipped->threads_of_process);
+}
+
+/* The last sample, read whole, with the native stacks: what the report stands on. */
+static enum probe_result read_final_sample(struct probe_tree *tree, const struct probe_options *options,
+                                           struct hd_snapshot *final, struct probe_stacks *stacks,
+                                           struct probe_stacks_skipped *skipped)
+{
+    if (stacks)
+        probe_stacks_settle(stacks);
+    if (!probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_FULL, final))
+        return PROBE_FAILED;
+    if (stacks)
+        *skipped = probe_stacks_take(stacks, final, options->deadline);
+    return hd_snapshot_index_build(final) ? PROBE_OK : PROBE_NO_MEMORY;
+}
+
+/* Everything that is worked out from the samples once they are all read. */
+static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot **earlier, unsigned nearlier,
+                                  struct probe_stacks *stacks)
+{
+    enum probe_result result = PROBE_OK;
+    probe_resolve_owners(final);
+    mark_origins(final);
+    int error = probe_read_unix_peers(&final->unix_peers, &final->nunix_peers);
+    if (error)
+        hd_snapshot_note(final, 0, 0, "unix socket peers: sock_diag refused: %s", strerror(-error));
+    probe_refine_origins(final);
+    probe_classify_fds(final);
+    probe_prove_inherited_fds(final);
+    if (!probe_read_libraries(final))
+        result = PROBE_NO_MEMORY;
+    fold_samples(final, earlier, nearlier);
+    note_departures(final, earlier, nearlier);
+    mark_lasting_zombies(final, earlier, nearlier);
+    if (stacks) {
+        fold_leaves(final, earlier, nearlier);
+        probe_stacks_account(stacks, final);
+    }
+    if (final->nprocesses == 0)
+        result = PROBE_NO_TARGET;
+    return result;
 }
 
 enum probe_result probe_snapshot(const struct probe_options *options, struct hd_snapshot **out)
@@ -354,45 +442,29 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
     struct probe_tree *tree = probe_tree_new();
     if (!tree)
         return PROBE_FAILED;
+    probe_tree_set_deadline(tree, options->deadline);
 
     unsigned nsamples = options->samples ? options->samples : 1;
     if (nsamples > PROBE_SAMPLES_MAX)
         nsamples = PROBE_SAMPLES_MAX;
     struct probe_stacks *stacks = start_stacks(options, final);
     struct hd_snapshot **earlier = calloc(nsamples, sizeof *earlier);
+    unsigned nearlier = 0;
+    struct probe_stacks_skipped skipped = { 0 };
     double started = monotonic_now();
-    enum probe_result result =
-        earlier ? read_earlier_samples(tree, options, final, stacks, earlier, nsamples - 1) : PROBE_NO_MEMORY;
-    if (result == PROBE_OK && stacks)
-        probe_stacks_settle(stacks);
-    if (result == PROBE_OK && !probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_FULL, final))
-        result = PROBE_FAILED;
-    if (result == PROBE_OK && stacks)
-        probe_stacks_take(stacks, final);
+    enum probe_result result = earlier ? read_earlier_samples(tree, options, final, stacks, earlier, nsamples - 1,
+                                                              &nearlier)
+                                       : PROBE_NO_MEMORY;
+    if (result == PROBE_OK)
+        result = read_final_sample(tree, options, final, stacks, &skipped);
     final->sampling_s = monotonic_now() - started;
     final->taken_at = realtime_now();
+    final->samples = nearlier + 1;
     if (result == PROBE_OK) {
-        probe_resolve_owners(final);
-        mark_origins(final);
-        int error = probe_read_unix_peers(&final->unix_peers, &final->nunix_peers);
-        if (error)
-            hd_snapshot_note(final, 0, 0, "unix socket peers: sock_diag refused: %s", strerror(-error));
-        probe_refine_origins(final);
-        probe_classify_fds(final);
-        probe_prove_inherited_fds(final);
-        if (!probe_read_libraries(final))
-            result = PROBE_NO_MEMORY;
-        fold_samples(final, earlier, nsamples - 1);
-        note_departures(final, earlier, nsamples - 1);
-        mark_lasting_zombies(final, earlier, nsamples - 1);
-        if (stacks) {
-            fold_leaves(final, earlier, nsamples - 1);
-            probe_stacks_account(stacks, final);
-        }
-        if (final->nprocesses == 0)
-            result = PROBE_NO_TARGET;
+        note_deadline_cuts(final, nsamples, nearlier + 1, &skipped);
+        result = conclude(final, earlier, nearlier, stacks);
     }
-    for (unsigned s = 0; earlier && s + 1 < nsamples; s++)
+    for (unsigned s = 0; earlier && s < nearlier; s++)
         hd_snapshot_free(earlier[s]);
     free(earlier);
     probe_tree_free(tree);

@@ -22,6 +22,12 @@ struct probe_options {
     unsigned samples;     /* >= 1 */
     unsigned interval_ms; /* between samples */
     bool no_ptrace;       /* never stop a process: no native stacks, no leaf functions */
+    /* CLOCK_MONOTONIC seconds from which nothing more is taken, so that a report still comes out in time (0: no
+     * deadline). Then the earlier samples not taken yet are left out, and so are the native stacks of the
+     * processes not stopped yet (of the threads not unwound yet, in the process stopped when it comes) and the
+     * kernel stacks not read yet; the last sample itself is always read whole otherwise. Notes beginning
+     * "--timeout near:" say what was left out. */
+    double deadline;
 };
 
 enum probe_result {

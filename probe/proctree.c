@@ -6,13 +6,18 @@
 #include "locks.h"
 #include "maps.h"
 #include "memory.h"
+#include "parallel.h"
+#include "pid_map.h"
 #include "process_list.h"
 #include "procfs.h"
 #include "schedclock.h"
 #include "syscalls.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,11 +33,16 @@
 #define PATH_BUFFER 4096
 #define MAPPINGS_MAX 65536
 #define FDS_MAX 4096
+/* A process with this many threads has their files read by one worker per CPU (parallel.h), and so does a tree
+ * of this many processes; fewer are not worth the threads. */
+#define PARALLEL_THREADS_MIN 256
+#define PARALLEL_PROCESSES_MIN 32
 
 struct probe_tree {
     struct probe_sched_clock *sched_clock;
     long ticks_per_second;
-    bool sched_clock_inexact; /* some "blocked for" came from another CPU's clock */
+    double deadline;          /* monotonic seconds after which a full read leaves out the kernel stacks; 0: none */
+    size_t threads_read;      /* by the last read: what the next membership walk would cost through children files */
 };
 
 struct probe_tree *probe_tree_new(void)
@@ -52,6 +62,11 @@ struct probe_tree *probe_tree_new(void)
     return tree;
 }
 
+void probe_tree_set_deadline(struct probe_tree *tree, double deadline)
+{
+    tree->deadline = deadline;
+}
+
 void probe_tree_free(struct probe_tree *tree)
 {
     if (!tree)
@@ -66,18 +81,25 @@ struct member_list {
     pid_t *pids;
     size_t count;
     size_t cap;
+    struct probe_pid_map seen; /* the pids above, for member_contains */
 };
 
 static bool member_contains(const struct member_list *members, pid_t pid)
 {
-    for (size_t i = 0; i < members->count; i++)
-        if (members->pids[i] == pid)
-            return true;
-    return false;
+    size_t index;
+    return probe_pid_map_get(&members->seen, pid, &index);
+}
+
+static void member_list_free(struct member_list *members)
+{
+    free(members->pids);
+    probe_pid_map_clear(&members->seen);
 }
 
 static bool member_add(struct member_list *members, pid_t pid)
 {
+    if (!probe_pid_map_put(&members->seen, pid, members->count))
+        return false;
     if (members->count == members->cap) {
         size_t cap = members->cap ? members->cap * 2 : 32;
         pid_t *grown = reallocarray(members->pids, cap, sizeof *grown);
@@ -133,15 +155,58 @@ static bool add_subtree_by_children(struct member_list *members, pid_t pid, pid_
     return ok;
 }
 
-static bool list_members(const pid_t *roots, size_t nroots, pid_t exclude,
-                         struct member_list *members)
+/* How many processes the system has: what the list of every process costs (a directory entry, then libproc2's
+ * reads of stat and status, for each). */
+static size_t processes_on_system(void)
 {
-    if (probe_children_files_exist()) {
-        bool ok = true;
-        for (size_t r = 0; r < nroots && ok; r++)
-            ok = add_subtree_by_children(members, roots[r], exclude, 0);
-        return ok;
+    DIR *proc = opendir("/proc");
+    if (!proc)
+        return SIZE_MAX;
+    size_t count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(proc)))
+        count += entry->d_name[0] >= '1' && entry->d_name[0] <= '9';
+    closedir(proc);
+    return count;
+}
+
+/* The threads of the roots, as their stat files count them: before the first read, the least the tree has. */
+static size_t threads_of_roots(const pid_t *roots, size_t nroots)
+{
+    size_t threads = 0;
+    for (size_t r = 0; r < nroots; r++) {
+        char path[64], text[4096];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)roots[r]);
+        ssize_t length = probe_read_file(path, text, sizeof text);
+        struct probe_stat stat;
+        if (length > 0 && probe_parse_stat(text, (size_t)length, &stat) && stat.has_start)
+            threads += (size_t)stat.thread_count;
     }
+    return threads;
+}
+
+/* The children files cost a read per thread of the tree; the list of every process two reads per process of the
+ * system, whatever the tree. One process of 10,000 threads (or 1,000 processes of 10) on a machine of a few
+ * hundred processes is found for a tenth of the reads through the list. A read costs about the same either way,
+ * so the list is taken when the tree has several times more threads than the system has processes. */
+#define THREADS_PER_PROCESS_LISTED 8
+
+size_t probe_tree_expected_threads(const struct probe_tree *tree, const pid_t *roots, size_t nroots)
+{
+    return tree->threads_read ? tree->threads_read : threads_of_roots(roots, nroots);
+}
+
+static bool cheaper_to_list_every_process(const struct probe_tree *tree, const pid_t *roots, size_t nroots)
+{
+    size_t threads = probe_tree_expected_threads(tree, roots, nroots);
+    size_t processes = threads >= THREADS_PER_PROCESS_LISTED * 64 ? processes_on_system() : SIZE_MAX;
+    return processes != SIZE_MAX && threads > THREADS_PER_PROCESS_LISTED * processes;
+}
+
+/* The members from the list of every process: false when it cannot be had (errno says why). */
+static bool list_members_from_every_process(const pid_t *roots, size_t nroots, pid_t exclude,
+                                            struct member_list *members)
+{
     struct probe_process_link *links;
     ssize_t nlinks = probe_list_every_process(&links);
     if (nlinks < 0) {
@@ -152,6 +217,25 @@ static bool list_members(const pid_t *roots, size_t nroots, pid_t exclude,
     for (size_t r = 0; r < nroots && ok; r++)
         ok = add_subtree(members, links, (size_t)nlinks, roots[r], exclude, 0);
     free(links);
+    if (!ok)
+        errno = ENOMEM;
+    return ok;
+}
+
+static bool list_members(const struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
+                         struct member_list *members)
+{
+    if (!probe_children_files_exist())
+        return list_members_from_every_process(roots, nroots, exclude, members);
+    /* without libproc2 (-ELIBACC), or short of memory for its list: the children files after all */
+    if (cheaper_to_list_every_process(tree, roots, nroots) &&
+        list_members_from_every_process(roots, nroots, exclude, members))
+        return true;
+    member_list_free(members);
+    *members = (struct member_list){ 0 };
+    bool ok = true;
+    for (size_t r = 0; r < nroots && ok; r++)
+        ok = add_subtree_by_children(members, roots[r], exclude, 0);
     return ok;
 }
 
@@ -173,14 +257,14 @@ ssize_t probe_list_descendants(pid_t ancestor, pid_t exclude, struct probe_relat
     if (probe_children_files_exist()) {
         struct member_list members = { 0 };
         if (!add_subtree_by_children(&members, ancestor, exclude, 0)) {
-            free(members.pids);
+            member_list_free(&members);
             return -ENOMEM;
         }
         ssize_t count = 0;
         /* members[0] is the ancestor itself; a process gone since the walk is left out */
         for (size_t m = 1; m < members.count && (size_t)count < max; m++)
             count += read_relative(members.pids[m], &out[count]);
-        free(members.pids);
+        member_list_free(&members);
         return count;
     }
     struct probe_process_link *links;
@@ -198,19 +282,37 @@ ssize_t probe_list_descendants(pid_t ancestor, pid_t exclude, struct probe_relat
                                                         .state = links[i].state };
                 break;
             }
-    free(members.pids);
+    member_list_free(&members);
     free(links);
     return count;
 }
 
 /* ---- one process --------------------------------------------------------------------------------------------- */
 
+static int64_t clock_ns(clockid_t clock)
+{
+    struct timespec now;
+    clock_gettime(clock, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+
+/* One read of the tree. A worker reading some of the processes or threads has a copy of its own (for_each_item):
+ * its notes go to a snapshot of its own, put back in order afterwards, and the scheduler clocks, shared, are
+ * behind clock_lock. */
 struct read_context {
     struct probe_tree *tree;
     enum probe_detail detail;
     struct hd_snapshot *snapshot;
+    struct hd_snapshot *notes;    /* where NOTE writes: `snapshot`, or a worker's own */
+    pthread_mutex_t *clock_lock;  /* NULL when alone */
     struct probe_clocks clocks;
     double boot_seconds; /* since boot, now: a process's age is this less its start */
+    size_t threads_since_clock;
+    bool kernel_stacks_late;     /* the deadline passed: no more kernel stacks */
+    size_t kernel_stacks_skipped;
+    bool sched_clock_inexact;    /* some "blocked for" came from another CPU's clock */
+    bool failed;                 /* memory ran out */
 };
 
 static bool full(const struct read_context *c)
@@ -222,7 +324,7 @@ static bool full(const struct read_context *c)
 #define NOTE(c, pid, tid, ...)                                                                                       \
     do {                                                                                                             \
         if (full(c))                                                                                                 \
-            hd_snapshot_note((c)->snapshot, (pid), (tid), __VA_ARGS__);                                              \
+            hd_snapshot_note((c)->notes, (pid), (tid), __VA_ARGS__);                                                 \
     } while (0)
 
 static const char *why_unreadable(int error)
@@ -342,6 +444,63 @@ static void thread_path(char *path, size_t size, pid_t pid, pid_t tid, const cha
     snprintf(path, size, "/proc/%d/task/%d/%s", (int)pid, (int)tid, file);
 }
 
+static void copy_bounded(char *destination, size_t size, const char *source)
+{
+    size_t length = strnlen(source, size - 1);
+    memcpy(destination, source, length);
+    destination[length] = '\0';
+}
+
+/* The kernel's wait channel: a function name, or "0" when the task runs (or we may not see it). Named as ps(1)
+ * names it: without the leading '.' and underscores ("__do_sys_pause" is "do_sys_pause"). */
+static void set_wchan(struct hd_thread *thread, const char *name, size_t length)
+{
+    name += length > 0 && name[0] == '.';
+    while (*name == '_')
+        name++;
+    char bounded[HD_WCHAN_MAX];
+    snprintf(bounded, sizeof bounded, "%.*s", (int)strcspn(name, "+ \n"), name);
+    copy_bounded(thread->wchan, sizeof thread->wchan, bounded);
+}
+
+static void read_thread_wchan(pid_t pid, struct hd_thread *thread)
+{
+    char path[96], text[HD_WCHAN_MAX];
+    thread_path(path, sizeof path, pid, thread->tid, "wchan");
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    if (length <= 0 || strcmp(text, "0") == 0)
+        return;
+    set_wchan(thread, text, (size_t)length);
+}
+
+/* The wait channel is the first frame of the kernel stack, when that was read: both skip the scheduler's own
+ * functions the same way (kernel/stacktrace.c's stack_trace_consume_entry_nosched(), and x86's __get_wchan() is
+ * stack_trace_save_tsk() of one entry since Linux 5.16), and a running task has none (get_wchan() says 0). One
+ * file fewer per thread, where reading both costs the most (as root). "[<0>] futex_wait_queue+0x63/0x90". */
+static void take_thread_wchan(pid_t pid, struct hd_thread *thread)
+{
+    if (thread->state == 'R')
+        return;
+    const char *stack = thread->kernel_stack;
+    const char *line_end = stack ? strchr(stack, '\n') : NULL;
+    const char *frame = line_end ? strstr(stack, "] ") : NULL;
+    if (frame && frame + 2 < line_end)
+        set_wchan(thread, frame + 2, (size_t)(line_end - frame - 2));
+    else
+        read_thread_wchan(pid, thread);
+}
+
+/* The scheduler clock of `cpu` now (schedclock.h), which calibrates each CPU the first time it is asked. */
+static bool scheduler_now_ms(struct read_context *c, int cpu, double *now_ms, bool *exact)
+{
+    if (c->clock_lock)
+        pthread_mutex_lock(c->clock_lock);
+    bool known = probe_sched_clock_now_ms(c->tree->sched_clock, cpu, now_ms, exact);
+    if (c->clock_lock)
+        pthread_mutex_unlock(c->clock_lock);
+    return known;
+}
+
 static void read_thread_sched(struct read_context *c, pid_t pid, struct hd_thread *thread)
 {
     char path[96], text[8192];
@@ -362,11 +521,11 @@ static void read_thread_sched(struct read_context *c, pid_t pid, struct hd_threa
     double now_ms;
     bool exact;
     if (full(c) && sched.has_exec_start && thread->state != 'R' &&
-        probe_sched_clock_now_ms(c->tree->sched_clock, thread->last_cpu, &now_ms, &exact)) {
+        scheduler_now_ms(c, thread->last_cpu, &now_ms, &exact)) {
         double blocked_ms = now_ms - sched.exec_start_ms;
         thread->blocked_for_known = true;
         thread->blocked_for_s = blocked_ms > 0 ? blocked_ms / 1000 : 0;
-        c->tree->sched_clock_inexact |= !exact;
+        c->sched_clock_inexact |= !exact;
     }
 }
 
@@ -407,55 +566,45 @@ static void read_thread_syscall(struct read_context *c, const struct hd_process 
         probe_read_wait_fds(pid, &thread->syscall, &thread->wait);
 }
 
-/* Unreadable without root: note_kernel_gaps() says so once per snapshot, not once per thread. */
+/* Unreadable without root: note_kernel_gaps() says so once per snapshot, not once per thread. Kept at its own
+ * length: a few hundred bytes, where the buffer is 8 KiB (10,000 threads would hold 80 MiB). */
 static void read_thread_kernel_stack(pid_t pid, struct hd_thread *thread)
 {
-    char path[96];
+    char path[96], text[KERNEL_STACK_MAX_BYTES];
     thread_path(path, sizeof path, pid, thread->tid, "stack");
-    char *text = malloc(KERNEL_STACK_MAX_BYTES);
-    if (!text)
-        return;
-    ssize_t length = probe_read_file(path, text, KERNEL_STACK_MAX_BYTES);
-    if (length <= 0) {
-        free(text);
-        return;
-    }
-    thread->kernel_stack = text;
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    if (length > 0)
+        thread->kernel_stack = strndup(text, (size_t)length);
+}
+
+/* The kernel stacks are what a full read can leave out when the deadline comes: the rest of the snapshot is
+ * what the verdict stands on, a kernel stack the detail of one thread (and, as root, the dearest file). */
+static bool kernel_stacks_wanted(struct read_context *c)
+{
+    if (!full(c))
+        return false;
+    if (!c->kernel_stacks_late && c->tree->deadline > 0 && ++c->threads_since_clock % 64 == 0)
+        c->kernel_stacks_late = (double)clock_ns(CLOCK_MONOTONIC) / 1e9 >= c->tree->deadline;
+    return !c->kernel_stacks_late;
 }
 
 static void read_thread_files(struct read_context *c, const struct hd_process *process, struct hd_thread *thread)
 {
+    /* Only the last sample's wait is reported (the earlier ones are compared by state, system call and CPU
+     * time), so only a full read needs the wait channel, and the kernel stack before it. */
+    if (kernel_stacks_wanted(c))
+        read_thread_kernel_stack(process->pid, thread);
+    else if (full(c))
+        c->kernel_stacks_skipped++;
+    if (full(c))
+        take_thread_wchan(process->pid, thread);
     read_thread_sched(c, process->pid, thread);
     if (!thread->switches_known)
         read_thread_switches_from_status(process->pid, thread);
     read_thread_syscall(c, process, thread);
-    if (full(c))
-        read_thread_kernel_stack(process->pid, thread);
 }
 
 /* ---- assembling processes from their threads' stat files --------------------------------------------------- */
-
-static void copy_bounded(char *destination, size_t size, const char *source)
-{
-    size_t length = strnlen(source, size - 1);
-    memcpy(destination, source, length);
-    destination[length] = '\0';
-}
-
-/* The kernel's wait channel: a function name, or "0" when the task runs (or we may not see it). Named as ps(1)
- * names it: without the leading '.' and underscores ("__do_sys_pause" is "do_sys_pause"). */
-static void read_thread_wchan(pid_t pid, struct hd_thread *thread)
-{
-    char path[96], text[HD_WCHAN_MAX];
-    thread_path(path, sizeof path, pid, thread->tid, "wchan");
-    ssize_t length = probe_read_file(path, text, sizeof text);
-    if (length <= 0 || strcmp(text, "0") == 0)
-        return;
-    const char *name = text + (text[0] == '.');
-    while (*name == '_')
-        name++;
-    copy_bounded(thread->wchan, sizeof thread->wchan, name);
-}
 
 /* One thread from its stat file; false when it is gone. */
 static bool read_thread_stat(struct read_context *c, pid_t pid, struct hd_thread *thread, struct probe_stat *stat)
@@ -472,7 +621,6 @@ static bool read_thread_stat(struct read_context *c, pid_t pid, struct hd_thread
     thread->last_cpu = stat->processor;
     thread->samples_in_state_d = thread->state == 'D';
     thread->samples_in_state_r = thread->state == 'R';
-    read_thread_wchan(pid, thread);
     return true;
 }
 
@@ -493,12 +641,102 @@ static void fill_process_from_leader(struct read_context *c, struct hd_process *
     }
 }
 
-/* Reads one process and the stat file of each of its threads; false when memory ran out. A process gone by now
- * is left out, and noted. */
-static bool collect_process(struct read_context *c, pid_t pid)
+/* ---- many at once ------------------------------------------------------------------------------------------- */
+
+/* The workers of one loop (parallel.h): each has a copy of the read's context, with notes of its own, put back in
+ * the loop's order afterwards, and counters added up; the scheduler clocks they share are behind one lock. */
+struct shared_loop {
+    void (*each)(struct read_context *c, void *items, size_t index);
+    void *items;
+    struct read_context workers[PROBE_PARALLEL_WORKERS_MAX];
+    struct hd_snapshot notes[PROBE_PARALLEL_WORKERS_MAX];
+};
+
+static void run_range(void *context, size_t worker, size_t begin, size_t end)
 {
-    struct hd_snapshot *snapshot = c->snapshot;
-    struct hd_process process = { .pid = pid, .state = '?', .arch = snapshot->arch };
+    struct shared_loop *loop = context;
+    for (size_t i = begin; i < end; i++)
+        loop->each(&loop->workers[worker], loop->items, i);
+}
+
+/* Moves the notes of `from` to the end of `to`'s. */
+static void take_notes(struct hd_snapshot *to, struct hd_snapshot *from)
+{
+    for (size_t n = 0; n < from->nnotes; n++) {
+        struct hd_note *note = &from->notes[n];
+        hd_snapshot_note(to, note->pid, note->tid, "%s", note->text);
+        free(note->text);
+    }
+    free(from->notes);
+    from->notes = NULL;
+    from->nnotes = 0;
+}
+
+/* each(c, items, i) for every i below `count`, in order; split among one worker per CPU when there are at least
+ * `threshold` of them and `c` is not a worker already. */
+static void for_each_item(struct read_context *c, size_t count, size_t threshold,
+                          void (*each)(struct read_context *c, void *items, size_t index), void *items)
+{
+    size_t workers = c->clock_lock ? 1 : probe_parallel_workers(count, threshold);
+    struct shared_loop *loop = workers > 1 ? calloc(1, sizeof *loop) : NULL;
+    if (!loop) {
+        for (size_t i = 0; i < count; i++)
+            each(c, items, i);
+        return;
+    }
+    pthread_mutex_t clock_lock = PTHREAD_MUTEX_INITIALIZER;
+    *loop = (struct shared_loop){ .each = each, .items = items };
+    for (size_t w = 0; w < workers; w++) {
+        loop->workers[w] = *c;
+        loop->workers[w].notes = &loop->notes[w];
+        loop->workers[w].clock_lock = &clock_lock;
+        /* what a worker counts is added to the read's own after */
+        loop->workers[w].kernel_stacks_skipped = 0;
+        loop->workers[w].sched_clock_inexact = false;
+        loop->workers[w].failed = false;
+    }
+    probe_parallel_for(count, workers, run_range, loop);
+    for (size_t w = 0; w < workers; w++) {
+        const struct read_context *done = &loop->workers[w];
+        take_notes(c->notes, &loop->notes[w]);
+        c->kernel_stacks_skipped += done->kernel_stacks_skipped;
+        c->kernel_stacks_late |= done->kernel_stacks_late;
+        c->sched_clock_inexact |= done->sched_clock_inexact;
+        c->failed |= done->failed;
+    }
+    free(loop);
+    pthread_mutex_destroy(&clock_lock);
+}
+
+/* ---- the stat files: which threads there are ----------------------------------------------------------------- */
+
+/* A process's threads as listed, each read from its stat file into its slot; one gone since keeps tid 0. */
+struct stat_reads {
+    pid_t pid;
+    const pid_t *tids;
+    struct hd_thread *threads;
+    struct probe_stat leader; /* the stat of the thread `pid`, when read (its slot's tid says so) */
+};
+
+static void read_one_stat(struct read_context *c, void *items, size_t t)
+{
+    struct stat_reads *reads = items;
+    struct hd_thread *thread = &reads->threads[t];
+    *thread = (struct hd_thread){ .tid = reads->tids[t], .wait = { .kind = HD_WAIT_NONE, .fd = -1 },
+                                  .samples_seen = 1 };
+    struct probe_stat stat;
+    if (!read_thread_stat(c, reads->pid, thread, &stat))
+        thread->tid = 0; /* ended since the listing */
+    else if (thread->tid == reads->pid)
+        reads->leader = stat;
+}
+
+/* Reads process `pid` and the stat file of each of its threads into *out (pid 0 when it is gone by now: noted);
+ * false when memory ran out. */
+static bool collect_process(struct read_context *c, pid_t pid, struct hd_process *out)
+{
+    struct hd_process process = { .pid = pid, .state = '?', .arch = c->snapshot->arch };
+    *out = (struct hd_process){ 0 };
     pid_t *tids;
     size_t ntids;
     if (!probe_list_threads(pid, &tids, &ntids))
@@ -508,40 +746,58 @@ static bool collect_process(struct read_context *c, pid_t pid)
         free(tids);
         return false;
     }
+    struct stat_reads reads = { .pid = pid, .tids = tids, .threads = process.threads };
+    for_each_item(c, ntids, PARALLEL_THREADS_MIN, read_one_stat, &reads);
+    free(tids);
     bool leader_seen = false;
     for (size_t t = 0; t < ntids; t++) {
-        struct hd_thread *thread = &process.threads[process.nthreads];
-        *thread = (struct hd_thread){ .tid = tids[t], .wait = { .kind = HD_WAIT_NONE, .fd = -1 }, .samples_seen = 1 };
-        struct probe_stat stat;
-        if (!read_thread_stat(c, pid, thread, &stat))
-            continue; /* ended since the listing */
-        process.nthreads++;
-        if (tids[t] == pid) {
-            fill_process_from_leader(c, &process, &stat);
-            leader_seen = true;
-        }
+        if (process.threads[t].tid == 0)
+            continue;
+        leader_seen |= process.threads[t].tid == pid;
+        process.threads[process.nthreads++] = process.threads[t];
     }
-    free(tids);
     if (!leader_seen) {
         free(process.threads);
         NOTE(c, pid, 0, "process %d exited during the scan", (int)pid);
         return true;
     }
-    struct hd_process *grown = reallocarray(snapshot->processes, snapshot->nprocesses + 1, sizeof *grown);
-    if (!grown) {
-        free(process.threads);
-        return false;
-    }
-    snapshot->processes = grown;
-    snapshot->processes[snapshot->nprocesses++] = process;
+    fill_process_from_leader(c, &process, &reads.leader);
+    *out = process;
     return true;
 }
 
-static int64_t clock_ns(clockid_t clock)
+struct member_reads {
+    const pid_t *pids;
+    struct hd_process *processes;
+};
+
+static void collect_one_process(struct read_context *c, void *items, size_t m)
 {
-    struct timespec now;
-    clock_gettime(clock, &now);
-    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    struct member_reads *reads = items;
+    if (!collect_process(c, reads->pids[m], &reads->processes[m]))
+        c->failed = true;
+}
+
+/* ---- the other files --------------------------------------------------------------------------------------- */
+
+struct thread_reads {
+    const struct hd_process *process;
+};
+
+static void read_one_thread(struct read_context *c, void *items, size_t t)
+{
+    const struct thread_reads *reads = items;
+    read_thread_files(c, reads->process, &reads->process->threads[t]);
+}
+
+static void read_one_process(struct read_context *c, void *items, size_t p)
+{
+    struct hd_process *process = &((struct hd_process *)items)[p];
+    read_process_files(c, process);
+    struct thread_reads reads = { .process = process };
+    for_each_item(c, process->nthreads, PARALLEL_THREADS_MIN, read_one_thread, &reads);
+    if (full(c))
+        probe_read_locks(process);
 }
 
 static void note_kernel_gaps(struct read_context *c)
@@ -557,9 +813,15 @@ static void note_kernel_gaps(struct read_context *c)
             any_sleeping |= process->threads[t].state != 'R';
         }
     }
-    if (!any_stack && c->snapshot->nprocesses > 0)
+    size_t nthreads = 0;
+    for (size_t p = 0; p < c->snapshot->nprocesses; p++)
+        nthreads += c->snapshot->processes[p].nthreads;
+    if (c->kernel_stacks_skipped > 0)
+        hd_snapshot_note(c->snapshot, 0, 0, "--timeout near: kernel stacks of %zu of %zu threads not read",
+                         c->kernel_stacks_skipped, nthreads);
+    else if (!any_stack && c->snapshot->nprocesses > 0)
         hd_snapshot_note(c->snapshot, 0, 0, "kernel stacks: /proc/<tid>/stack is not readable (it needs root)");
-    if (c->tree->sched_clock_inexact)
+    if (c->sched_clock_inexact)
         hd_snapshot_note(c->snapshot, 0, 0,
                          "blocked-for times: hangdoc may not run on every CPU (cpuset), so some come from another "
                          "CPU's scheduler clock and may be off by the difference between the clocks");
@@ -573,29 +835,35 @@ bool probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots,
                      enum probe_detail detail, struct hd_snapshot *into)
 {
     struct member_list members = { 0 };
-    if (!list_members(roots, nroots, exclude, &members)) {
-        free(members.pids);
+    if (!list_members(tree, roots, nroots, exclude, &members)) {
+        member_list_free(&members);
         return false;
     }
     struct read_context c = {
-        .tree = tree, .detail = detail, .snapshot = into,
+        .tree = tree, .detail = detail, .snapshot = into, .notes = into,
         .clocks = { .monotonic_ns = clock_ns(CLOCK_MONOTONIC), .realtime_ns = clock_ns(CLOCK_REALTIME) },
         .boot_seconds = (double)clock_ns(CLOCK_BOOTTIME) / 1e9,
     };
     size_t first_new = into->nprocesses;
-    bool ok = true;
-    for (size_t m = 0; m < members.count && ok; m++)
-        ok = collect_process(&c, members.pids[m]);
-    free(members.pids);
-    /* The other files, read right after the stat files so that all describe the same moment. */
-    for (size_t p = first_new; p < into->nprocesses && ok; p++) {
-        struct hd_process *process = &into->processes[p];
-        read_process_files(&c, process);
-        for (size_t t = 0; t < process->nthreads; t++)
-            read_thread_files(&c, process, &process->threads[t]);
-        if (full(&c))
-            probe_read_locks(process);
+    /* every member's slot at once, read by one worker per CPU when there are many (a tree of 1,000 processes) */
+    struct hd_process *room = reallocarray(into->processes, first_new + members.count + 1, sizeof *room);
+    if (!room) {
+        member_list_free(&members);
+        return false;
     }
+    into->processes = room;
+    struct member_reads reads = { .pids = members.pids, .processes = room + first_new };
+    for_each_item(&c, members.count, PARALLEL_PROCESSES_MIN, collect_one_process, &reads);
+    for (size_t m = 0; m < members.count; m++)
+        if (reads.processes[m].pid != 0)
+            into->processes[into->nprocesses++] = reads.processes[m];
+    member_list_free(&members);
+    /* The other files, read right after the stat files so that all describe the same moment. */
+    for_each_item(&c, into->nprocesses - first_new, PARALLEL_PROCESSES_MIN, read_one_process,
+                  into->processes + first_new);
     note_kernel_gaps(&c);
-    return ok;
+    tree->threads_read = 0;
+    for (size_t p = first_new; p < into->nprocesses; p++)
+        tree->threads_read += into->processes[p].nthreads;
+    return !c.failed;
 }

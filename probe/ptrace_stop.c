@@ -12,6 +12,7 @@
  */
 #include "ptrace_stop.h"
 
+#include "pid_map.h"
 #include "procfs.h"
 
 #include <dirent.h>
@@ -28,60 +29,103 @@
 #include <time.h>
 #include <unistd.h>
 
-#define REGISTRY_MAX 16384
 #define RELIST_ROUNDS_MAX 16
 #define ANCESTORS_MAX 256
 #define CAP_SYS_PTRACE_BIT 19
 
 /* ---- the registry of seized threads, for signal handlers --------------------------------------------------- */
 
-static volatile pid_t registry_tid[REGISTRY_MAX];
-static volatile int registry_signal[REGISTRY_MAX];
-static volatile sig_atomic_t registry_count;
+/* The signal handlers read the registry (probe_stop_release_all), so its slots never move: they lie in chunks
+ * allocated as more threads are seized at once and kept for the run, each published only once it is zeroed.
+ * How many threads one process may have is the kernel's business (PID_MAX_LIMIT is 4 M), not ours. The look-up
+ * from tid to slot is a pid map, used outside handlers only; so is the stack of freed slots. */
+#define REGISTRY_CHUNK 4096
+#define REGISTRY_CHUNKS_MAX 1024 /* 4 M slots */
+
+struct registry_slot {
+    volatile pid_t tid; /* 0: free */
+    volatile int signal;
+};
+
+static struct registry_slot *volatile registry_chunks[REGISTRY_CHUNKS_MAX];
+static volatile sig_atomic_t registry_count; /* slots ever used: the handlers look at these */
+static struct probe_pid_map registry_index;  /* tid -> slot */
+static size_t *free_slots;
+static size_t nfree_slots, free_slots_capacity;
+
+static struct registry_slot *slot_at(size_t slot)
+{
+    return &registry_chunks[slot / REGISTRY_CHUNK][slot % REGISTRY_CHUNK];
+}
 
 /* The slot that holds `tid`, or -1. */
-static int registry_find(pid_t tid)
+static long registry_find(pid_t tid)
 {
-    for (sig_atomic_t i = 0; i < registry_count; i++)
-        if (registry_tid[i] == tid)
-            return (int)i;
-    return -1;
+    size_t slot;
+    return probe_pid_map_get(&registry_index, tid, &slot) ? (long)slot : -1;
 }
 
-/* Takes a free slot for `tid`; its index, or -1 when the registry is full. */
-static int registry_add(pid_t tid)
+/* A slot nobody holds: a freed one, or the next one (its chunk allocated first); -1 when memory ran out. */
+static long take_free_slot(void)
 {
-    for (sig_atomic_t i = 0; i < registry_count; i++)
-        if (registry_tid[i] == 0) {
-            registry_signal[i] = 0;
-            registry_tid[i] = tid;
-            return (int)i;
-        }
-    if (registry_count >= REGISTRY_MAX)
+    if (nfree_slots > 0)
+        return (long)free_slots[--nfree_slots];
+    size_t slot = (size_t)registry_count;
+    size_t chunk = slot / REGISTRY_CHUNK;
+    if (chunk >= REGISTRY_CHUNKS_MAX)
         return -1;
-    registry_signal[registry_count] = 0;
-    registry_tid[registry_count] = tid;
+    if (!registry_chunks[chunk]) {
+        struct registry_slot *fresh = calloc(REGISTRY_CHUNK, sizeof *fresh);
+        if (!fresh)
+            return -1;
+        registry_chunks[chunk] = fresh; /* published zeroed: a handler sees free slots until a tid is written */
+    }
     registry_count = registry_count + 1;
-    return (int)registry_count - 1;
+    return (long)slot;
 }
 
-static void registry_clear_slot(int slot)
+/* Takes a free slot for `tid`; its index, or -1 when memory ran out. */
+static long registry_add(pid_t tid)
 {
-    registry_tid[slot] = 0;
-    while (registry_count > 0 && registry_tid[registry_count - 1] == 0)
-        registry_count = registry_count - 1;
+    long slot = take_free_slot();
+    if (slot < 0)
+        return -1;
+    if (!probe_pid_map_put(&registry_index, tid, (size_t)slot)) {
+        if (nfree_slots < free_slots_capacity)
+            free_slots[nfree_slots++] = (size_t)slot;
+        return -1;
+    }
+    slot_at((size_t)slot)->signal = 0;
+    slot_at((size_t)slot)->tid = tid;
+    return slot;
+}
+
+static void registry_clear_slot(long slot)
+{
+    struct registry_slot *entry = slot_at((size_t)slot);
+    probe_pid_map_remove(&registry_index, entry->tid);
+    entry->tid = 0;
+    if (nfree_slots == free_slots_capacity) {
+        size_t capacity = free_slots_capacity ? 2 * free_slots_capacity : 256;
+        size_t *grown = realloc(free_slots, capacity * sizeof *grown);
+        if (!grown)
+            return; /* the slot stays unused: a few bytes, never a thread left behind */
+        free_slots = grown;
+        free_slots_capacity = capacity;
+    }
+    free_slots[nfree_slots++] = (size_t)slot;
 }
 
 static void registry_set_signal(pid_t tid, int signal_number)
 {
-    for (sig_atomic_t i = 0; i < registry_count; i++)
-        if (registry_tid[i] == tid)
-            registry_signal[i] = signal_number;
+    long slot = registry_find(tid);
+    if (slot >= 0)
+        slot_at((size_t)slot)->signal = signal_number;
 }
 
 static void registry_remove(pid_t tid)
 {
-    int slot = registry_find(tid);
+    long slot = registry_find(tid);
     if (slot >= 0)
         registry_clear_slot(slot);
 }
@@ -119,9 +163,10 @@ void probe_stop_release_all(void)
 {
     int saved = errno;
     for (sig_atomic_t i = 0; i < registry_count; i++) {
-        pid_t tid = registry_tid[i];
+        const struct registry_slot *chunk = registry_chunks[(size_t)i / REGISTRY_CHUNK];
+        pid_t tid = chunk ? chunk[(size_t)i % REGISTRY_CHUNK].tid : 0;
         if (tid > 0)
-            ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)registry_signal[i]);
+            ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)chunk[(size_t)i % REGISTRY_CHUNK].signal);
     }
     errno = saved;
 }
@@ -325,24 +370,29 @@ static char hinted_state(const struct probe_stop_hint *hint, pid_t pid, pid_t ti
     return task_state(pid, tid);
 }
 
-static struct probe_stopped_thread *find_entry(struct probe_stopped_process *stopped, pid_t tid)
-{
-    for (size_t i = 0; i < stopped->nthreads; i++)
-        if (stopped->threads[i].tid == tid)
-            return &stopped->threads[i];
-    return NULL;
-}
+/* What one stop keeps while it lists and seizes: the entries' capacity, and which tids have one already. */
+struct stop_work {
+    struct probe_stopped_process *stopped;
+    const struct probe_stop_hint *hint;
+    size_t capacity;
+    struct probe_pid_map seen; /* tid -> its entry */
+    int first_error;
+};
 
-static struct probe_stopped_thread *add_entry(struct probe_stopped_process *stopped, pid_t tid, size_t *capacity)
+/* A new entry for `tid`; NULL when memory ran out. */
+static struct probe_stopped_thread *add_entry(struct stop_work *work, pid_t tid)
 {
-    if (stopped->nthreads == *capacity) {
-        size_t grown_capacity = *capacity ? 2 * *capacity : 16;
-        struct probe_stopped_thread *grown = realloc(stopped->threads, grown_capacity * sizeof *grown);
+    struct probe_stopped_process *stopped = work->stopped;
+    if (stopped->nthreads == work->capacity) {
+        size_t grown_capacity = work->capacity ? 2 * work->capacity : 16;
+        struct probe_stopped_thread *grown = reallocarray(stopped->threads, grown_capacity, sizeof *grown);
         if (!grown)
             return NULL;
         stopped->threads = grown;
-        *capacity = grown_capacity;
+        work->capacity = grown_capacity;
     }
+    if (!probe_pid_map_put(&work->seen, tid, stopped->nthreads))
+        return NULL;
     struct probe_stopped_thread *entry = &stopped->threads[stopped->nthreads++];
     memset(entry, 0, sizeof *entry);
     entry->tid = tid;
@@ -355,9 +405,9 @@ static int seize(struct probe_stopped_thread *entry)
     /* Still ours from an earlier stop it has not reached yet: PTRACE_SEIZE would say EPERM. Ask again. */
     bool already_ours = registry_find(entry->tid) >= 0;
     if (!already_ours) {
-        int slot = registry_add(entry->tid);
+        long slot = registry_add(entry->tid);
         if (slot < 0) {
-            snprintf(entry->why_not, sizeof entry->why_not, "too many threads seized at once");
+            snprintf(entry->why_not, sizeof entry->why_not, "out of memory for the list of stopped threads");
             return ENOMEM;
         }
         if (ptrace(PTRACE_SEIZE, entry->tid, NULL, NULL) != 0) {
@@ -424,8 +474,9 @@ static void wait_for_stops(struct probe_stopped_process *stopped, double deadlin
     }
 }
 
-/* Lists /proc/<pid>/task into `tids` (at most `max`); how many, or -1. */
-static ssize_t list_tasks(pid_t pid, pid_t *tids, size_t max)
+/* Lists /proc/<pid>/task into *tids (grown as needed, kept by the caller for the next round); how many, or -1 when
+ * the process is gone or memory ran out. */
+static ssize_t list_tasks(pid_t pid, pid_t **tids, size_t *capacity)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
@@ -434,28 +485,39 @@ static ssize_t list_tasks(pid_t pid, pid_t *tids, size_t max)
         return -1;
     size_t count = 0;
     struct dirent *entry;
-    while ((entry = readdir(directory)) && count < max) {
+    while ((entry = readdir(directory))) {
         long tid = strtol(entry->d_name, NULL, 10);
-        if (tid > 0)
-            tids[count++] = (pid_t)tid;
+        if (tid <= 0)
+            continue;
+        if (count == *capacity) {
+            size_t grown_capacity = *capacity ? 2 * *capacity : 256;
+            pid_t *grown = reallocarray(*tids, grown_capacity, sizeof *grown);
+            if (!grown) {
+                closedir(directory);
+                return -1;
+            }
+            *tids = grown;
+            *capacity = grown_capacity;
+        }
+        (*tids)[count++] = (pid_t)tid;
     }
     closedir(directory);
     return (ssize_t)count;
 }
 
-/* Seizes the threads of `tids` not seen yet; returns how many were newly seized, or -errno of the first refusal
- * when none was. */
-static int seize_new(struct probe_stopped_process *stopped, const struct probe_stop_hint *hint, const pid_t *tids,
-                     size_t ntids, size_t *capacity, int *first_error)
+/* Seizes the threads of `tids` not seen yet; returns how many were newly seized, or -ENOMEM. The first refusal
+ * is kept in work->first_error. */
+static int seize_new(struct stop_work *work, const pid_t *tids, size_t ntids)
 {
     int seized = 0;
     for (size_t i = 0; i < ntids; i++) {
-        if (find_entry(stopped, tids[i]))
+        size_t known;
+        if (probe_pid_map_get(&work->seen, tids[i], &known))
             continue;
-        struct probe_stopped_thread *entry = add_entry(stopped, tids[i], capacity);
+        struct probe_stopped_thread *entry = add_entry(work, tids[i]);
         if (!entry)
             return -ENOMEM;
-        char state = hinted_state(hint, stopped->pid, tids[i]);
+        char state = hinted_state(work->hint, work->stopped->pid, tids[i]);
         if (state == 'D') {
             snprintf(entry->why_not, sizeof entry->why_not,
                      "in uninterruptible sleep (D): not stopped, its kernel stack shows where it is");
@@ -470,12 +532,14 @@ static int seize_new(struct probe_stopped_process *stopped, const struct probe_s
             seized++;
             continue;
         }
+        if (error == ENOMEM)
+            return -ENOMEM;
         if (error == ESRCH)
             entry->gone = true;
         else if (!entry->why_not[0])
             explain_refusal(tids[i], error, entry->why_not, sizeof entry->why_not);
-        if (!*first_error)
-            *first_error = error;
+        if (!work->first_error)
+            work->first_error = error;
     }
     return seized;
 }
@@ -519,46 +583,56 @@ enum probe_stop_result probe_stop_process(pid_t pid, unsigned wait_ms, const str
                                           struct probe_stopped_process *out, char *why, size_t why_size)
 {
     *out = (struct probe_stopped_process){ .pid = pid, .stopped_at = monotonic_now() };
-    size_t capacity = 0, max_tids = 4096;
-    pid_t *tids = malloc(max_tids * sizeof *tids);
-    if (!tids)
-        return PROBE_STOP_NO_MEMORY;
-    int first_error = 0;
+    struct stop_work work = { .stopped = out, .hint = hint };
+    pid_t *tids = NULL;
+    size_t tids_capacity = 0;
     double deadline = out->stopped_at + wait_ms / 1000.0;
+    bool out_of_memory = false;
     /* A thread running while its siblings are being stopped can create another: list again until no new one
      * appears (once all are stopped, none can). */
     for (int round = 0; round < RELIST_ROUNDS_MAX; round++) {
-        ssize_t ntids = list_tasks(pid, tids, max_tids);
+        ssize_t ntids = list_tasks(pid, &tids, &tids_capacity);
         if (ntids < 0) {
-            first_error = first_error ? first_error : ESRCH;
+            work.first_error = work.first_error ? work.first_error : ESRCH;
             break;
         }
-        int seized = seize_new(out, hint, tids, (size_t)ntids, &capacity, &first_error);
+        int seized = seize_new(&work, tids, (size_t)ntids);
         if (seized < 0) {
-            free(tids);
-            probe_stop_release(out);
-            return PROBE_STOP_NO_MEMORY;
+            out_of_memory = true;
+            break;
         }
         if (seized == 0)
             break;
         wait_for_stops(out, deadline);
     }
     free(tids);
+    probe_pid_map_clear(&work.seen);
+    if (out_of_memory) {
+        /* every thread seized so far is let go (or, not stopped yet, left to probe_stop_retry_lingering) */
+        wait_for_stops(out, deadline);
+        probe_stop_release(out);
+        snprintf(why, why_size, "out of memory");
+        return PROBE_STOP_NO_MEMORY;
+    }
     note_unstopped(out, wait_ms);
-    return conclude(out, first_error, why, why_size);
+    return conclude(out, work.first_error, why, why_size);
 }
 
 enum probe_stop_result probe_stop_thread(pid_t pid, pid_t tid, unsigned wait_ms, struct probe_stopped_process *out,
                                          char *why, size_t why_size)
 {
     *out = (struct probe_stopped_process){ .pid = pid, .stopped_at = monotonic_now() };
-    size_t capacity = 0;
-    int first_error = 0;
-    if (seize_new(out, NULL, &tid, 1, &capacity, &first_error) < 0)
+    struct stop_work work = { .stopped = out };
+    int seized = seize_new(&work, &tid, 1);
+    probe_pid_map_clear(&work.seen);
+    if (seized < 0) {
+        probe_stop_release(out);
+        snprintf(why, why_size, "out of memory");
         return PROBE_STOP_NO_MEMORY;
+    }
     wait_for_stops(out, out->stopped_at + wait_ms / 1000.0);
     note_unstopped(out, wait_ms);
-    return conclude(out, first_error, why, why_size);
+    return conclude(out, work.first_error, why, why_size);
 }
 
 double probe_stop_release(struct probe_stopped_process *stopped)
@@ -586,24 +660,23 @@ double probe_stop_release(struct probe_stopped_process *stopped)
 
 bool probe_stop_reported_elsewhere(pid_t tid, int status)
 {
-    for (sig_atomic_t i = 0; i < registry_count; i++) {
-        if (registry_tid[i] != tid || tid <= 0)
-            continue;
-        if (WIFSTOPPED(status)) {
-            int pending = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
-            ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)pending);
-        }
-        registry_remove(tid);
-        return true;
+    long slot = tid > 0 ? registry_find(tid) : -1;
+    if (slot < 0)
+        return false;
+    if (WIFSTOPPED(status)) {
+        int pending = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+        ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)pending);
     }
-    return false;
+    registry_clear_slot(slot);
+    return true;
 }
 
 size_t probe_stop_retry_lingering(void)
 {
     size_t lingering = 0;
-    for (sig_atomic_t i = 0; i < registry_count; i++) {
-        pid_t tid = registry_tid[i];
+    /* nothing seized (the usual case, checked every few milliseconds between samples): no walk over the slots */
+    for (sig_atomic_t i = 0; registry_index.count > 0 && i < registry_count; i++) {
+        pid_t tid = slot_at((size_t)i)->tid;
         if (tid <= 0)
             continue;
         int status;
@@ -611,9 +684,9 @@ size_t probe_stop_retry_lingering(void)
         if (got == tid && WIFSTOPPED(status)) {
             int pending = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
             ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)pending);
-            registry_remove(tid);
+            registry_clear_slot(i);
         } else if ((got == tid) || (got < 0 && errno == ECHILD)) {
-            registry_remove(tid);
+            registry_clear_slot(i);
             if (got == tid)
                 keep_end(tid, status);
         } else {

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct hd_snapshot_index;
+static void index_free(struct hd_snapshot_index *index);
+
 void hd_stack_release(struct hd_stack *stack)
 {
     for (size_t i = 0; i < stack->nframes; i++) {
@@ -59,6 +62,7 @@ void hd_snapshot_free(struct hd_snapshot *snapshot)
     free(snapshot->roots);
     free(snapshot->unix_peers);
     free(snapshot->departed);
+    index_free(snapshot->index);
     free(snapshot);
 }
 
@@ -93,8 +97,101 @@ bool hd_snapshot_note(struct hd_snapshot *snapshot, pid_t pid, pid_t tid, const 
     return true;
 }
 
+/* ---- the index ---------------------------------------------------------------------------------------------- */
+
+struct index_entry {
+    pid_t id;
+    uint32_t process; /* in snapshot->processes */
+    uint32_t thread;  /* in that process's threads (tid entries only) */
+};
+
+struct hd_snapshot_index {
+    const struct hd_process *processes; /* what was indexed: a snapshot whose array moved or changed length since */
+    size_t nprocesses;                  /* is not looked up here */
+    struct index_entry *by_pid;         /* nprocesses entries, sorted by id */
+    struct index_entry *by_tid;         /* nthreads entries, sorted by id */
+    size_t nthreads;
+};
+
+static void index_free(struct hd_snapshot_index *index)
+{
+    if (!index)
+        return;
+    free(index->by_pid);
+    free(index->by_tid);
+    free(index);
+}
+
+static int compare_entries(const void *a, const void *b)
+{
+    const struct index_entry *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+bool hd_snapshot_index_build(struct hd_snapshot *snapshot)
+{
+    index_free(snapshot->index);
+    snapshot->index = NULL;
+    size_t nthreads = 0;
+    for (size_t p = 0; p < snapshot->nprocesses; p++)
+        nthreads += snapshot->processes[p].nthreads;
+    if (snapshot->nprocesses > UINT32_MAX || nthreads > UINT32_MAX)
+        return true; /* cannot happen (pids are 22 bits), and the scans still work */
+    struct hd_snapshot_index *index = calloc(1, sizeof *index);
+    if (!index)
+        return false;
+    index->by_pid = malloc((snapshot->nprocesses ? snapshot->nprocesses : 1) * sizeof *index->by_pid);
+    index->by_tid = malloc((nthreads ? nthreads : 1) * sizeof *index->by_tid);
+    if (!index->by_pid || !index->by_tid) {
+        index_free(index);
+        return false;
+    }
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        const struct hd_process *process = &snapshot->processes[p];
+        index->by_pid[p] = (struct index_entry){ .id = process->pid, .process = (uint32_t)p };
+        for (size_t t = 0; t < process->nthreads; t++)
+            index->by_tid[index->nthreads++] =
+                (struct index_entry){ .id = process->threads[t].tid, .process = (uint32_t)p, .thread = (uint32_t)t };
+    }
+    qsort(index->by_pid, snapshot->nprocesses, sizeof *index->by_pid, compare_entries);
+    qsort(index->by_tid, index->nthreads, sizeof *index->by_tid, compare_entries);
+    index->processes = snapshot->processes;
+    index->nprocesses = snapshot->nprocesses;
+    snapshot->index = index;
+    return true;
+}
+
+static const struct hd_snapshot_index *usable_index(const struct hd_snapshot *snapshot)
+{
+    const struct hd_snapshot_index *index = snapshot->index;
+    return index && index->processes == snapshot->processes && index->nprocesses == snapshot->nprocesses ? index
+                                                                                                         : NULL;
+}
+
+static const struct index_entry *index_lookup(const struct index_entry *entries, size_t count, pid_t id)
+{
+    size_t low = 0, high = count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (entries[middle].id == id)
+            return &entries[middle];
+        if (entries[middle].id < id)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return NULL;
+}
+
+/* ---- look-ups ---------------------------------------------------------------------------------------------- */
+
 struct hd_process *hd_snapshot_find_process(const struct hd_snapshot *snapshot, pid_t pid)
 {
+    const struct hd_snapshot_index *index = usable_index(snapshot);
+    if (index) {
+        const struct index_entry *entry = index_lookup(index->by_pid, index->nprocesses, pid);
+        return entry ? &snapshot->processes[entry->process] : NULL;
+    }
     for (size_t i = 0; i < snapshot->nprocesses; i++)
         if (snapshot->processes[i].pid == pid)
             return &snapshot->processes[i];
@@ -103,14 +200,41 @@ struct hd_process *hd_snapshot_find_process(const struct hd_snapshot *snapshot, 
 
 struct hd_thread *hd_process_find_thread(const struct hd_process *process, pid_t tid)
 {
-    for (size_t i = 0; i < process->nthreads; i++)
-        if (process->threads[i].tid == tid)
-            return &process->threads[i];
+    size_t low = 0, high = process->nthreads;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (process->threads[middle].tid == tid)
+            return &process->threads[middle];
+        if (process->threads[middle].tid < tid)
+            low = middle + 1;
+        else
+            high = middle;
+    }
     return NULL;
+}
+
+/* Through the index when the entry found still names that very thread (its process's threads unchanged). */
+static struct hd_thread *find_thread_indexed(const struct hd_snapshot *snapshot,
+                                             const struct hd_snapshot_index *index, pid_t tid,
+                                             struct hd_process **process)
+{
+    const struct index_entry *entry = index_lookup(index->by_tid, index->nthreads, tid);
+    if (!entry)
+        return NULL;
+    struct hd_process *owner = &snapshot->processes[entry->process];
+    struct hd_thread *thread = entry->thread < owner->nthreads && owner->threads[entry->thread].tid == tid
+                                   ? &owner->threads[entry->thread]
+                                   : hd_process_find_thread(owner, tid);
+    if (thread && process)
+        *process = owner;
+    return thread;
 }
 
 struct hd_thread *hd_snapshot_find_thread(const struct hd_snapshot *snapshot, pid_t tid, struct hd_process **process)
 {
+    const struct hd_snapshot_index *index = usable_index(snapshot);
+    if (index)
+        return find_thread_indexed(snapshot, index, tid, process);
     for (size_t p = 0; p < snapshot->nprocesses; p++) {
         struct hd_thread *thread = hd_process_find_thread(&snapshot->processes[p], tid);
         if (thread) {

@@ -363,6 +363,8 @@ struct hd_departed {
     char comm[HD_COMM_MAX];
 };
 
+struct hd_snapshot_index;
+
 struct hd_snapshot {
     double taken_at;  /* CLOCK_REALTIME seconds of the last sample */
     char host[65];
@@ -385,6 +387,7 @@ struct hd_snapshot {
     struct hd_departed *departed; /* processes that vanished between the first sample and the last */
     size_t ndeparted;
     enum hd_python_start_method python_start_method; /* of the tree: the method its Python children show */
+    struct hd_snapshot_index *index; /* owned; the find functions' index (hd_snapshot_index_build), or NULL */
 };
 
 void hd_snapshot_free(struct hd_snapshot *snapshot);
@@ -398,7 +401,14 @@ bool hd_snapshot_note(struct hd_snapshot *snapshot, pid_t pid, pid_t tid, const 
 /* Records a process that vanished during sampling. False only when memory ran out. */
 bool hd_snapshot_add_departed(struct hd_snapshot *snapshot, const struct hd_process *process);
 
+/* Indexes the processes by pid and the threads by tid, so that the two snapshot-wide finds below take a binary
+ * search instead of a scan (a report over 1,000 processes looks a parent up for each). Call it once the last
+ * process and thread is in (probe_snapshot does); a snapshot whose process array was changed since (a hand-built
+ * one in a test) is scanned as before. False only when memory ran out: the finds then scan. */
+bool hd_snapshot_index_build(struct hd_snapshot *snapshot);
+
 struct hd_process *hd_snapshot_find_process(const struct hd_snapshot *snapshot, pid_t pid);
+/* A binary search: a process's threads are sorted by tid. */
 struct hd_thread *hd_process_find_thread(const struct hd_process *process, pid_t tid);
 /* The thread `tid` anywhere in the snapshot, with its process; NULL when absent. */
 struct hd_thread *hd_snapshot_find_thread(const struct hd_snapshot *snapshot, pid_t tid, struct hd_process **process);

@@ -2,6 +2,7 @@
 #include "stacks.h"
 
 #include "maps.h"
+#include "pid_map.h"
 #include "ptrace_stop.h"
 #include "symbols.h"
 #include "unwind.h"
@@ -18,6 +19,9 @@
 #define LEAF_MAPPINGS_MAX 65536
 /* How soon a thread that stopped late is let go while hangdoc waits between samples. */
 #define LINGER_POLL_MS 5
+/* While a process is stopped, the deadline is looked at every this many threads unwound (a clock read costs
+ * less than one unwind, but not nothing). */
+#define DEADLINE_CHECK_THREADS 32
 
 struct stopped_time {
     pid_t pid;
@@ -29,8 +33,11 @@ struct probe_stacks {
     struct stopped_time *times;
     size_t ntimes;
     size_t capacity;
+    struct probe_pid_map time_of; /* pid -> its entry in times */
     size_t processes_stopped;
     size_t processes_refused;
+    double deadline; /* of probe_stacks_take: monotonic seconds, 0 for none */
+    struct probe_stacks_skipped skipped;
 };
 
 struct probe_stacks *probe_stacks_new(void)
@@ -55,21 +62,26 @@ void probe_stacks_free(struct probe_stacks *stacks)
     probe_stop_uninstall();
     probe_symbols_free(stacks->symbols);
     free(stacks->times);
+    probe_pid_map_clear(&stacks->time_of);
     free(stacks);
 }
 
 static void add_stopped_time(struct probe_stacks *stacks, pid_t pid, double seconds)
 {
-    for (size_t i = 0; i < stacks->ntimes; i++)
-        if (stacks->times[i].pid == pid) {
-            stacks->times[i].seconds += seconds;
-            return;
-        }
+    size_t known;
+    if (probe_pid_map_get(&stacks->time_of, pid, &known)) {
+        stacks->times[known].seconds += seconds;
+        return;
+    }
+    if (!probe_pid_map_put(&stacks->time_of, pid, stacks->ntimes))
+        return;
     if (stacks->ntimes == stacks->capacity) {
         size_t capacity = stacks->capacity ? 2 * stacks->capacity : 64;
         struct stopped_time *grown = realloc(stacks->times, capacity * sizeof *grown);
-        if (!grown)
+        if (!grown) {
+            probe_pid_map_remove(&stacks->time_of, pid);
             return;
+        }
         stacks->times = grown;
         stacks->capacity = capacity;
     }
@@ -131,9 +143,17 @@ static void fail_stack(struct hd_thread *thread, enum hd_stack_state state, cons
 
 /* ---- the final sample: whole stacks ------------------------------------------------------------------------ */
 
+static void take_process_unstoppable(struct hd_process *process)
+{
+    const char *skip = never_stopped(process);
+    for (size_t t = 0; t < process->nthreads; t++)
+        fail_stack(&process->threads[t], HD_STACK_NOT_TAKEN, skip);
+}
+
 struct unwound {
     pid_t tid;
     bool taken;
+    bool deadline_passed; /* not unwound: the deadline came while its process was stopped */
     bool truncated;
     const char *why; /* static */
     char why_not[PROBE_STOP_WHY_MAX];
@@ -141,16 +161,30 @@ struct unwound {
     uint64_t pcs[PROBE_UNWIND_DEPTH_MAX];
 };
 
-/* While the process is stopped: only registers and memory, nothing slower. */
+static bool deadline_passed(const struct probe_stacks *stacks)
+{
+    return stacks->deadline > 0 && monotonic_now() >= stacks->deadline;
+}
+
+/* While the process is stopped: only registers and memory, nothing slower. Once the deadline passes, the
+ * threads not unwound yet are let go with the rest (one process of 10,000 threads takes seconds). */
 static void unwind_stopped(struct probe_stacks *stacks, const struct hd_process *process,
                            const struct probe_stopped_process *stopped, struct unwound *out)
 {
     struct probe_unwinder *unwinder =
         probe_unwind_begin(process->pid, process->mappings, process->nmappings, stacks->symbols);
+    bool late = false;
     for (size_t i = 0; i < stopped->nthreads; i++) {
         const struct probe_stopped_thread *entry = &stopped->threads[i];
         struct unwound *result = &out[i];
         result->tid = entry->tid;
+        if (!late && i % DEADLINE_CHECK_THREADS == DEADLINE_CHECK_THREADS - 1)
+            late = deadline_passed(stacks);
+        if (late) {
+            result->deadline_passed = true;
+            snprintf(result->why_not, sizeof result->why_not, "--timeout near: not unwound");
+            continue;
+        }
         if (!entry->stopped) {
             snprintf(result->why_not, sizeof result->why_not, "%s",
                      entry->gone ? "the thread exited while the process was being stopped" : entry->why_not);
@@ -212,12 +246,48 @@ static void search_names_ahead(struct probe_stacks *stacks, const struct hd_proc
     free(pcs);
 }
 
+static int compare_unwound(const void *a, const void *b)
+{
+    pid_t x = ((const struct unwound *)a)->tid, y = ((const struct unwound *)b)->tid;
+    return (x > y) - (x < y);
+}
+
+/* Sorted by tid, as the process's threads are: each thread finds its own by a binary search. */
+static const struct unwound *unwound_of(const struct unwound *unwound, size_t nunwound, pid_t tid)
+{
+    struct unwound key = { .tid = tid };
+    return bsearch(&key, unwound, nunwound, sizeof *unwound, compare_unwound);
+}
+
+static void name_process_frames(struct probe_stacks *stacks, struct hd_process *process, struct unwound *unwound,
+                                size_t nunwound)
+{
+    qsort(unwound, nunwound, sizeof *unwound, compare_unwound);
+    search_names_ahead(stacks, process, unwound, nunwound);
+    size_t late = 0;
+    for (size_t t = 0; t < process->nthreads; t++) {
+        struct hd_thread *thread = &process->threads[t];
+        const struct unwound *mine = unwound_of(unwound, nunwound, thread->tid);
+        if (mine && mine->deadline_passed) {
+            fail_stack(thread, HD_STACK_NOT_TAKEN, mine->why_not);
+            late++;
+        } else if (mine) {
+            name_frames(stacks, process, mine, thread);
+        } else {
+            fail_stack(thread, HD_STACK_FAILED, "the thread was gone when the process was stopped");
+        }
+    }
+    if (late > 0) {
+        stacks->skipped.threads += late;
+        stacks->skipped.threads_of_process = process->pid;
+        stacks->skipped.threads_in_process = process->nthreads;
+    }
+}
+
 static void take_process(struct probe_stacks *stacks, struct hd_snapshot *snapshot, struct hd_process *process)
 {
-    const char *skip = never_stopped(process);
-    if (skip) {
-        for (size_t t = 0; t < process->nthreads; t++)
-            fail_stack(&process->threads[t], HD_STACK_NOT_TAKEN, skip);
+    if (never_stopped(process)) {
+        take_process_unstoppable(process);
         return;
     }
     /* the states just read (threads are sorted by tid): no second look at /proc for each thread */
@@ -254,27 +324,39 @@ static void take_process(struct probe_stacks *stacks, struct hd_snapshot *snapsh
         return;
     }
     stacks->processes_stopped++;
-    search_names_ahead(stacks, process, unwound, nunwound);
-    for (size_t t = 0; t < process->nthreads; t++) {
-        struct hd_thread *thread = &process->threads[t];
-        const struct unwound *mine = NULL;
-        for (size_t u = 0; u < nunwound && !mine; u++)
-            if (unwound[u].tid == thread->tid)
-                mine = &unwound[u];
-        if (mine)
-            name_frames(stacks, process, mine, thread);
-        else
-            fail_stack(thread, HD_STACK_FAILED, "the thread was gone when the process was stopped");
-    }
+    name_process_frames(stacks, process, unwound, nunwound);
     free(unwound);
 }
 
-void probe_stacks_take(struct probe_stacks *stacks, struct hd_snapshot *snapshot)
+/* A process whose turn came after the deadline: not stopped at all. */
+static void skip_process(struct probe_stacks *stacks, struct hd_process *process)
 {
+    if (never_stopped(process)) {
+        take_process_unstoppable(process);
+        return;
+    }
+    for (size_t t = 0; t < process->nthreads; t++)
+        fail_stack(&process->threads[t], HD_STACK_NOT_TAKEN, "--timeout near: its process was not stopped");
+    stacks->skipped.processes++;
+}
+
+struct probe_stacks_skipped probe_stacks_take(struct probe_stacks *stacks, struct hd_snapshot *snapshot,
+                                              double deadline)
+{
+    stacks->deadline = deadline;
+    stacks->skipped = (struct probe_stacks_skipped){ 0 };
+    probe_stop_retry_lingering();
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        struct hd_process *process = &snapshot->processes[p];
+        if (deadline_passed(stacks))
+            skip_process(stacks, process);
+        else
+            take_process(stacks, snapshot, process);
+    }
     probe_stop_retry_lingering();
     for (size_t p = 0; p < snapshot->nprocesses; p++)
-        take_process(stacks, snapshot, &snapshot->processes[p]);
-    probe_stop_retry_lingering();
+        stacks->skipped.stoppable += !never_stopped(&snapshot->processes[p]);
+    return stacks->skipped;
 }
 
 /* ---- the other samples: the leaf of running threads -------------------------------------------------------- */
@@ -336,10 +418,11 @@ void probe_stacks_sample_leaves(struct probe_stacks *stacks, struct hd_snapshot 
 
 void probe_stacks_account(const struct probe_stacks *stacks, struct hd_snapshot *snapshot)
 {
-    for (size_t p = 0; p < snapshot->nprocesses; p++)
-        for (size_t i = 0; i < stacks->ntimes; i++)
-            if (stacks->times[i].pid == snapshot->processes[p].pid)
-                snapshot->processes[p].stopped_for_s = stacks->times[i].seconds;
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        size_t known;
+        if (probe_pid_map_get(&stacks->time_of, snapshot->processes[p].pid, &known))
+            snapshot->processes[p].stopped_for_s = stacks->times[known].seconds;
+    }
     snapshot->ptrace_used = stacks->processes_stopped > 0;
     if (snapshot->ptrace_used)
         snapshot->ptrace_why_not = NULL;

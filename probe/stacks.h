@@ -26,8 +26,20 @@ void probe_stacks_free(struct probe_stacks *stacks);
  * `milliseconds` and lets each one go within a few milliseconds of its stop. */
 void probe_stacks_settle(struct probe_stacks *stacks);
 void probe_stacks_pause(struct probe_stacks *stacks, unsigned milliseconds);
-/* Takes the native stack of every thread of `snapshot` (a full sample: mappings read). */
-void probe_stacks_take(struct probe_stacks *stacks, struct hd_snapshot *snapshot);
+/* What a deadline left out of probe_stacks_take. */
+struct probe_stacks_skipped {
+    size_t processes;          /* never stopped: their turn came after the deadline */
+    size_t stoppable;          /* of how many processes that hangdoc would stop (not kernel threads, zombies, ...) */
+    size_t threads;            /* left un-unwound in a process stopped when the deadline came */
+    pid_t threads_of_process;  /* that process (the last such), and how many threads it has */
+    size_t threads_in_process;
+};
+
+/* Takes the native stack of every thread of `snapshot` (a full sample: mappings read), one process after the
+ * other until `deadline` (monotonic seconds; 0: none): the processes after it are not stopped, the threads of
+ * the process stopped when it came are not unwound; their stacks are HD_STACK_NOT_TAKEN, why_not says so. */
+struct probe_stacks_skipped probe_stacks_take(struct probe_stacks *stacks, struct hd_snapshot *snapshot,
+                                              double deadline);
 /* Names the function each thread in state R of `sample` is running (thread->leaf_function, leaf_samples 1). */
 void probe_stacks_sample_leaves(struct probe_stacks *stacks, struct hd_snapshot *sample);
 /* Writes how long each process of `snapshot` was stopped over the run into its stopped_for_s, and sets

@@ -274,6 +274,41 @@ Test(run, without_the_agent_the_wrapper_still_diagnoses_and_ends_the_job)
     run_result_free(&result);
 }
 
+/* A diagnosis that does not finish (the agent stopped here; in life, a read that never returns) is killed at its
+ * deadline, and the report files still say so: a job that was ended always leaves them (issue 14). Cancelled,
+ * the deadline is 5 s. */
+Test(run, a_diagnosis_killed_at_its_deadline_still_leaves_report_files, .init = make_directory,
+     .fini = remove_directory)
+{
+    struct spawned spawned;
+    const char *report = in_directory("report.txt"), *json = in_directory("report.json");
+    hangdoc_spawn(&spawned, (const char *[]){ "run", "--report", report, "--json", json, "--",
+                                              fixture_path("poll_timeout"), NULL });
+    cr_assert(spawned_ready(&spawned));
+    pid_t poller = spawned.group.pids[0], agent = parent_of(poller);
+    cr_assert_neq(agent, spawned.group.leader);
+    cr_assert_eq(kill(agent, SIGSTOP), 0);
+    kill(spawned.group.leader, SIGTERM);
+    struct run_result result;
+    spawned_finish(&spawned, &result);
+    cr_assert(strstr(result.err, "did not finish in time"), "%s", result.err);
+    char *text = slurp(report);
+    cr_assert(strncmp(text, "verdict: could not tell", 23) == 0, "%s", text);
+    cr_assert(strstr(text, "killed"), "the report says why there is none: %s", text);
+    free(text);
+    char *document_text = slurp(json);
+    json_validate(document_text);
+    json_object *document = json_tokener_parse(document_text);
+    cr_assert_not_null(document);
+    cr_assert(json_object_is_type(json_at(document, "verdict.hung"), json_type_null), "could not tell: %s",
+              document_text);
+    cr_assert(json_has_note(document, "did not finish"), "%s", document_text);
+    json_object_put(document);
+    free(document_text);
+    expect_gone(poller);
+    run_result_free(&result);
+}
+
 static void expect_refused(const char *const *arguments, int status, const char *message)
 {
     struct run_result result;

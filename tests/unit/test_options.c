@@ -47,3 +47,19 @@ Test(options, deadline_seconds_round_up_and_never_wrap)
     for (unsigned ms = UINT_MAX - 998; ms != 0; ms++)
         cr_assert_gt(hangdoc_deadline_seconds(ms), 0, "%u ms", ms);
 }
+
+/* The probe stops taking new things a quarter of --timeout before it (at most 5 s before), so that the report has
+ * its time (issue 14). */
+Test(options, probe_deadline_leaves_the_report_its_reserve)
+{
+    cr_assert_eq(hangdoc_report_reserve_ms(0), 0);
+    cr_assert_eq(hangdoc_report_reserve_ms(1000), 250);
+    cr_assert_eq(hangdoc_report_reserve_ms(2000), 500);
+    cr_assert_eq(hangdoc_report_reserve_ms(20000), 5000);
+    cr_assert_eq(hangdoc_report_reserve_ms(30000), 5000);
+    cr_assert_eq(hangdoc_report_reserve_ms(UINT_MAX), 5000);
+    cr_assert_float_eq(hangdoc_probe_deadline(100.0, 30000), 95.0, 1e-9);
+    cr_assert_float_eq(hangdoc_probe_deadline(100.0, 2000), 99.5, 1e-9);
+    cr_assert_eq(hangdoc_probe_deadline(0, 30000), 0, "no deadline, none for the probe");
+    cr_assert_eq(hangdoc_probe_deadline(100.0, 0), 0, "--timeout 0: never");
+}

@@ -1,0 +1,86 @@
+/* The pid map (probe/pid_map.h): look-ups, updates and removals that keep every other key findable, at the sizes
+ * hangdoc meets (10,000 threads) and with the runs of consecutive tids a thread pool has. */
+#include "../../probe/pid_map.h"
+
+#include <criterion/criterion.h>
+#include <stdint.h>
+
+Test(pid_map, empty_map_finds_nothing_and_refuses_non_pids)
+{
+    struct probe_pid_map map = { 0 };
+    size_t value = 7;
+    cr_assert_not(probe_pid_map_get(&map, 1, &value));
+    probe_pid_map_remove(&map, 1); /* nothing to remove: no crash */
+    cr_assert_not(probe_pid_map_put(&map, 0, 1), "0 is no pid (it marks an empty slot)");
+    cr_assert_not(probe_pid_map_put(&map, -5, 1));
+    cr_assert_eq(map.count, 0);
+    cr_assert_eq(value, 7, "untouched when absent");
+    probe_pid_map_clear(&map);
+}
+
+Test(pid_map, put_updates_add_does_not)
+{
+    struct probe_pid_map map = { 0 };
+    cr_assert(probe_pid_map_put(&map, 42, 1));
+    cr_assert(probe_pid_map_put(&map, 42, 2));
+    size_t value = 0;
+    cr_assert(probe_pid_map_get(&map, 42, &value) && value == 2);
+    bool failed = true;
+    cr_assert_not(probe_pid_map_add(&map, 42, 3, &failed), "already there");
+    cr_assert_not(failed);
+    cr_assert(probe_pid_map_get(&map, 42, &value) && value == 2, "add keeps the old value");
+    cr_assert(probe_pid_map_add(&map, 43, 3, NULL));
+    cr_assert_eq(map.count, 2);
+    probe_pid_map_clear(&map);
+    cr_assert_eq(map.count, 0);
+    cr_assert_not(probe_pid_map_get(&map, 42, &value));
+}
+
+/* 10,000 consecutive tids (a pool), then every third removed: the rest must still be found through the runs that
+ * the removals shifted back, and the removed ones not at all. */
+Test(pid_map, ten_thousand_tids_with_removals)
+{
+    enum { FIRST = 30000, COUNT = 10000 };
+    struct probe_pid_map map = { 0 };
+    for (size_t i = 0; i < COUNT; i++)
+        cr_assert(probe_pid_map_put(&map, (pid_t)(FIRST + i), i));
+    cr_assert_eq(map.count, COUNT);
+    for (size_t i = 0; i < COUNT; i += 3)
+        probe_pid_map_remove(&map, (pid_t)(FIRST + i));
+    for (size_t i = 0; i < COUNT; i++) {
+        size_t value = SIZE_MAX;
+        bool found = probe_pid_map_get(&map, (pid_t)(FIRST + i), &value);
+        if (i % 3 == 0)
+            cr_assert_not(found, "tid %zu was removed", FIRST + i);
+        else
+            cr_assert(found && value == i, "tid %zu is still there with its value", FIRST + i);
+    }
+    /* and the slots freed are taken again */
+    for (size_t i = 0; i < COUNT; i += 3)
+        cr_assert(probe_pid_map_add(&map, (pid_t)(FIRST + i), i + 1, NULL));
+    cr_assert_eq(map.count, COUNT);
+    size_t value;
+    cr_assert(probe_pid_map_get(&map, FIRST, &value) && value == 1);
+    probe_pid_map_clear(&map);
+}
+
+/* Keys spread over the whole pid range (distinct: 7919 is prime to 2^22), removed in another order than they
+ * came, down to none. */
+Test(pid_map, scattered_keys_removed_to_empty)
+{
+    enum { COUNT = 5000 };
+    static pid_t keys[COUNT];
+    struct probe_pid_map map = { 0 };
+    for (size_t i = 0; i < COUNT; i++) {
+        keys[i] = (pid_t)(1 + (i * 7919) % 4194304);
+        probe_pid_map_put(&map, keys[i], (size_t)keys[i]);
+    }
+    for (size_t i = COUNT; i-- > 0;) {
+        size_t value;
+        cr_assert(probe_pid_map_get(&map, keys[i], &value) && value == (size_t)keys[i]);
+        probe_pid_map_remove(&map, keys[i]);
+        cr_assert_not(probe_pid_map_get(&map, keys[i], &value));
+    }
+    cr_assert_eq(map.count, 0);
+    probe_pid_map_clear(&map);
+}
