@@ -161,6 +161,7 @@ static int diagnose_with(const struct hangdoc_options *options, const struct han
         .interval_ms = options->interval_ms,
         .no_ptrace = options->no_ptrace,
         .deadline = hangdoc_probe_deadline(options->deadline, options->timeout_ms),
+        .last_call = hangdoc_probe_last_call(options->deadline, options->timeout_ms),
     };
     struct hd_snapshot *snapshot = NULL;
     enum probe_result result = probe_snapshot(&probe, &snapshot);

@@ -56,6 +56,13 @@ unsigned hangdoc_report_reserve_ms(unsigned timeout_ms)
     return quarter < HANGDOC_REPORT_RESERVE_MAX_MS ? quarter : HANGDOC_REPORT_RESERVE_MAX_MS;
 }
 
+double hangdoc_probe_last_call(double deadline, unsigned timeout_ms)
+{
+    if (deadline <= 0 || timeout_ms == 0)
+        return 0;
+    return deadline - hangdoc_report_reserve_ms(timeout_ms) / 2000.0;
+}
+
 double hangdoc_probe_deadline(double deadline, unsigned timeout_ms)
 {
     if (deadline <= 0 || timeout_ms == 0)

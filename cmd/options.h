@@ -40,3 +40,7 @@ unsigned hangdoc_report_reserve_ms(unsigned timeout_ms);
 /* When the probe stops taking new things (probe_options.deadline) for a run that must be done by `deadline`
  * (monotonic seconds) and was given `timeout_ms` in all; 0 when there is no deadline. */
 double hangdoc_probe_deadline(double deadline, unsigned timeout_ms);
+/* When the probe reads no more than each remaining thread's state (probe_options.last_call): half-way from the
+ * probe's deadline to the run's, so that the last sample of a target too large for the time given still ends
+ * before the run must; 0 when there is no deadline. */
+double hangdoc_probe_last_call(double deadline, unsigned timeout_ms);

@@ -347,6 +347,26 @@ static bool is_python(const struct hd_process *process)
     return (exe && strncmp(exe, "python", 6) == 0) || (first && strncmp(first, "python", 6) == 0);
 }
 
+static bool same_command_line(const struct hd_process *a, const struct hd_process *b)
+{
+    if (a->argc != b->argc)
+        return false;
+    for (size_t i = 0; i < a->argc; i++)
+        if (strcmp(a->argv[i], b->argv[i]) != 0)
+            return false;
+    return true;
+}
+
+/* The role a process's command line gives it, when that command line is its own. A process whose origin is
+ * unknown (its AT_RANDOM unreadable, origin.h) and whose command line is its parent's may be a fork of it: the
+ * command line then describes the parent. */
+static enum hd_python_role role_of_own_cmdline(const struct hd_process *process, const struct hd_process *parent)
+{
+    if (process->origin == HD_ORIGIN_UNKNOWN && parent && same_command_line(process, parent))
+        return HD_PYTHON_ROLE_NONE;
+    return probe_python_role_of_cmdline(process->argv, process->argc);
+}
+
 static void refine_one(struct hd_snapshot *snapshot, struct hd_process *process)
 {
     struct hd_process *parent = hd_snapshot_find_process(snapshot, process->ppid);
@@ -362,7 +382,7 @@ static void refine_one(struct hd_snapshot *snapshot, struct hd_process *process)
         process->python_role = HD_PYTHON_ROLE_FORK_CHILD;
         process->python_start_method = HD_PYTHON_FORK;
     } else if (!forked) {
-        process->python_role = probe_python_role_of_cmdline(process->argv, process->argc);
+        process->python_role = role_of_own_cmdline(process, parent);
         if (process->python_role == HD_PYTHON_ROLE_SPAWN_CHILD) {
             process->origin = HD_ORIGIN_SPAWN;
             process->python_start_method = HD_PYTHON_SPAWN;

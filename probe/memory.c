@@ -7,30 +7,42 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-static bool read_through_proc_mem(pid_t pid, uint64_t address, void *buffer, size_t size)
+/* 0, or -errno */
+static int read_through_proc_mem(pid_t pid, uint64_t address, void *buffer, size_t size)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return false;
+        return -errno;
     ssize_t got = pread(fd, buffer, size, (off_t)address);
+    int error = got < 0 ? errno : EFAULT;
     close(fd);
-    return got == (ssize_t)size;
+    return got == (ssize_t)size ? 0 : -error;
 }
 
-bool probe_read_memory(pid_t pid, uint64_t address, void *buffer, size_t size)
+int probe_read_memory_checked(pid_t pid, uint64_t address, void *buffer, size_t size)
 {
     if (address > UINT64_MAX - size)
-        return false;
+        return -EFAULT;
     struct iovec local = { .iov_base = buffer, .iov_len = size };
     struct iovec remote = { .iov_base = (void *)(uintptr_t)address, .iov_len = size };
     ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
     if (got == (ssize_t)size)
-        return true;
+        return 0;
+    if (got >= 0)
+        return -EFAULT; /* a short read: the range ends in an unmapped page */
+    int error = errno;
     /* ENOSYS: no cross-memory attach in this kernel; anything else (EFAULT, ESRCH, EPERM) /proc/<pid>/mem would
      * refuse too. */
-    return got < 0 && errno == ENOSYS && read_through_proc_mem(pid, address, buffer, size);
+    if (error == ENOSYS)
+        return read_through_proc_mem(pid, address, buffer, size);
+    return -error;
+}
+
+bool probe_read_memory(pid_t pid, uint64_t address, void *buffer, size_t size)
+{
+    return probe_read_memory_checked(pid, address, buffer, size) == 0;
 }
 
 bool probe_read_memory_of(void *context, uint64_t address, void *buffer, size_t size)

@@ -9,6 +9,8 @@
 /* Reads exactly `size` bytes at `address` of process `pid`: process_vm_readv(2), or /proc/<pid>/mem where that
  * is refused (kernels built without CONFIG_CROSS_MEMORY_ATTACH). False when the bytes could not all be read. */
 bool probe_read_memory(pid_t pid, uint64_t address, void *buffer, size_t size);
+/* The same, saying why not: 0, or -errno (-EPERM: no ptrace access, -ESRCH: gone, -EFAULT: not mapped). */
+int probe_read_memory_checked(pid_t pid, uint64_t address, void *buffer, size_t size);
 
 /* The same, shaped as a probe_memory_reader (syscalls.h): `context` points to the pid. */
 bool probe_read_memory_of(void *context, uint64_t address, void *buffer, size_t size);

@@ -5,6 +5,7 @@
 #include "inherit.h"
 #include "libraries.h"
 #include "locks.h"
+#include "origin.h"
 #include "pid_map.h"
 #include "procfs.h"
 #include "proctree.h"
@@ -164,10 +165,15 @@ static void compare_appearance(struct hd_thread *summary, struct thread_history 
 {
     if (history->seen) {
         const struct hd_thread *before = &history->last;
-        if (seen->cpu_time_ns != before->cpu_time_ns || seen->voluntary_switches != before->voluntary_switches ||
-            seen->involuntary_switches != before->involuntary_switches)
+        /* switch counts only where both reads have them: a last sample cut short by the deadline has not */
+        bool switches_known = seen->switches_known && before->switches_known;
+        if (seen->cpu_time_ns != before->cpu_time_ns ||
+            (switches_known && (seen->voluntary_switches != before->voluntary_switches ||
+                                seen->involuntary_switches != before->involuntary_switches)))
             summary->progressing = true;
-        if (!same_syscall(&seen->syscall, &before->syscall)) {
+        /* an unread system call (the last sample's, cut short by the deadline) is no change */
+        bool syscalls_read = seen->syscall.state != HD_SYSCALL_UNREAD && before->syscall.state != HD_SYSCALL_UNREAD;
+        if (syscalls_read && !same_syscall(&seen->syscall, &before->syscall)) {
             summary->syscall_changed = true;
             summary->progressing = true;
         }
@@ -201,9 +207,11 @@ static void fold_samples(struct hd_snapshot *final, struct hd_snapshot **samples
             summary->samples_in_state_d = in_d + (summary->state == 'D');
             summary->samples_in_state_r = in_r + (summary->state == 'R');
             summary->cpu_delta_ns = summary->cpu_time_ns - history.first.cpu_time_ns;
-            summary->switches_delta = summary->voluntary_switches + summary->involuntary_switches -
-                                      history.first.voluntary_switches - history.first.involuntary_switches;
-            summary->voluntary_switches_delta = summary->voluntary_switches - history.first.voluntary_switches;
+            if (summary->switches_known && history.first.switches_known) {
+                summary->switches_delta = summary->voluntary_switches + summary->involuntary_switches -
+                                          history.first.voluntary_switches - history.first.involuntary_switches;
+                summary->voluntary_switches_delta = summary->voluntary_switches - history.first.voluntary_switches;
+            }
         }
     }
 }
@@ -277,30 +285,6 @@ static void note_departures(struct hd_snapshot *final, struct hd_snapshot **samp
         }
     probe_pid_map_clear(&processes_noted);
     probe_pid_map_clear(&threads_noted);
-}
-
-/* Where the executable is mapped: fork() keeps the address, exec() draws a new one (ASLR). */
-static uint64_t executable_base(const struct hd_process *process)
-{
-    for (size_t m = 0; process->exe && m < process->nmappings; m++)
-        if (process->mappings[m].path && strcmp(process->mappings[m].path, process->exe) == 0)
-            return process->mappings[m].start;
-    return 0;
-}
-
-/* forked (same executable at the same address as its parent) or exec'd; unknown without the parent. The
- * inheritance forensics refine this (Python spawn and forkserver children). */
-static void mark_origins(struct hd_snapshot *snapshot)
-{
-    for (size_t p = 0; p < snapshot->nprocesses; p++) {
-        struct hd_process *process = &snapshot->processes[p];
-        const struct hd_process *parent = hd_snapshot_find_process(snapshot, process->ppid);
-        if (!parent || process->kernel_thread || !process->exe || !parent->exe)
-            continue;
-        uint64_t base = executable_base(process);
-        bool same = strcmp(process->exe, parent->exe) == 0 && base != 0 && base == executable_base(parent);
-        process->origin = same ? HD_ORIGIN_FORKED : HD_ORIGIN_EXEC;
-    }
 }
 
 /* The stack taker, unless --no-ptrace or ptrace is off on this machine (ptrace_why_not then says so). */
@@ -407,7 +391,7 @@ static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot 
 {
     enum probe_result result = PROBE_OK;
     probe_resolve_owners(final);
-    mark_origins(final);
+    probe_mark_origins(final);
     int error = probe_read_unix_peers(&final->unix_peers, &final->nunix_peers);
     if (error)
         hd_snapshot_note(final, 0, 0, "unix socket peers: sock_diag refused: %s", strerror(-error));
@@ -442,7 +426,7 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
     struct probe_tree *tree = probe_tree_new();
     if (!tree)
         return PROBE_FAILED;
-    probe_tree_set_deadline(tree, options->deadline);
+    probe_tree_set_deadlines(tree, options->deadline, options->last_call);
 
     unsigned nsamples = options->samples ? options->samples : 1;
     if (nsamples > PROBE_SAMPLES_MAX)

@@ -25,9 +25,13 @@ struct probe_options {
     /* CLOCK_MONOTONIC seconds from which nothing more is taken, so that a report still comes out in time (0: no
      * deadline). Then the earlier samples not taken yet are left out, and so are the native stacks of the
      * processes not stopped yet (of the threads not unwound yet, in the process stopped when it comes) and the
-     * kernel stacks not read yet; the last sample itself is always read whole otherwise. Notes beginning
+     * kernel stacks, blocked-for times and switch counts of the threads the last sample has not reached yet (it
+     * still reads their waits). Notes beginning
      * "--timeout near:" say what was left out. */
     double deadline;
+    /* Later still, before the hard end of the run: from then on the last sample reads no more of a thread than its
+     * stat file, so that it ends at once (those threads' waits are unread, and noted). 0: none. */
+    double last_call;
 };
 
 enum probe_result {

@@ -41,7 +41,8 @@
 struct probe_tree {
     struct probe_sched_clock *sched_clock;
     long ticks_per_second;
-    double deadline;          /* monotonic seconds after which a full read leaves out the kernel stacks; 0: none */
+    double deadline;          /* monotonic seconds after which a full read takes only the threads' waits; 0: none */
+    double last_call;         /* after which it reads no more of a thread than its stat file; 0: none */
     size_t threads_read;      /* by the last read: what the next membership walk would cost through children files */
 };
 
@@ -62,9 +63,10 @@ struct probe_tree *probe_tree_new(void)
     return tree;
 }
 
-void probe_tree_set_deadline(struct probe_tree *tree, double deadline)
+void probe_tree_set_deadlines(struct probe_tree *tree, double deadline, double last_call)
 {
     tree->deadline = deadline;
+    tree->last_call = last_call;
 }
 
 void probe_tree_free(struct probe_tree *tree)
@@ -297,6 +299,17 @@ static int64_t clock_ns(clockid_t clock)
 }
 
 
+/* How much of a thread a full read still takes, by the clock (probe_tree_set_deadlines). */
+enum lateness {
+    ON_TIME,   /* everything */
+    LATE,      /* past the deadline: what the verdict stands on, the wait (syscall, and the wait channel that tells
+                * a restarted wait), not the kernel stack, the blocked-for time or the switch counts */
+    TOO_LATE,  /* past the last call: nothing more than the stat file read already (its wait stays unread) */
+};
+
+/* A clock read every this many threads: about a millisecond of reading between two */
+#define LATENESS_CHECK_THREADS 64
+
 /* One read of the tree. A worker reading some of the processes or threads has a copy of its own (for_each_item):
  * its notes go to a snapshot of its own, put back in order afterwards, and the scheduler clocks, shared, are
  * behind clock_lock. */
@@ -309,8 +322,9 @@ struct read_context {
     struct probe_clocks clocks;
     double boot_seconds; /* since boot, now: a process's age is this less its start */
     size_t threads_since_clock;
-    bool kernel_stacks_late;     /* the deadline passed: no more kernel stacks */
-    size_t kernel_stacks_skipped;
+    enum lateness lateness;      /* of a full read, looked at every LATENESS_CHECK_THREADS threads */
+    size_t details_skipped;      /* threads read without kernel stack, sched and status: the deadline had passed */
+    size_t threads_unread;       /* threads of which only the stat file was read: the last call had passed */
     bool sched_clock_inexact;    /* some "blocked for" came from another CPU's clock */
     bool failed;                 /* memory ran out */
 };
@@ -577,30 +591,45 @@ static void read_thread_kernel_stack(pid_t pid, struct hd_thread *thread)
         thread->kernel_stack = strndup(text, (size_t)length);
 }
 
-/* The kernel stacks are what a full read can leave out when the deadline comes: the rest of the snapshot is
- * what the verdict stands on, a kernel stack the detail of one thread (and, as root, the dearest file). */
-static bool kernel_stacks_wanted(struct read_context *c)
+/* What a full read leaves out when time runs short, in two steps. Past the deadline, the details of one thread
+ * (its kernel stack, the dearest file as root; its blocked-for time and switch counts): the wait it is in, which
+ * the verdict stands on, is still read. Past the last call, a thread's wait too: the read then ends in moments,
+ * and those threads' waits are unknown (the verdict says it cannot tell rather than guess). An earlier sample is
+ * only taken when there is time for it, so it is always read whole. */
+static enum lateness lateness(struct read_context *c)
 {
-    if (!full(c))
-        return false;
-    if (!c->kernel_stacks_late && c->tree->deadline > 0 && ++c->threads_since_clock % 64 == 0)
-        c->kernel_stacks_late = (double)clock_ns(CLOCK_MONOTONIC) / 1e9 >= c->tree->deadline;
-    return !c->kernel_stacks_late;
+    if (!full(c) || c->lateness == TOO_LATE || c->tree->deadline <= 0)
+        return full(c) ? c->lateness : ON_TIME;
+    if (c->threads_since_clock++ % LATENESS_CHECK_THREADS == 0) {
+        double now = (double)clock_ns(CLOCK_MONOTONIC) / 1e9;
+        if (c->tree->last_call > 0 && now >= c->tree->last_call)
+            c->lateness = TOO_LATE;
+        else if (now >= c->tree->deadline)
+            c->lateness = LATE;
+    }
+    return c->lateness;
 }
 
 static void read_thread_files(struct read_context *c, const struct hd_process *process, struct hd_thread *thread)
 {
+    enum lateness late = lateness(c);
+    if (late == TOO_LATE) {
+        c->threads_unread++;
+        return;
+    }
+    if (late == LATE)
+        c->details_skipped++;
     /* Only the last sample's wait is reported (the earlier ones are compared by state, system call and CPU
      * time), so only a full read needs the wait channel, and the kernel stack before it. */
-    if (kernel_stacks_wanted(c))
+    if (full(c) && late == ON_TIME)
         read_thread_kernel_stack(process->pid, thread);
-    else if (full(c))
-        c->kernel_stacks_skipped++;
     if (full(c))
         take_thread_wchan(process->pid, thread);
-    read_thread_sched(c, process->pid, thread);
-    if (!thread->switches_known)
-        read_thread_switches_from_status(process->pid, thread);
+    if (late == ON_TIME) {
+        read_thread_sched(c, process->pid, thread);
+        if (!thread->switches_known)
+            read_thread_switches_from_status(process->pid, thread);
+    }
     read_thread_syscall(c, process, thread);
 }
 
@@ -670,6 +699,7 @@ static void take_notes(struct hd_snapshot *to, struct hd_snapshot *from)
     free(from->notes);
     from->notes = NULL;
     from->nnotes = 0;
+    from->notes_capacity = 0;
 }
 
 /* each(c, items, i) for every i below `count`, in order; split among one worker per CPU when there are at least
@@ -691,7 +721,8 @@ static void for_each_item(struct read_context *c, size_t count, size_t threshold
         loop->workers[w].notes = &loop->notes[w];
         loop->workers[w].clock_lock = &clock_lock;
         /* what a worker counts is added to the read's own after */
-        loop->workers[w].kernel_stacks_skipped = 0;
+        loop->workers[w].details_skipped = 0;
+        loop->workers[w].threads_unread = 0;
         loop->workers[w].sched_clock_inexact = false;
         loop->workers[w].failed = false;
     }
@@ -699,8 +730,10 @@ static void for_each_item(struct read_context *c, size_t count, size_t threshold
     for (size_t w = 0; w < workers; w++) {
         const struct read_context *done = &loop->workers[w];
         take_notes(c->notes, &loop->notes[w]);
-        c->kernel_stacks_skipped += done->kernel_stacks_skipped;
-        c->kernel_stacks_late |= done->kernel_stacks_late;
+        c->details_skipped += done->details_skipped;
+        c->threads_unread += done->threads_unread;
+        if (done->lateness > c->lateness)
+            c->lateness = done->lateness;
         c->sched_clock_inexact |= done->sched_clock_inexact;
         c->failed |= done->failed;
     }
@@ -816,10 +849,13 @@ static void note_kernel_gaps(struct read_context *c)
     size_t nthreads = 0;
     for (size_t p = 0; p < c->snapshot->nprocesses; p++)
         nthreads += c->snapshot->processes[p].nthreads;
-    if (c->kernel_stacks_skipped > 0)
-        hd_snapshot_note(c->snapshot, 0, 0, "--timeout near: kernel stacks of %zu of %zu threads not read",
-                         c->kernel_stacks_skipped, nthreads);
-    else if (!any_stack && c->snapshot->nprocesses > 0)
+    if (c->details_skipped > 0)
+        hd_snapshot_note(c->snapshot, 0, 0, "--timeout near: kernel stacks, blocked-for times and context switches "
+                                            "of %zu of %zu threads not read", c->details_skipped, nthreads);
+    if (c->threads_unread > 0)
+        hd_snapshot_note(c->snapshot, 0, 0, "--timeout near: the waits of %zu of %zu threads not read (only their "
+                                            "state): the verdict cannot count on them", c->threads_unread, nthreads);
+    if (c->details_skipped == 0 && c->threads_unread == 0 && !any_stack && c->snapshot->nprocesses > 0)
         hd_snapshot_note(c->snapshot, 0, 0, "kernel stacks: /proc/<tid>/stack is not readable (it needs root)");
     if (c->sched_clock_inexact)
         hd_snapshot_note(c->snapshot, 0, 0,

@@ -23,9 +23,10 @@ struct probe_tree;
 /* NULL when memory ran out. */
 struct probe_tree *probe_tree_new(void);
 void probe_tree_free(struct probe_tree *tree);
-/* From `deadline` on (monotonic seconds; 0: never), a full read leaves out the kernel stacks of the threads it
- * has not reached yet, and notes how many. */
-void probe_tree_set_deadline(struct probe_tree *tree, double deadline);
+/* From `deadline` on (monotonic seconds; 0: never), a full read leaves out the kernel stacks, blocked-for times
+ * and switch counts of the threads it has not reached yet; from `last_call` on (0: never), their waits too (only
+ * their stat file is read). It notes how many. */
+void probe_tree_set_deadlines(struct probe_tree *tree, double deadline, double last_call);
 
 enum probe_detail {
     PROBE_DETAIL_DYNAMIC, /* what changes between samples: states, CPU time, switches, system calls */

@@ -289,6 +289,12 @@ static void explain_refusal(pid_t pid, int error, char *why, size_t size)
         snprintf(why, size, "ptrace refused: %s", strerror(error));
         return;
     }
+    probe_stop_explain_access(pid, why, size);
+}
+
+void probe_stop_explain_access(pid_t pid, char *why, size_t size)
+{
+    char value[128];
     bool capable = have_cap_sys_ptrace();
     int scope = yama_scope();
     unsigned long target_uid = status_field(pid, "Uid", value, sizeof value) ? strtoul(value, NULL, 10) : 0;

@@ -66,9 +66,21 @@ void hd_snapshot_free(struct hd_snapshot *snapshot)
     free(snapshot);
 }
 
+void *hd_grow(void *array, size_t *capacity, size_t count, size_t size)
+{
+    if (count < *capacity)
+        return array;
+    size_t wanted = count < 4 ? 8 : 2 * count;
+    void *grown = reallocarray(array, wanted, size);
+    if (grown)
+        *capacity = wanted;
+    return grown;
+}
+
 bool hd_snapshot_add_departed(struct hd_snapshot *snapshot, const struct hd_process *process)
 {
-    struct hd_departed *grown = reallocarray(snapshot->departed, snapshot->ndeparted + 1, sizeof *grown);
+    struct hd_departed *grown = hd_grow(snapshot->departed, &snapshot->departed_capacity, snapshot->ndeparted,
+                                        sizeof *grown);
     if (!grown)
         return false;
     snapshot->departed = grown;
@@ -87,7 +99,7 @@ bool hd_snapshot_note(struct hd_snapshot *snapshot, pid_t pid, pid_t tid, const 
     va_end(args);
     if (length < 0)
         return false;
-    struct hd_note *grown = reallocarray(snapshot->notes, snapshot->nnotes + 1, sizeof *grown);
+    struct hd_note *grown = hd_grow(snapshot->notes, &snapshot->notes_capacity, snapshot->nnotes, sizeof *grown);
     if (!grown) {
         free(text);
         return false;
@@ -336,6 +348,18 @@ const char *hd_origin_name(enum hd_origin origin)
         [HD_ORIGIN_FORKSERVER] = "forkserver",
     };
     return (size_t)origin < sizeof names / sizeof names[0] ? names[origin] : "unknown";
+}
+
+const char *hd_origin_basis_name(enum hd_origin_basis basis)
+{
+    static const char *const names[] = {
+        [HD_ORIGIN_BASIS_NONE] = "none",
+        [HD_ORIGIN_BASIS_AT_RANDOM_SAME] = "at-random-same",
+        [HD_ORIGIN_BASIS_AT_RANDOM_DIFFERENT] = "at-random-different",
+        [HD_ORIGIN_BASIS_EXECUTABLE_DIFFERS] = "executable-differs",
+        [HD_ORIGIN_BASIS_UNREADABLE] = "unreadable",
+    };
+    return (size_t)basis < sizeof names / sizeof names[0] ? names[basis] : "none";
 }
 
 const char *hd_wait_kind_name(enum hd_wait_kind kind)

@@ -313,6 +313,15 @@ enum hd_origin {
     HD_ORIGIN_FORKSERVER, /* child of a Python forkserver */
 };
 
+/* How the fork-or-exec part of an origin was decided (probe/origin.h). */
+enum hd_origin_basis {
+    HD_ORIGIN_BASIS_NONE,                /* not decided: no parent in the tree, a kernel thread, a zombie */
+    HD_ORIGIN_BASIS_AT_RANDOM_SAME,      /* auxv AT_RANDOM: the same address and bytes as the parent's: forked */
+    HD_ORIGIN_BASIS_AT_RANDOM_DIFFERENT, /* auxv AT_RANDOM: another address or other bytes: exec'd since */
+    HD_ORIGIN_BASIS_EXECUTABLE_DIFFERS,  /* AT_RANDOM unreadable, but another executable or load address: exec'd */
+    HD_ORIGIN_BASIS_UNREADABLE,          /* AT_RANDOM unreadable and the executables alike: origin unknown (noted) */
+};
+
 struct hd_process {
     pid_t pid;
     pid_t ppid;
@@ -334,6 +343,7 @@ struct hd_process {
     int exit_status;           /* wait status of a zombie (stat field 52) */
     bool ignores_sigchld;      /* SIGCHLD is SIG_IGN (SigIgn): the kernel reaps its children, no zombie, no wait */
     enum hd_origin origin;
+    enum hd_origin_basis origin_basis;
     enum hd_arch arch;         /* of its executable: which system call table decodes its threads */
     struct hd_thread *threads; /* sorted by tid */
     size_t nthreads;
@@ -382,10 +392,12 @@ struct hd_snapshot {
     size_t nprocesses;
     struct hd_note *notes;
     size_t nnotes;
+    size_t notes_capacity;
     struct hd_socket_peer *unix_peers; /* sorted by inode */
     size_t nunix_peers;
     struct hd_departed *departed; /* processes that vanished between the first sample and the last */
     size_t ndeparted;
+    size_t departed_capacity;
     enum hd_python_start_method python_start_method; /* of the tree: the method its Python children show */
     struct hd_snapshot_index *index; /* owned; the find functions' index (hd_snapshot_index_build), or NULL */
 };
@@ -400,6 +412,12 @@ bool hd_snapshot_note(struct hd_snapshot *snapshot, pid_t pid, pid_t tid, const 
 
 /* Records a process that vanished during sampling. False only when memory ran out. */
 bool hd_snapshot_add_departed(struct hd_snapshot *snapshot, const struct hd_process *process);
+
+/* Room for one more element of `size` bytes after `count` in `array`, whose room is `*capacity` elements: `array`
+ * itself while there is room, else the array moved to twice the room (and *capacity updated), NULL when memory ran
+ * out (the array then stays as it was). Appending one at a time costs amortised O(1), where growing by one copied
+ * the whole array each time (quadratic for 10,000 threads' findings or notes). */
+void *hd_grow(void *array, size_t *capacity, size_t count, size_t size);
 
 /* Indexes the processes by pid and the threads by tid, so that the two snapshot-wide finds below take a binary
  * search instead of a scan (a report over 1,000 processes looks a parent up for each). Call it once the last
@@ -423,6 +441,7 @@ const char *hd_owner_whereabouts_name(enum hd_owner_whereabouts whereabouts);
 
 const char *hd_arch_name(enum hd_arch arch);
 const char *hd_origin_name(enum hd_origin origin);
+const char *hd_origin_basis_name(enum hd_origin_basis basis);
 const char *hd_fd_class_name(enum hd_fd_class fd_class);
 const char *hd_python_start_method_name(enum hd_python_start_method method); /* NULL for HD_PYTHON_NONE */
 const char *hd_python_role_name(enum hd_python_role role);                   /* NULL for HD_PYTHON_ROLE_NONE */

@@ -131,6 +131,7 @@ struct report_hang {
     size_t nchain;
     size_t *findings;  /* every finding of this hang, `finding` first */
     size_t nfindings;
+    size_t findings_capacity;
 };
 
 /* The verdict's pid, tid, cause, root_cause and chain are those of hangs[0], the first of the catalogue's order. */
@@ -144,6 +145,7 @@ struct report_verdict {
     size_t nchain;
     struct report_hang *hangs;
     size_t nhangs;
+    size_t hangs_capacity;
     size_t unread_waits; /* threads asleep whose wait could not be read (permissions): "could not tell" */
 };
 
@@ -154,6 +156,7 @@ struct report_analysis {
     const struct report_catalogue *catalogue; /* borrowed: the runtimes the findings and renderers classify by */
     struct report_finding *findings;
     size_t nfindings;
+    size_t findings_capacity;
     struct report_verdict verdict;
     bool asleep_forever_exists; /* then a signal could still wake them: say so once */
     bool *named_by_hang;        /* per node: the subject or a member of a finding that is a hang */

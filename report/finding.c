@@ -16,7 +16,8 @@ struct report_finding *report_finding_append(struct report_analysis *analysis, e
                                              enum report_confidence confidence, pid_t pid, pid_t tid,
                                              const char *summary, va_list args)
 {
-    struct report_finding *grown = reallocarray(analysis->findings, analysis->nfindings + 1, sizeof *grown);
+    struct report_finding *grown = hd_grow(analysis->findings, &analysis->findings_capacity, analysis->nfindings,
+                                           sizeof *grown);
     if (!grown)
         return NULL;
     analysis->findings = grown;

@@ -15,6 +15,8 @@ enum report_finding_id {
     REPORT_INHERITED_LOCK,
     REPORT_ABANDONED_LOCK,
     REPORT_LOCK_CYCLE,
+    REPORT_FULL_PIPE,
+    REPORT_WAIT_CYCLE,
     REPORT_ORPHANED_WAIT,
     REPORT_WORKER_DIED,
     REPORT_UNINTERRUPTIBLE,
@@ -50,6 +52,7 @@ enum report_hang_grouping {
     REPORT_GROUP_BY_RUNTIME, /* as BY_OBJECT, and also the same process, or siblings asleep in one runtime (each
                               * worker's own OpenMP team lies at its own address) */
     REPORT_GROUP_BY_PARENT,  /* the workers one parent lost: the parent waits for them, whichever died first */
+    REPORT_GROUP_BY_MEMBERS, /* a thread in common: two writers of one cycle, two views of one knot */
 };
 
 struct report_rule_context;

@@ -52,6 +52,23 @@ static bool python_parent(const struct subject *s)
     return parent && report_is_python(parent);
 }
 
+/* The writer of a full pipe is a multiprocessing worker (forked, spawned or from the forkserver): the queue's
+ * feeder thread of a process its parent joins before taking what it put. */
+static bool multiprocessing_writer(const struct subject *s)
+{
+    return s->process && report_is_python(s->process) &&
+           (s->process->python_role == HD_PYTHON_ROLE_FORK_CHILD ||
+            s->process->python_role == HD_PYTHON_ROLE_SPAWN_CHILD ||
+            s->process->python_role == HD_PYTHON_ROLE_FORKSERVER_CHILD);
+}
+
+/* The writer is some other program (or a plain python -c) that a Python parent started and waits for. */
+static bool subprocess_writer(const struct subject *s)
+{
+    const struct hd_process *parent = s->process ? hd_snapshot_find_process(s->snapshot, s->process->ppid) : NULL;
+    return parent && report_is_python(parent) && !multiprocessing_writer(s);
+}
+
 /* ---- the table ----------------------------------------------------------------------------------------------- */
 
 _Static_assert(REPORT_FINDING_IDS <= 32, "the sets of ids below are 32-bit masks");
@@ -82,6 +99,15 @@ static const struct specific_remedy {
       "Under spawn every worker imports the main module again: whatever runs outside if __name__ == '__main__': "
       "(training, CUDA initialisation, creating the DataLoader) runs again in every worker; keep the module's top "
       "level to imports and definitions." },
+    { ID(REPORT_FULL_PIPE), multiprocessing_writer,
+      "Python multiprocessing.Queue: a process that put items on a queue does not exit until they are all in the "
+      "pipe, so join() it only after taking everything it put (q.get() until its sentinel, then join()), or call "
+      "q.cancel_join_thread() in it if losing what is left is fine. The same hang under spawn: changing the start "
+      "method does not help." },
+    { ID(REPORT_FULL_PIPE), subprocess_writer,
+      "Python subprocess with stdout=PIPE or stderr=PIPE: call communicate() (it reads both while it waits) "
+      "instead of wait(), or read the pipes before waiting; subprocess.run(..., capture_output=True) does it "
+      "for you." },
     { ID(REPORT_WORKER_DIED), python_parent,
       "Python: multiprocessing.Pool never notices a worker killed in the middle of a task and waits forever; "
       "concurrent.futures.ProcessPoolExecutor raises BrokenProcessPool instead. A PyTorch DataLoader checks its "

@@ -175,18 +175,34 @@ static bool handle_of_note(const struct hd_fd *fd, const struct report_catalogue
     }
 }
 
+/* How the fork-or-exec part of the origin was decided (probe/origin.h), after "origin: forked" */
+static const char *const origin_basis_texts[] = {
+    [HD_ORIGIN_BASIS_NONE] = NULL,
+    [HD_ORIGIN_BASIS_AT_RANDOM_SAME] = "AT_RANDOM bytes as its parent's",
+    [HD_ORIGIN_BASIS_AT_RANDOM_DIFFERENT] = "AT_RANDOM bytes not its parent's",
+    [HD_ORIGIN_BASIS_EXECUTABLE_DIFFERS] = "another executable or load address than its parent's",
+    [HD_ORIGIN_BASIS_UNREADABLE] = "memory unreadable",
+};
+
 static void text_origin(struct report_buffer *out, const struct hd_process *process, const char *indent)
 {
     const char *role = hd_python_role_name(process->python_role);
     const char *method = hd_python_start_method_name(process->python_start_method);
-    if (process->origin == HD_ORIGIN_UNKNOWN && !role)
+    const char *basis = (size_t)process->origin_basis < sizeof origin_basis_texts / sizeof origin_basis_texts[0]
+                            ? origin_basis_texts[process->origin_basis]
+                            : NULL;
+    /* decided, or tried and left unknown for want of memory access */
+    bool tried = process->origin != HD_ORIGIN_UNKNOWN || process->origin_basis == HD_ORIGIN_BASIS_UNREADABLE;
+    if (!tried && !role)
         return;
     /* a named process's parent is not in the tree: its origin is unknown, its Python role still worth a line */
-    if (process->origin == HD_ORIGIN_UNKNOWN)
+    if (!tried)
         report_buffer_printf(out, "%s    Python %s", indent, role);
     else
         report_buffer_printf(out, "%s    origin: %s", indent, hd_origin_name(process->origin));
-    if (role && process->origin != HD_ORIGIN_UNKNOWN)
+    if (tried && basis)
+        report_buffer_printf(out, " (%s)", basis);
+    if (role && tried)
         report_buffer_printf(out, ", Python %s", role);
     if (method)
         report_buffer_printf(out, ", start method %s", method);

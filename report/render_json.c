@@ -256,6 +256,7 @@ static json_object *process_object(const struct hd_snapshot *snapshot, const str
     json_object_object_add(object, "exe", report_json_string_or_null(process->exe));
     json_object_object_add(object, "state", state_letter(process->state));
     json_object_object_add(object, "origin", json_object_new_string(hd_origin_name(process->origin)));
+    json_object_object_add(object, "origin_basis", json_object_new_string(hd_origin_basis_name(process->origin_basis)));
     json_object_object_add(object, "arch", json_object_new_string(hd_arch_name(process->arch)));
     json_object_object_add(object, "start_time_s", json_object_new_double(process->start_time_s));
     json_object_object_add(object, "age_s", json_object_new_double(process->age_s));

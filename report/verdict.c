@@ -101,6 +101,12 @@ static bool same_hang(const struct hd_snapshot *snapshot, const struct report_fi
         return same_object(snapshot, a, b);
     case REPORT_GROUP_BY_THREAD:
         return a->tid == b->tid;
+    case REPORT_GROUP_BY_MEMBERS:
+        for (size_t m = 0; m < a->nmembers; m++)
+            for (size_t n = 0; n < b->nmembers; n++)
+                if (a->members[m] == b->members[n])
+                    return true;
+        return a->tid == b->tid;
     case REPORT_GROUP_BY_PROCESS:
         break;
     }
@@ -111,7 +117,7 @@ static struct report_hang *add_hang(struct verdict_context *c, enum report_cause
                                     pid_t pid, pid_t tid)
 {
     struct report_verdict *verdict = &c->analysis->verdict;
-    struct report_hang *grown = reallocarray(verdict->hangs, verdict->nhangs + 1, sizeof *grown);
+    struct report_hang *grown = hd_grow(verdict->hangs, &verdict->hangs_capacity, verdict->nhangs, sizeof *grown);
     if (!grown) {
         c->failed = true;
         return NULL;
@@ -124,7 +130,7 @@ static struct report_hang *add_hang(struct verdict_context *c, enum report_cause
 
 static void hang_member(struct verdict_context *c, struct report_hang *hang, size_t finding)
 {
-    size_t *grown = hang ? reallocarray(hang->findings, hang->nfindings + 1, sizeof *grown) : NULL;
+    size_t *grown = hang ? hd_grow(hang->findings, &hang->findings_capacity, hang->nfindings, sizeof *grown) : NULL;
     if (!grown) {
         c->failed = true;
         return;

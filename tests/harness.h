@@ -24,6 +24,9 @@ struct fixture {
 void fixture_start(struct fixture *fixture, const char *name);
 /* The same with a deadline of the caller's for the ready line (fixtures that import large Python modules). */
 void fixture_start_within(struct fixture *fixture, const char *name, long ready_timeout_ms);
+/* The same with a command of the caller's: `path` run with `argv` (NULL-terminated), such as a wrapper that execs
+ * the fixture (setarch -R) or a fixture given arguments. */
+void fixture_start_command(struct fixture *fixture, const char *path, const char *const *argv, long ready_timeout_ms);
 /* Kills the fixture's process group and every pid it reported, and reaps the leader. Idempotent. */
 void fixture_stop(struct fixture *fixture);
 /* Stops every fixture still running: the suite's .fini. */

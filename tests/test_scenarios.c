@@ -551,7 +551,8 @@ Test(scenarios, gnu_openmp_parallel_region_after_fork)
     if (strstr(summary, "where threads of its parent"))
         cr_assert_not_null(json_at(orphaned, "evidence.parent_waiter"), "the parent's waiters are named");
     else
-        cr_assert(strstr(summary, "no thread of the child can wake it"), "%s", summary);
+        cr_assert(strstr(summary, "inside GNU OpenMP, whose threads run in its parent"), "%s", summary);
+    cr_assert_not_null(json_at(orphaned, "evidence.fork_evidence"), "says what shows the wait came with fork");
     /* attributed to GNU OpenMP: libgomp makes its futex calls itself, so the system call's caller names it */
     cr_assert_str_eq(json_string_at(orphaned, "evidence.runtime"), "gnu-openmp");
     cr_assert_str_eq(json_string_at(orphaned, "evidence.runtime_text"), "inside libgomp.so.1, GNU OpenMP, not fork-safe");

@@ -2,12 +2,14 @@
  * The runtimes a child inherited are runtimes.c's. */
 #include "rule.h"
 
+#include "../inheritance.h"
+
 #include <inttypes.h>
 
-/* Does a thread of `parent` sleep on the futex at `address`? */
 /* The parent's threads named as evidence of one orphaned wait; more are counted. */
 #define PARENT_WAITERS_LISTED_MAX 8
 
+/* Does a thread of `parent` sleep on the futex at `address`? */
 static bool parent_waits_at(const struct hd_process *parent, uint64_t address)
 {
     for (size_t t = 0; t < parent->nthreads; t++) {
@@ -18,11 +20,45 @@ static bool parent_waits_at(const struct hd_process *parent, uint64_t address)
     return false;
 }
 
-static bool every_thread_asleep_forever(const struct report_graph *graph, const struct report_node *node)
+/* What shows that a forked child's wait came through fork(), the strongest first. "Every thread of the child
+ * sleeps forever" shows nothing: a child's own threads deadlock as well as any process's. */
+enum fork_evidence {
+    NO_FORK_EVIDENCE,
+    PARENT_WAITS_THERE,    /* threads of the parent sleep at the same address: the pool that would wake it */
+    PARENT_RUNS_RUNTIME,   /* the wait is inside a catalogued runtime whose threads run in the parent */
+    INHERITED_MEMORY_ALONE, /* the word lies in memory the parent maps too (it came with fork), and the child has
+                            * no other thread: every other thread of a forked child started after fork() */
+};
+
+static enum fork_evidence fork_evidence(const struct report_rule_context *c, const struct report_node *node,
+                                        const struct hd_process *parent, struct report_attribution *attribution)
 {
-    const struct report_graph_process *process = &graph->processes[node->process_index];
-    return process->never == process->nnodes;
+    const struct hd_wait *wait = &node->thread->wait;
+    *attribution = (struct report_attribution){ 0 };
+    if (!parent)
+        return NO_FORK_EVIDENCE;
+    if (parent_waits_at(parent, wait->address))
+        return PARENT_WAITS_THERE;
+    if (report_attribute_thread(c->catalogue, node->process, node->thread, attribution) &&
+        attribution->runtime->safety != REPORT_FORK_AWARE &&
+        !(attribution->runtime->traits & REPORT_RUNTIME_LIBC_INTERNAL))
+        for (size_t t = 0; t < parent->nthreads; t++)
+            if (report_thread_runs(c->catalogue, parent, &parent->threads[t], attribution->runtime))
+                return PARENT_RUNS_RUNTIME;
+    const struct hd_mapping *theirs = hd_process_find_mapping(parent, wait->address);
+    bool same_mapping = theirs && wait->mapping_kind != HD_MAPPING_UNKNOWN && theirs->start == wait->mapping.start;
+    if (same_mapping && c->analysis->graph.processes[node->process_index].nnodes == 1)
+        return INHERITED_MEMORY_ALONE;
+    return NO_FORK_EVIDENCE;
 }
+
+static const char *const fork_evidence_words[] = {
+    [NO_FORK_EVIDENCE] = "none",
+    [PARENT_WAITS_THERE] = "threads of the parent sleep at the same address",
+    [PARENT_RUNS_RUNTIME] = "the wait is inside a runtime whose threads run in the parent",
+    [INHERITED_MEMORY_ALONE] = "the word lies in memory the parent maps at the same place (it came with fork), "
+                               "and the child has no other thread",
+};
 
 /* A forked child asleep forever on a private futex without owner: the threads that would have woken it stayed in
  * the parent (a libgomp team barrier, a thread pool's condition variable). */
@@ -37,17 +73,33 @@ void report_rule_orphaned_wait(struct report_rule_context *c)
             wait->mapping_kind == HD_MAPPING_SHARED)
             continue;
         const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, node->process->ppid);
-        bool parent_too = parent && parent_waits_at(parent, wait->address);
-        if (!parent_too && !every_thread_asleep_forever(graph, node))
+        struct report_attribution attribution;
+        enum fork_evidence why = fork_evidence(c, node, parent, &attribution);
+        if (why == NO_FORK_EVIDENCE)
             continue;
-        struct report_finding *finding = rule_finding(
-            c, REPORT_ORPHANED_WAIT, REPORT_CERTAIN, node,
-            parent_too ? "thread %d '%s' of forked child %d sleeps forever on private futex 0x%" PRIx64 ", where "
-                         "threads of its parent %d wait too: the threads that would wake it exist only in the parent"
-                       : "thread %d '%s' of forked child %d sleeps forever on private futex 0x%" PRIx64 " and no "
-                         "thread of the child can wake it (parent %d)",
-            (int)node->thread->tid, node->thread->name, (int)node->process->pid, wait->address,
-            (int)node->process->ppid);
+        struct report_finding *finding = NULL;
+        if (why == PARENT_WAITS_THERE)
+            finding = rule_finding(c, REPORT_ORPHANED_WAIT, REPORT_CERTAIN, node,
+                                   "thread %d '%s' of forked child %d sleeps forever on private futex 0x%" PRIx64
+                                   ", where threads of its parent %d wait too: the threads that would wake it exist "
+                                   "only in the parent",
+                                   (int)node->thread->tid, node->thread->name, (int)node->process->pid,
+                                   wait->address, (int)node->process->ppid);
+        else if (why == PARENT_RUNS_RUNTIME)
+            finding = rule_finding(c, REPORT_ORPHANED_WAIT, REPORT_CERTAIN, node,
+                                   "thread %d '%s' of forked child %d sleeps forever on private futex 0x%" PRIx64
+                                   " inside %s, whose threads run in its parent %d: fork() copied the runtime's "
+                                   "state but not its threads",
+                                   (int)node->thread->tid, node->thread->name, (int)node->process->pid,
+                                   wait->address, attribution.runtime->name, (int)node->process->ppid);
+        else
+            finding = rule_finding(c, REPORT_ORPHANED_WAIT, REPORT_CERTAIN, node,
+                                   "thread %d '%s' of forked child %d sleeps forever on private futex 0x%" PRIx64
+                                   " in memory it got from its parent %d at fork(), and no thread of the child can "
+                                   "wake it",
+                                   (int)node->thread->tid, node->thread->name, (int)node->process->pid,
+                                   wait->address, (int)node->process->ppid);
+        rule_evidence(c, finding, "fork_evidence", "%s", fork_evidence_words[why]);
         rule_evidence(c, finding, "address", "0x%" PRIx64, wait->address);
         if (finding) {
             finding->has_object = true;

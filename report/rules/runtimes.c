@@ -46,14 +46,14 @@ static void runtime_finding(struct report_rule_context *c, const struct hd_proce
     for (size_t t = 0; parent && t < parent->nthreads; t++)
         parent_threads += report_thread_runs(c->catalogue, parent, &parent->threads[t], runtime);
     bool inside = attribution.runtime != NULL;
-    if (!inside && parent_threads == 0)
-        return; /* loaded, but neither running threads in the parent nor where the child waits */
-    if (!inside)
-        attribution = (struct report_attribution){ runtime, library, "the child maps it, its parent runs it" };
+    /* Blame fork only on evidence: the stuck wait lies inside the runtime, and the runtime came with fork (the
+     * parent runs threads of it, or maps it at the same address). A child stuck elsewhere that merely maps a
+     * runtime its parent runs has a hang of its own. */
+    if (!inside || (parent_threads == 0 && !library->in_parent))
+        return;
     struct report_finding *finding = rule_finding_for(
         c, REPORT_FORK_UNSAFE_RUNTIME, REPORT_LIKELY, process->pid, subject->thread->tid,
-        "forked child %d is asleep for ever %s %s (%s, %s), which its parent %d had loaded%s", (int)process->pid,
-        inside ? "inside" : "while it maps",
+        "forked child %d is asleep for ever inside %s (%s, %s), which its parent %d had loaded%s", (int)process->pid,
         report_library_name(attribution.library), runtime->name, report_fork_safety_words(runtime->safety),
         (int)process->ppid, parent_threads ? " and was running threads of" : "");
     report_runtime_evidence(c, finding, &attribution);
@@ -99,6 +99,12 @@ static void cuda_inherited(struct report_rule_context *c, const struct hd_proces
         handles += report_handle_of(c->catalogue, &process->fds[f], cuda);
     if (!library || handles == 0)
         return;
+    /* inherited handles show that the context came with fork; that the hang is its doing, only a stuck wait
+     * inside the driver shows */
+    struct report_attribution attribution;
+    stuck = stuck_inside(c, process, cuda, NULL, &attribution);
+    if (!stuck)
+        return;
     struct report_finding *finding = rule_finding_for(c, REPORT_CUDA_INHERITED, REPORT_LIKELY, process->pid, stuck->thread->tid,
                                "forked child %d maps %s and holds %zu GPU handle%s shared with its parent %d (the "
                                "same open files, kcmp): it inherited a CUDA context that does not work after fork()",
@@ -128,8 +134,8 @@ static void each_stuck_forked_child(struct report_rule_context *c,
     }
 }
 
-/* A forked child asleep forever while it maps a catalogued runtime that is not fork-aware, which its parent ran
- * threads of or which its stuck wait lies inside. */
+/* A forked child asleep forever inside a catalogued runtime that is not fork-aware and that came with fork: its
+ * parent runs threads of it, or maps it at the same address. */
 void report_rule_fork_unsafe_runtime(struct report_rule_context *c)
 {
     each_stuck_forked_child(c, fork_unsafe_runtimes);

@@ -5,6 +5,7 @@
 #include "../describe.h"
 
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -154,8 +155,16 @@ void report_rule_worker_died(struct report_rule_context *c)
 void report_rule_waiting_on_workers(struct report_rule_context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
+    /* a thread of a cycle already named waits on the others of the cycle, not on workers that hang apart */
+    bool *in_cycle = report_cycle_members(c->analysis);
+    if (!in_cycle) {
+        c->failed = true;
+        return;
+    }
     for (size_t i = 0; i < graph->nnodes; i++) {
         const struct report_node *node = &graph->nodes[i];
+        if (in_cycle[i])
+            continue;
         bool stuck = node->wake == REPORT_WAKE_NEVER || (node->wake == REPORT_WAKE_TIMER && !node->thread->progressing &&
                                                          node->thread->wait.kind != HD_WAIT_SLEEP);
         if (!stuck)
@@ -204,4 +213,5 @@ void report_rule_waiting_on_workers(struct report_rule_context *c)
         rule_evidence(c, finding, "timed_loop", "%s", node->wake == REPORT_WAKE_TIMER ? "yes: it times out and waits again" : "no");
         rule_remedy(c, finding, "Look at the workers' findings: this process only waits for them.");
     }
+    free(in_cycle);
 }

@@ -362,7 +362,17 @@ Test(inheritance_rules, a_fork_aware_runtime_is_named_but_not_blamed)
     worker->wait = (struct hd_wait){ .kind = HD_WAIT_FUTEX, .operation = "FUTEX_WAIT", .fd = -1, .address = 0x5000,
                                      .futex_private = true, .timeout = { .kind = HD_TIMEOUT_NONE },
                                      .mapping_kind = HD_MAPPING_ANONYMOUS_PRIVATE,
+                                     .mapping = { .start = 0x5000, .end = 0x6000, .permissions = "rw-p" },
                                      .lock = { .kind = HD_LOCK_UNKNOWN, .why_unknown = "no owner recorded" } };
+    /* the parent maps that memory at the same place: the child got it at fork() */
+    struct hd_process *parent = &snapshot->processes[0];
+    struct hd_mapping *mappings = calloc(parent->nmappings + 1, sizeof *mappings);
+    cr_assert_not_null(mappings);
+    mappings[0] = (struct hd_mapping){ .start = 0x5000, .end = 0x6000, .permissions = "rw-p" };
+    memcpy(mappings + 1, parent->mappings, parent->nmappings * sizeof *mappings);
+    free(parent->mappings);
+    parent->mappings = mappings;
+    parent->nmappings++;
     struct report_analysis *analysis = report_analyze(snapshot);
     cr_assert_not_null(analysis);
     const struct report_finding *orphaned = finding_of(analysis, "orphaned-wait");

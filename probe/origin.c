@@ -1,0 +1,159 @@
+/* Forked or exec'd, by auxv's AT_RANDOM (origin.h). */
+#include "origin.h"
+
+#include "memory.h"
+#include "procfs.h"
+#include "ptrace_stop.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* An x86-64 auxv has about 25 pairs of 16 bytes; the kernel keeps at most AT_VECTOR_SIZE words (under 100). */
+#define AUXV_MAX_BYTES 4096
+
+static uint64_t auxv_word(const unsigned char *at, size_t word_size)
+{
+    if (word_size == sizeof(uint32_t)) {
+        uint32_t word;
+        memcpy(&word, at, sizeof word);
+        return word;
+    }
+    uint64_t word;
+    memcpy(&word, at, sizeof word);
+    return word;
+}
+
+bool probe_parse_auxv_random(const void *bytes, size_t length, size_t word_size, uint64_t *address)
+{
+    if (word_size != sizeof(uint32_t) && word_size != sizeof(uint64_t))
+        return false;
+    const unsigned char *pairs = bytes;
+    for (size_t at = 0; at + 2 * word_size <= length; at += 2 * word_size) {
+        uint64_t type = auxv_word(pairs + at, word_size);
+        if (type == AT_NULL)
+            return false;
+        if (type == AT_RANDOM) {
+            *address = auxv_word(pairs + at + word_size, word_size);
+            return *address != 0;
+        }
+    }
+    return false;
+}
+
+/* Reads where AT_RANDOM points and the 16 bytes there. A 32-bit program (its arch unknown to hangdoc) has an auxv
+ * of 32-bit words. */
+static void read_at_random(const struct hd_process *process, struct probe_at_random *out)
+{
+    *out = (struct probe_at_random){ 0 };
+    char path[64];
+    unsigned char auxv[AUXV_MAX_BYTES];
+    snprintf(path, sizeof path, "/proc/%d/auxv", (int)process->pid);
+    ssize_t length = probe_read_file(path, (char *)auxv, sizeof auxv);
+    if (length < 0) {
+        out->error = (int)length;
+        return;
+    }
+    size_t word_size = process->arch == HD_ARCH_UNKNOWN ? sizeof(uint32_t) : sizeof(uint64_t);
+    if (!probe_parse_auxv_random(auxv, (size_t)length, word_size, &out->address)) {
+        /* an empty auxv: the process is exiting and its memory is gone */
+        out->error = length == 0 ? -ESRCH : -ENODATA;
+        return;
+    }
+    out->auxv_read = true;
+    out->error = probe_read_memory_checked(process->pid, out->address, out->bytes, sizeof out->bytes);
+}
+
+/* Where the executable is mapped (0 when not seen): fork keeps the address, an exec draws a new one, unless the
+ * executable is not position-independent or ASLR is off. */
+static uint64_t executable_base(const struct hd_process *process)
+{
+    for (size_t m = 0; process->exe && m < process->nmappings; m++)
+        if (process->mappings[m].path && strcmp(process->mappings[m].path, process->exe) == 0)
+            return process->mappings[m].start;
+    return 0;
+}
+
+/* Decisive only in the negative: fork keeps the executable and where it is mapped. */
+static bool executable_differs(const struct hd_process *child, const struct hd_process *parent)
+{
+    if (!child->exe || !parent->exe)
+        return false;
+    if (strcmp(child->exe, parent->exe) != 0)
+        return true;
+    uint64_t own = executable_base(child), theirs = executable_base(parent);
+    return own != 0 && theirs != 0 && own != theirs;
+}
+
+enum hd_origin_basis probe_origin_basis(const struct hd_process *child, const struct probe_at_random *own,
+                                        const struct hd_process *parent, const struct probe_at_random *theirs)
+{
+    if (own->error == 0 && theirs->error == 0)
+        return own->address == theirs->address && memcmp(own->bytes, theirs->bytes, sizeof own->bytes) == 0
+                   ? HD_ORIGIN_BASIS_AT_RANDOM_SAME
+                   : HD_ORIGIN_BASIS_AT_RANDOM_DIFFERENT;
+    return executable_differs(child, parent) ? HD_ORIGIN_BASIS_EXECUTABLE_DIFFERS : HD_ORIGIN_BASIS_UNREADABLE;
+}
+
+enum hd_origin probe_origin_of_basis(enum hd_origin_basis basis)
+{
+    static const enum hd_origin origins[] = {
+        [HD_ORIGIN_BASIS_NONE] = HD_ORIGIN_UNKNOWN,
+        [HD_ORIGIN_BASIS_AT_RANDOM_SAME] = HD_ORIGIN_FORKED,
+        [HD_ORIGIN_BASIS_AT_RANDOM_DIFFERENT] = HD_ORIGIN_EXEC,
+        [HD_ORIGIN_BASIS_EXECUTABLE_DIFFERS] = HD_ORIGIN_EXEC,
+        [HD_ORIGIN_BASIS_UNREADABLE] = HD_ORIGIN_UNKNOWN,
+    };
+    return (size_t)basis < sizeof origins / sizeof origins[0] ? origins[basis] : HD_ORIGIN_UNKNOWN;
+}
+
+/* Why the AT_RANDOM of `whose` could not be read, for the note. */
+static void explain_unreadable(const struct hd_process *whose, const struct probe_at_random *failed, char *why,
+                               size_t size)
+{
+    int error = -failed->error;
+    if (error == EPERM || error == EACCES)
+        probe_stop_explain_access(whose->pid, why, size);
+    else if (error == ESRCH || error == ENOENT)
+        snprintf(why, size, "it exited");
+    else if (error == ENODATA)
+        snprintf(why, size, "its auxv has no AT_RANDOM entry (a kernel before 2.6.29)");
+    else if (error == EFAULT)
+        snprintf(why, size, "its auxv points to memory it does not map");
+    else
+        snprintf(why, size, "%s", strerror(error));
+}
+
+static void note_unreadable(struct hd_snapshot *snapshot, const struct hd_process *child,
+                            const struct hd_process *whose, const struct probe_at_random *failed)
+{
+    char why[PROBE_STOP_WHY_MAX], whom[48];
+    explain_unreadable(whose, failed, why, sizeof why);
+    if (whose == child)
+        snprintf(whom, sizeof whom, "its");
+    else
+        snprintf(whom, sizeof whom, "its parent %d's", (int)whose->pid);
+    hd_snapshot_note(snapshot, child->pid, 0,
+                     "origin unknown (the AT_RANDOM bytes tell a fork from an exec): %s %s could not be read: %s", whom,
+                     failed->auxv_read ? "AT_RANDOM bytes" : "auxv", why);
+}
+
+void probe_mark_origins(struct hd_snapshot *snapshot)
+{
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        struct hd_process *child = &snapshot->processes[p];
+        const struct hd_process *parent = hd_snapshot_find_process(snapshot, child->ppid);
+        if (!parent || child->kernel_thread || child->zombie)
+            continue;
+        /* a parent with many children is read once per child: a few microseconds each, and always its present
+         * bytes */
+        struct probe_at_random own, theirs;
+        read_at_random(child, &own);
+        read_at_random(parent, &theirs);
+        child->origin_basis = probe_origin_basis(child, &own, parent, &theirs);
+        child->origin = probe_origin_of_basis(child->origin_basis);
+        if (child->origin_basis == HD_ORIGIN_BASIS_UNREADABLE)
+            note_unreadable(snapshot, child, own.error ? child : parent, own.error ? &own : &theirs);
+    }
+}

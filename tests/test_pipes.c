@@ -1,0 +1,240 @@
+/* Pipes in the wait-for graph on real Python programs (issue 12): the multiprocessing Queue that is joined before it
+ * is read, under fork and under spawn, and subprocess.Popen(stdout=PIPE).wait() on a child that writes more than the
+ * pipe holds, are deadlocks named full-pipe, never blamed on fork; pipes that are being drained, and an idle spawn
+ * pool whose workers read their task pipe, are not hung. The fixtures are Python scripts in scenarios/, run by
+ * python_fixture.c, which reports the pids once the writer is blocked in write(2) and the parent in wait4(2). */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* the interpreter starts in well under a second, but a loaded machine is slow to fill a pipe with 1 MiB */
+#define PYTHON_READY_TIMEOUT_MS 90000
+
+TestSuite(pipes, .fini = fixture_stop_all, .timeout = 300);
+
+enum { NOT_HUNG = 0, HUNG = 1 };
+
+/* Findings that would blame fork(): none of these programs has state inherited through it */
+static const char *const FORK_FINDINGS[] = { "inherited-lock", "orphaned-wait", "fork-unsafe-runtime",
+                                             "cuda-inherited" };
+
+/* Does one value of evidence `name` (a string or an array of them) start with `prefix`? */
+static bool evidence_starts_with(json_object *finding, const char *name, const char *prefix)
+{
+    char key[96];
+    snprintf(key, sizeof key, "evidence.%s", name);
+    json_object *value = json_at(finding, key);
+    if (value && json_object_is_type(value, json_type_string))
+        return strncmp(json_object_get_string(value), prefix, strlen(prefix)) == 0;
+    for (size_t i = 0; value && json_object_is_type(value, json_type_array) && i < json_object_array_length(value); i++)
+        if (strncmp(json_object_get_string(json_object_array_get_idx(value, i)), prefix, strlen(prefix)) == 0)
+            return true;
+    return false;
+}
+
+static bool has_member(json_object *finding, pid_t tid)
+{
+    json_object *members = json_at(finding, "members");
+    for (size_t i = 0; members && i < json_object_array_length(members); i++)
+        if (json_int_at(json_object_array_get_idx(members, i), "tid", -1) == tid)
+            return true;
+    return false;
+}
+
+/* Is one of the finding's remedies about `part`? */
+static bool has_remedy(json_object *finding, const char *part)
+{
+    json_object *remedies = json_at(finding, "remedies");
+    for (size_t i = 0; remedies && i < json_object_array_length(remedies); i++)
+        if (strstr(json_object_get_string(json_object_array_get_idx(remedies, i)), part))
+            return true;
+    return false;
+}
+
+static const char *findings_text(json_object *document)
+{
+    return json_object_to_json_string(json_at(document, "findings"));
+}
+
+/* hangdoc --json on `pid`; fails unless it exits with `expected_status`. */
+static json_object *diagnose(pid_t pid, int expected_status)
+{
+    int status = -1;
+    json_object *document = hangdoc_json(pid, &status);
+    cr_assert_eq(status, expected_status, "hangdoc exits %d, got %d; verdict %s; findings %s", expected_status, status,
+                 json_object_to_json_string(json_at(document, "verdict")), findings_text(document));
+    return document;
+}
+
+static void expect_same_string(json_object *first, json_object *second, const char *key)
+{
+    const char *a = json_string_at(first, key), *b = json_string_at(second, key);
+    cr_assert((!a && !b) || (a && b && strcmp(a, b) == 0), "%s: '%s' the first time, '%s' the second", key,
+              a ? a : "(none)", b ? b : "(none)");
+}
+
+/* How many findings `id` are part of a hang (not informational: an idle thread comes and goes between looks) */
+static size_t count_hang_findings(json_object *document, const char *id)
+{
+    json_object *findings = json_at(document, "findings");
+    size_t count = 0;
+    for (size_t i = 0; findings && i < json_object_array_length(findings); i++) {
+        json_object *finding = json_object_array_get_idx(findings, i);
+        count += json_bool_at(finding, "hang") && (!id || strcmp(json_string_at(finding, "id"), id) == 0);
+    }
+    return count;
+}
+
+/* A second look at the same tree gives the same verdict: the hang is for good, and so is the diagnosis. */
+static void expect_same_verdict(json_object *first, json_object *second)
+{
+    cr_expect_eq(json_bool_at(first, "verdict.hung"), json_bool_at(second, "verdict.hung"));
+    expect_same_string(first, second, "verdict.cause");
+    expect_same_string(first, second, "verdict.root_cause");
+    cr_expect_eq(json_int_at(first, "verdict.pid", -1), json_int_at(second, "verdict.pid", -1));
+    cr_expect_eq(json_int_at(first, "verdict.tid", -1), json_int_at(second, "verdict.tid", -1));
+    json_object *findings = json_at(first, "findings");
+    for (size_t i = 0; findings && i < json_object_array_length(findings); i++) {
+        const char *id = json_string_at(json_object_array_get_idx(findings, i), "id");
+        cr_expect_eq(count_hang_findings(first, id), count_hang_findings(second, id),
+                     "'%s' findings differ between two looks: %s\nthen %s", id, findings_text(first),
+                     findings_text(second));
+    }
+    cr_expect_eq(count_hang_findings(first, NULL), count_hang_findings(second, NULL), "%s\nthen %s",
+                 findings_text(first), findings_text(second));
+}
+
+static void expect_no_fork_finding(json_object *document)
+{
+    for (size_t i = 0; i < sizeof FORK_FINDINGS / sizeof FORK_FINDINGS[0]; i++)
+        cr_expect_eq(json_count_findings(document, FORK_FINDINGS[i], 0), 0, "no '%s': nothing came through fork: %s",
+                     FORK_FINDINGS[i], findings_text(document));
+}
+
+/* The deadlock on a full pipe: `writer` (a thread of `child`) blocked writing, the parent's main thread its reader,
+ * waiting for the child in wait4; the pipe finding is the root cause and names them; `remedy_parts` (any one of them,
+ * NULL-terminated) is the Python remedy that fits, and no remedy mentions `other_remedy`, the other case's. */
+static void expect_full_pipe(json_object *document, pid_t parent, pid_t child, pid_t writer,
+                             const char *const *remedy_parts, const char *other_remedy)
+{
+    cr_assert(json_bool_at(document, "verdict.hung"), "verdict: %s",
+              json_object_to_json_string(json_at(document, "verdict")));
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "deadlock", "findings: %s", findings_text(document));
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "full-pipe", "findings: %s",
+                     findings_text(document));
+    cr_assert_eq(json_count_findings(document, "full-pipe", 0), 1, "one full-pipe: %s", findings_text(document));
+    json_object *hangs = json_at(document, "verdict.hangs");
+    cr_expect(!hangs || json_object_array_length(hangs) == 1, "one hang, named once (not again as a wait-cycle): %s",
+              json_object_to_json_string(hangs));
+    cr_expect_eq(json_count_findings(document, "wait-cycle", 0), 0, "the pipe's cycle is the full-pipe finding's: %s",
+                 findings_text(document));
+    json_object *pipe = json_first_finding(document, "full-pipe", 0);
+    cr_assert_eq(json_int_at(pipe, "pid", -1), child, "%s", json_object_to_json_string(pipe));
+    cr_assert_eq(json_int_at(pipe, "tid", -1), writer, "the writer is thread %d: %s", writer,
+                 json_object_to_json_string(pipe));
+    cr_assert_str_eq(json_string_at(pipe, "confidence"), "certain");
+
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "thread %d ", writer);
+    /* the rest each on its own, so that one missing piece does not hide the others */
+    cr_expect(evidence_starts_with(pipe, "writer", prefix), "%s", json_object_to_json_string(pipe));
+    cr_expect(json_at(pipe, "evidence.pipe"), "the pipe is named: %s", json_object_to_json_string(pipe));
+    snprintf(prefix, sizeof prefix, "thread %d ", parent);
+    cr_expect(evidence_starts_with(pipe, "reader", prefix), "the parent's main thread is a reader: %s",
+              json_object_to_json_string(pipe));
+    cr_expect(json_at(pipe, "evidence.cycle"), "the cycle is named: %s", json_object_to_json_string(pipe));
+    cr_expect(has_member(pipe, writer) && has_member(pipe, parent), "writer and parent are in the cycle: %s",
+              json_object_to_json_string(pipe));
+
+    bool remedy = false;
+    for (const char *const *part = remedy_parts; *part; part++)
+        remedy |= has_remedy(pipe, *part);
+    cr_expect(remedy, "the Python remedy (%s): %s", remedy_parts[0],
+              json_object_to_json_string(json_at(pipe, "remedies")));
+    cr_expect(!has_remedy(pipe, other_remedy), "only the remedies that fit, not '%s': %s", other_remedy,
+              json_object_to_json_string(json_at(pipe, "remedies")));
+    expect_no_fork_finding(document);
+}
+
+/* ready <parent> <child> <parent's thread in wait4> <child's thread in write>; the child started as `origin` */
+static void expect_deadlock_on_full_pipe(const char *fixture_name, const char *origin, const char *const *remedy_parts,
+                                         const char *other_remedy)
+{
+    struct fixture fixture;
+    fixture_start_within(&fixture, fixture_name, PYTHON_READY_TIMEOUT_MS);
+    cr_assert_eq(fixture.npids, 4, "ready parent child waiter writer");
+    pid_t parent = fixture.pids[0], child = fixture.pids[1], waiter = fixture.pids[2], writer = fixture.pids[3];
+    cr_assert_eq(waiter, parent, "the parent's main thread waits for the child");
+
+    json_object *first = diagnose(parent, HUNG);
+    expect_full_pipe(first, parent, child, writer, remedy_parts, other_remedy);
+    const char *child_origin = json_string_at(json_process(first, child), "origin");
+    cr_expect(child_origin && strcmp(child_origin, origin) == 0, "the child's origin is %s, not %s", origin,
+              child_origin ? child_origin : "(none)");
+    json_object *second = diagnose(parent, HUNG);
+    expect_same_verdict(first, second);
+    json_object_put(first);
+    json_object_put(second);
+    fixture_stop(&fixture);
+}
+
+static const char *const QUEUE_REMEDY[] = { "cancel_join_thread", "before join", NULL };
+static const char *const SUBPROCESS_REMEDY[] = { "communicate()", NULL };
+
+/* The child's feeder thread, started in the child, writes the item; the child's main thread joins it at exit */
+Test(pipes, queue_joined_before_it_is_read_under_fork)
+{
+    expect_deadlock_on_full_pipe("mp_queue_join_fork", "forked", QUEUE_REMEDY, "communicate()");
+}
+
+/* The same under spawn: the start method changes nothing, and the report must not say it would */
+Test(pipes, queue_joined_before_it_is_read_under_spawn)
+{
+    expect_deadlock_on_full_pipe("mp_queue_join_spawn", "spawn", QUEUE_REMEDY, "communicate()");
+}
+
+/* The writer is the child's main thread: subprocess forks and execs, so the child is exec'd, not forked */
+Test(pipes, popen_stdout_pipe_waited_for_without_reading)
+{
+    expect_deadlock_on_full_pipe("subprocess_pipe", "exec", SUBPROCESS_REMEDY, "cancel_join_thread");
+}
+
+/* ---- look-alikes that are not hung ---------------------------------------------------------------------------- */
+
+static void expect_not_hung_twice(const char *fixture_name)
+{
+    struct fixture fixture;
+    fixture_start_within(&fixture, fixture_name, PYTHON_READY_TIMEOUT_MS);
+    json_object *first = diagnose(fixture.pids[0], NOT_HUNG);
+    cr_assert(!json_bool_at(first, "verdict.hung"), "verdict: %s",
+              json_object_to_json_string(json_at(first, "verdict")));
+    cr_assert_eq(json_count_findings(first, "full-pipe", 0), 0, "%s", findings_text(first));
+    cr_assert_eq(json_count_findings(first, "wait-cycle", 0), 0, "%s", findings_text(first));
+    expect_no_fork_finding(first);
+    json_object *second = diagnose(fixture.pids[0], NOT_HUNG);
+    expect_same_verdict(first, second);
+    json_object_put(first);
+    json_object_put(second);
+    fixture_stop(&fixture);
+}
+
+/* The parent reads everything with communicate() while the child writes a line now and then, for ever */
+Test(pipes, output_read_with_communicate_is_not_hung)
+{
+    expect_not_hung_twice("healthy_pipe_communicate");
+}
+
+/* The child's write() is blocked on a full pipe nearly all the time, but its reader takes from it every 20 ms */
+Test(pipes, full_pipe_drained_slowly_is_not_hung)
+{
+    expect_not_hung_twice("healthy_pipe_slow_reader");
+}
+
+/* Idle spawn workers sleep reading their task pipe; its writers are the parent's, which wake with timeouts */
+Test(pipes, idle_spawn_pool_reading_its_task_pipe_is_not_hung)
+{
+    expect_not_hung_twice("mp_pool_spawn");
+}
