@@ -340,13 +340,6 @@ enum hd_python_role probe_python_role_of_cmdline(char *const *argv, size_t argc)
     return HD_PYTHON_ROLE_NONE;
 }
 
-static bool is_python(const struct hd_process *process)
-{
-    const char *exe = hd_basename(process->exe);
-    const char *first = process->argc ? hd_basename(process->argv[0]) : NULL;
-    return (exe && strncmp(exe, "python", 6) == 0) || (first && strncmp(first, "python", 6) == 0);
-}
-
 static bool same_command_line(const struct hd_process *a, const struct hd_process *b)
 {
     if (a->argc != b->argc)
@@ -370,7 +363,7 @@ static enum hd_python_role role_of_own_cmdline(const struct hd_process *process,
 static void refine_one(struct hd_snapshot *snapshot, struct hd_process *process)
 {
     struct hd_process *parent = hd_snapshot_find_process(snapshot, process->ppid);
-    if (!is_python(process))
+    if (!hd_process_is_python(process))
         return;
     /* a forked child keeps its parent's command line: what it says describes the parent, not the child */
     bool forked = process->origin == HD_ORIGIN_FORKED;
@@ -378,7 +371,7 @@ static void refine_one(struct hd_snapshot *snapshot, struct hd_process *process)
         process->origin = HD_ORIGIN_FORKSERVER;
         process->python_role = HD_PYTHON_ROLE_FORKSERVER_CHILD;
         process->python_start_method = HD_PYTHON_FORKSERVER;
-    } else if (forked && parent && is_python(parent)) {
+    } else if (forked && parent && hd_process_is_python(parent)) {
         process->python_role = HD_PYTHON_ROLE_FORK_CHILD;
         process->python_start_method = HD_PYTHON_FORK;
     } else if (!forked) {

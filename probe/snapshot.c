@@ -439,3 +439,21 @@ const char *hd_basename(const char *path)
     const char *slash = path ? strrchr(path, '/') : NULL;
     return slash ? slash + 1 : path;
 }
+
+static bool named_python(const char *name)
+{
+    return name && strncmp(name, "python", 6) == 0;
+}
+
+bool hd_process_is_python(const struct hd_process *process)
+{
+    if (named_python(process->comm) || named_python(hd_basename(process->exe)) ||
+        (process->argc && named_python(hd_basename(process->argv[0]))))
+        return true;
+    for (size_t m = 0; m < process->nmappings; m++) {
+        const char *name = hd_basename(process->mappings[m].path);
+        if (name && strncmp(name, "libpython", 9) == 0)
+            return true;
+    }
+    return false;
+}

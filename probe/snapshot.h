@@ -452,4 +452,7 @@ const struct hd_library *hd_process_find_library(const struct hd_process *proces
 const struct hd_library *hd_process_library_of_data(const struct hd_process *process, uint64_t address);
 /* The last path component, or the path itself */
 const char *hd_basename(const char *path);
+/* Is `process` a Python interpreter: its comm, executable or argv[0] python*, or libpython mapped (an embedding
+ * program)? The one test probe (Python roles) and report (Python remedies) both ask. */
+bool hd_process_is_python(const struct hd_process *process);
 const char *hd_wait_kind_name(enum hd_wait_kind kind);

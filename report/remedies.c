@@ -8,24 +8,6 @@
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
-static bool starts_with(const char *text, const char *prefix)
-{
-    return text && strncmp(text, prefix, strlen(prefix)) == 0;
-}
-
-static bool maps_library(const struct hd_process *process, const char *name_prefix)
-{
-    for (size_t m = 0; m < process->nmappings; m++)
-        if (starts_with(hd_basename(process->mappings[m].path), name_prefix))
-            return true;
-    return false;
-}
-
-bool report_is_python(const struct hd_process *process)
-{
-    return starts_with(process->comm, "python") || starts_with(hd_basename(process->exe), "python") ||
-           maps_library(process, "libpython");
-}
 
 /* ---- facts ----------------------------------------------------------------------------------------------------- */
 
@@ -38,7 +20,7 @@ struct subject {
 
 static bool python_forked(const struct subject *s)
 {
-    return s->process && report_is_python(s->process);
+    return s->process && hd_process_is_python(s->process);
 }
 
 /* A dead worker's parent is the one that must change how it waits. */
@@ -49,14 +31,14 @@ static bool python_parent(const struct subject *s)
         if (s->snapshot->departed[d].pid == s->finding->pid)
             parent_pid = s->snapshot->departed[d].ppid;
     const struct hd_process *parent = hd_snapshot_find_process(s->snapshot, parent_pid);
-    return parent && report_is_python(parent);
+    return parent && hd_process_is_python(parent);
 }
 
 /* The writer of a full pipe is a multiprocessing worker (forked, spawned or from the forkserver): the queue's
  * feeder thread of a process its parent joins before taking what it put. */
 static bool multiprocessing_writer(const struct subject *s)
 {
-    return s->process && report_is_python(s->process) &&
+    return s->process && hd_process_is_python(s->process) &&
            (s->process->python_role == HD_PYTHON_ROLE_FORK_CHILD ||
             s->process->python_role == HD_PYTHON_ROLE_SPAWN_CHILD ||
             s->process->python_role == HD_PYTHON_ROLE_FORKSERVER_CHILD);
@@ -66,7 +48,7 @@ static bool multiprocessing_writer(const struct subject *s)
 static bool subprocess_writer(const struct subject *s)
 {
     const struct hd_process *parent = s->process ? hd_snapshot_find_process(s->snapshot, s->process->ppid) : NULL;
-    return parent && report_is_python(parent) && !multiprocessing_writer(s);
+    return parent && hd_process_is_python(parent) && !multiprocessing_writer(s);
 }
 
 /* ---- the table ----------------------------------------------------------------------------------------------- */

@@ -9,5 +9,3 @@
 /* Appends the specific remedies to the findings. False when memory ran out. */
 bool report_add_specific_remedies(const struct hd_snapshot *snapshot, struct report_analysis *analysis);
 
-/* Is `process` a Python interpreter: comm or executable python*, or libpython mapped (an embedding program)? */
-bool report_is_python(const struct hd_process *process);
