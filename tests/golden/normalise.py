@@ -36,9 +36,9 @@ VOLATILE = [
     (re.compile(r"python3\.\d+"), "python3.X"),
     # the build of a system library (libc's build-id changes with every Debian update)
     (re.compile(r"\b[0-9a-f]{40}\b"), "<build-id>"),
-    # a thread that makes progress is caught on a CPU (R, no wait channel) or between two turns (S): one form
-    (re.compile(r"' [RS] \[([^,\]]+)(?:, <duration>)?\](.*?)(?: · in <wchan>)? · progressing \(<cpu>\)"),
-     r"' <R or S> [\1]\2 · progressing (<cpu>)"),
+    # a thread that makes progress is caught on a CPU (R, "[running]", no wait channel) or in its wait between two
+    # turns (S, "[poll] poll 0 fds, ..."): one form, whichever the last sample saw
+    (re.compile(r"' [RS] \[[^\]]*\].*? · progressing \(<cpu>\)"), r"' <R or S> <running or waiting> · progressing (<cpu>)"),
 ]
 
 
