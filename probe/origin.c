@@ -8,6 +8,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* An x86-64 auxv has about 25 pairs of 16 bytes; the kernel keeps at most AT_VECTOR_SIZE words (under 100). */
@@ -43,7 +44,9 @@ bool probe_parse_auxv_random(const void *bytes, size_t length, size_t word_size,
 }
 
 /* Reads where AT_RANDOM points and the 16 bytes there. A 32-bit program (its arch unknown to hangdoc) has an auxv
- * of 32-bit words. */
+ * of 32-bit words; an unknown arch may also be a 64-bit program of another machine, so 64-bit words are tried when
+ * 32-bit ones find no entry (never the other way: a known 64-bit auxv read as 32-bit words could name an address
+ * that is no AT_RANDOM). */
 static void read_at_random(const struct hd_process *process, struct probe_at_random *out)
 {
     *out = (struct probe_at_random){ 0 };
@@ -55,8 +58,9 @@ static void read_at_random(const struct hd_process *process, struct probe_at_ran
         out->error = (int)length;
         return;
     }
-    size_t word_size = process->arch == HD_ARCH_UNKNOWN ? sizeof(uint32_t) : sizeof(uint64_t);
-    if (!probe_parse_auxv_random(auxv, (size_t)length, word_size, &out->address)) {
+    bool found = process->arch == HD_ARCH_UNKNOWN &&
+                 probe_parse_auxv_random(auxv, (size_t)length, sizeof(uint32_t), &out->address);
+    if (!found && !probe_parse_auxv_random(auxv, (size_t)length, sizeof(uint64_t), &out->address)) {
         /* an empty auxv: the process is exiting and its memory is gone */
         out->error = length == 0 ? -ESRCH : -ENODATA;
         return;
@@ -139,21 +143,44 @@ static void note_unreadable(struct hd_snapshot *snapshot, const struct hd_proces
                      failed->auxv_read ? "AT_RANDOM bytes" : "auxv", why);
 }
 
+/* Each process's AT_RANDOM, read when first asked for: a parent of 1,000 workers is read once, not 1,000 times. */
+struct at_randoms {
+    const struct hd_snapshot *snapshot;
+    struct probe_at_random *of; /* per process index; NULL when memory ran out: then read at every ask */
+    bool *read;
+    struct probe_at_random spare;
+};
+
+static const struct probe_at_random *at_random_of(struct at_randoms *known, const struct hd_process *process)
+{
+    if (!known->of || !known->read) {
+        read_at_random(process, &known->spare);
+        return &known->spare;
+    }
+    size_t index = (size_t)(process - known->snapshot->processes);
+    if (!known->read[index]) {
+        read_at_random(process, &known->of[index]);
+        known->read[index] = true;
+    }
+    return &known->of[index];
+}
+
 void probe_mark_origins(struct hd_snapshot *snapshot)
 {
+    struct at_randoms known = { .snapshot = snapshot, .of = calloc(snapshot->nprocesses + 1, sizeof *known.of),
+                                .read = calloc(snapshot->nprocesses + 1, sizeof *known.read) };
     for (size_t p = 0; p < snapshot->nprocesses; p++) {
         struct hd_process *child = &snapshot->processes[p];
         const struct hd_process *parent = hd_snapshot_find_process(snapshot, child->ppid);
         if (!parent || child->kernel_thread || child->zombie)
             continue;
-        /* a parent with many children is read once per child: a few microseconds each, and always its present
-         * bytes */
-        struct probe_at_random own, theirs;
-        read_at_random(child, &own);
-        read_at_random(parent, &theirs);
-        child->origin_basis = probe_origin_basis(child, &own, parent, &theirs);
+        struct probe_at_random own = *at_random_of(&known, child);
+        const struct probe_at_random *theirs = at_random_of(&known, parent);
+        child->origin_basis = probe_origin_basis(child, &own, parent, theirs);
         child->origin = probe_origin_of_basis(child->origin_basis);
         if (child->origin_basis == HD_ORIGIN_BASIS_UNREADABLE)
-            note_unreadable(snapshot, child, own.error ? child : parent, own.error ? &own : &theirs);
+            note_unreadable(snapshot, child, own.error ? child : parent, own.error ? &own : theirs);
     }
+    free(known.of);
+    free(known.read);
 }

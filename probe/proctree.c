@@ -598,9 +598,9 @@ static void read_thread_kernel_stack(pid_t pid, struct hd_thread *thread)
  * only taken when there is time for it, so it is always read whole. */
 static enum lateness lateness(struct read_context *c)
 {
-    if (!full(c) || c->lateness == TOO_LATE || c->tree->deadline <= 0)
-        return full(c) ? c->lateness : ON_TIME;
-    if (c->threads_since_clock++ % LATENESS_CHECK_THREADS == 0) {
+    if (!full(c) || c->tree->deadline <= 0)
+        return ON_TIME;
+    if (c->lateness != TOO_LATE && c->threads_since_clock++ % LATENESS_CHECK_THREADS == 0) {
         double now = (double)clock_ns(CLOCK_MONOTONIC) / 1e9;
         if (c->tree->last_call > 0 && now >= c->tree->last_call)
             c->lateness = TOO_LATE;

@@ -5,6 +5,7 @@
 #include "../inheritance.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 
 /* The parent's threads named as evidence of one orphaned wait; more are counted. */
 #define PARENT_WAITERS_LISTED_MAX 8
@@ -77,28 +78,22 @@ void report_rule_orphaned_wait(struct report_rule_context *c)
         enum fork_evidence why = fork_evidence(c, node, parent, &attribution);
         if (why == NO_FORK_EVIDENCE)
             continue;
-        struct report_finding *finding = NULL;
+        /* the summary's second half says what shows that the wait came through fork() */
+        char because[256];
+        int ppid = (int)node->process->ppid;
         if (why == PARENT_WAITS_THERE)
-            finding = rule_finding(c, REPORT_ORPHANED_WAIT, REPORT_CERTAIN, node,
-                                   "thread %d '%s' of forked child %d sleeps forever on private futex 0x%" PRIx64
-                                   ", where threads of its parent %d wait too: the threads that would wake it exist "
-                                   "only in the parent",
-                                   (int)node->thread->tid, node->thread->name, (int)node->process->pid,
-                                   wait->address, (int)node->process->ppid);
+            snprintf(because, sizeof because, ", where threads of its parent %d wait too: the threads that would "
+                                              "wake it exist only in the parent", ppid);
         else if (why == PARENT_RUNS_RUNTIME)
-            finding = rule_finding(c, REPORT_ORPHANED_WAIT, REPORT_CERTAIN, node,
-                                   "thread %d '%s' of forked child %d sleeps forever on private futex 0x%" PRIx64
-                                   " inside %s, whose threads run in its parent %d: fork() copied the runtime's "
-                                   "state but not its threads",
-                                   (int)node->thread->tid, node->thread->name, (int)node->process->pid,
-                                   wait->address, attribution.runtime->name, (int)node->process->ppid);
+            snprintf(because, sizeof because, " inside %s, whose threads run in its parent %d: fork() copied the "
+                                              "runtime's state but not its threads", attribution.runtime->name, ppid);
         else
-            finding = rule_finding(c, REPORT_ORPHANED_WAIT, REPORT_CERTAIN, node,
-                                   "thread %d '%s' of forked child %d sleeps forever on private futex 0x%" PRIx64
-                                   " in memory it got from its parent %d at fork(), and no thread of the child can "
-                                   "wake it",
-                                   (int)node->thread->tid, node->thread->name, (int)node->process->pid,
-                                   wait->address, (int)node->process->ppid);
+            snprintf(because, sizeof because, " in memory it got from its parent %d at fork(), and no thread of the "
+                                              "child can wake it", ppid);
+        struct report_finding *finding = rule_finding(
+            c, REPORT_ORPHANED_WAIT, REPORT_CERTAIN, node,
+            "thread %d '%s' of forked child %d sleeps forever on private futex 0x%" PRIx64 "%s",
+            (int)node->thread->tid, node->thread->name, (int)node->process->pid, wait->address, because);
         rule_evidence(c, finding, "fork_evidence", "%s", fork_evidence_words[why]);
         rule_evidence(c, finding, "address", "0x%" PRIx64, wait->address);
         if (finding) {

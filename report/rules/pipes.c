@@ -17,6 +17,10 @@
 
 #define READERS_LISTED_MAX 8 /* reader threads named as evidence; more are counted */
 #define CYCLE_STEPS_MAX 32   /* a longer cycle is named by its first steps */
+/* A search for a cycle is linear in the graph, so a rule makes at most this many: a knot of thousands of writers
+ * or readers is named by its first cycles (the rest of the findings keep their subject, without the cycle), and the
+ * unexplained knot covers the rest. */
+#define CYCLE_SEARCHES_MAX 512
 
 struct search {
     const struct report_graph *graph;
@@ -98,19 +102,12 @@ static size_t shortest_cycle(struct search *s, size_t start)
             }
             if (next < graph->nnodes && !asleep_forever(graph, next))
                 continue;
-            /* An OR-set of the start's own process, reached from another thread than the start: it closes the
-             * cycle at once. (Its vertex may have been expanded already from the start itself, which it does not
-             * lead back to, so the ordinary way would miss it.) */
-            if (next >= graph->nnodes && vertex < graph->nnodes && vertex != start &&
-                next - graph->nnodes == graph->nodes[start].process_index) {
-                s->parent[start] = vertex;
-                s->via[start] = via;
-                size_t length = 0;
-                for (size_t v = vertex; v != start && length <= s->nvertices; v = s->parent[v])
-                    length++;
-                return length + 1;
-            }
-            if (next == start) {
+            /* Back at the start, or at an OR-set of the start's own process reached from another thread than the
+             * start: that closes the cycle at once. (The OR-set's vertex may have been expanded already from the
+             * start itself, which it does not lead back to, so the ordinary way would miss it.) */
+            bool own_process = next >= graph->nnodes && vertex < graph->nnodes && vertex != start &&
+                               next - graph->nnodes == graph->nodes[start].process_index;
+            if (next == start || own_process) {
                 s->parent[start] = vertex;
                 s->via[start] = via;
                 size_t length = 0;
@@ -226,6 +223,7 @@ void report_rule_full_pipe(struct report_rule_context *c)
     struct search s;
     if (!rule_search_init(c, &s))
         return;
+    size_t searches = 0;
     for (size_t i = 0; i < graph->nnodes && !c->failed; i++) {
         const struct report_node *node = &graph->nodes[i];
         const struct hd_fd *fd = node->wake == REPORT_WAKE_NEVER && node->thread->wait.kind == HD_WAIT_WRITE
@@ -244,7 +242,7 @@ void report_rule_full_pipe(struct report_rule_context *c)
                       fd->target ? fd->target : "?");
         reader_evidence(c, finding, i);
         size_t nodes[CYCLE_STEPS_MAX];
-        if (shortest_cycle(&s, i))
+        if (searches++ < CYCLE_SEARCHES_MAX && shortest_cycle(&s, i))
             cycle_evidence(c, finding, &s, nodes, cycle_nodes(&s, i, nodes, CYCLE_STEPS_MAX));
         else
             rule_member(c, finding, i);
@@ -267,9 +265,6 @@ static bool starts_a_cycle(const struct report_node *node)
             (kind == HD_WAIT_FUTEX && node->thread->wait.lock.kind == HD_LOCK_JOIN));
 }
 
-/* A search from every thread that may start a cycle is linear each, so at most this many: a knot of thousands of
- * readers is named by its first cycles, and the unexplained knot covers the rest. */
-#define CYCLE_SEARCHES_MAX 512
 
 void report_rule_wait_cycle(struct report_rule_context *c)
 {

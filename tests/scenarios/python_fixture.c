@@ -67,29 +67,6 @@ static int read_pids(int fd, char *line, size_t size, pid_t *pids)
 }
 
 /* True when every thread of `pid` is in state S (and, for futex, its main thread's wait channel names a futex) */
-static bool in_position(pid_t pid, bool futex)
-{
-    char path[64], text[1024];
-    if (futex && !(fixture_read_task_file(pid, pid, "wchan", text, sizeof text) && strstr(text, "futex")))
-        return false;
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *tasks = opendir(path);
-    if (!tasks)
-        return false;
-    bool sleeping = true;
-    struct dirent *entry;
-    while (sleeping && (entry = readdir(tasks))) {
-        pid_t tid = (pid_t)atoi(entry->d_name);
-        if (tid <= 0)
-            continue;
-        const char *close;
-        sleeping = fixture_read_task_file(pid, tid, "stat", text, sizeof text) && (close = strrchr(text, ')')) &&
-                   close[1] == ' ' && close[2] == 'S';
-    }
-    closedir(tasks);
-    return sleeping;
-}
-
 static long syscall_number(const char *name, size_t length)
 {
     for (size_t i = 0; i < sizeof syscall_names / sizeof syscall_names[0]; i++)
@@ -114,7 +91,8 @@ static int parse_stuck(const char *position, long *numbers, int max)
     return count;
 }
 
-/* True when every thread of `pid` sleeps (S) and one of them is blocked in system call `number`: that one in *tid. */
+/* True when every thread of `pid` sleeps (S) and, unless `number` is NO_SYSCALL, one of them is blocked in system
+ * call `number`: that one in *tid. */
 static bool stuck_in(pid_t pid, long number, pid_t *tid)
 {
     char path[64], text[1024];
@@ -133,12 +111,23 @@ static bool stuck_in(pid_t pid, long number, pid_t *tid)
         sleeping = fixture_read_task_file(pid, task, "stat", text, sizeof text) && (close = strrchr(text, ')')) &&
                    close[1] == ' ' && close[2] == 'S';
         char *end;
-        if (sleeping && !*tid && fixture_read_task_file(pid, task, "syscall", text, sizeof text) &&
+        if (sleeping && number != NO_SYSCALL && !*tid &&
+            fixture_read_task_file(pid, task, "syscall", text, sizeof text) &&
             strtol(text, &end, 10) == number && end != text)
             *tid = task;
     }
     closedir(tasks);
-    return sleeping && *tid;
+    return sleeping && (number == NO_SYSCALL || *tid);
+}
+
+/* Every thread of `pid` sleeps; with `futex`, its main thread in futex(2). */
+static bool in_position(pid_t pid, bool futex)
+{
+    char text[1024];
+    if (futex && !(fixture_read_task_file(pid, pid, "wchan", text, sizeof text) && strstr(text, "futex")))
+        return false;
+    pid_t tid;
+    return stuck_in(pid, NO_SYSCALL, &tid);
 }
 
 /* Waits until each pid with a system call named is stuck in it, with the same threads for SETTLED_MS. */
