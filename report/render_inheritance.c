@@ -2,7 +2,7 @@
 #include "render_inheritance.h"
 
 #include "inheritance.h"
-#include "json_values.h"
+#include "json_writer.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,18 +12,21 @@
 #define CENSUS_GROUPS_MAX 64
 #define TEXT_ITEMS_MAX 6
 
-static json_object *library_object(const struct hd_library *library, const struct report_catalogue *catalogue)
+static void library_json(struct report_json *json, const struct hd_library *library,
+                         const struct report_catalogue *catalogue)
 {
     const struct report_runtime *runtime = report_catalogue_library(catalogue, library);
-    json_object *object = json_object_new_object();
-    json_object_object_add(object, "path", report_json_string(library->path));
-    json_object_object_add(object, "soname", report_json_string_or_null(library->soname));
-    json_object_object_add(object, "build_id", report_json_string_or_null(library->build_id));
-    json_object_object_add(object, "class", report_json_string(runtime ? runtime->id : "other"));
-    json_object_object_add(object, "fork_safety",
-                           runtime ? json_object_new_string(report_fork_safety_name(runtime->safety)) : NULL);
-    json_object_object_add(object, "in_parent", json_object_new_boolean(library->in_parent));
-    return object;
+    report_json_begin_object(json, NULL);
+    report_json_string(json, "path", library->path);
+    report_json_string_or_null(json, "soname", library->soname);
+    report_json_string_or_null(json, "build_id", library->build_id);
+    report_json_string(json, "class", runtime ? runtime->id : "other");
+    if (runtime)
+        report_json_name(json, "fork_safety", report_fork_safety_name(runtime->safety));
+    else
+        report_json_null(json, "fork_safety");
+    report_json_bool(json, "in_parent", library->in_parent);
+    report_json_end_object(json);
 }
 
 /* The parent thread census: threads grouped by name, by the runtime they run, and by the library the outermost
@@ -78,81 +81,89 @@ static size_t take_census(const struct hd_process *process, const struct report_
     return count;
 }
 
-static json_object *census_array(const struct hd_process *process, const struct report_catalogue *catalogue)
+static void census_json(struct report_json *json, const struct hd_process *process,
+                        const struct report_catalogue *catalogue)
 {
     struct census_group groups[CENSUS_GROUPS_MAX];
     size_t count = take_census(process, catalogue, groups, CENSUS_GROUPS_MAX);
-    json_object *array = json_object_new_array();
+    report_json_begin_array(json, "thread_census");
     for (size_t g = 0; g < count; g++) {
-        json_object *object = json_object_new_object();
-        json_object_object_add(object, "name", report_json_string(groups[g].name));
-        json_object_object_add(object, "count", json_object_new_int((int)groups[g].count));
-        json_object_object_add(object, "runtime", groups[g].runtime ? report_json_string(groups[g].runtime->id) : NULL);
-        json_object_object_add(object, "start_library", report_json_string_or_null(groups[g].start_library));
-        json_object_array_add(array, object);
+        report_json_begin_object(json, NULL);
+        report_json_string(json, "name", groups[g].name);
+        report_json_int(json, "count", groups[g].count);
+        report_json_string_or_null(json, "runtime", groups[g].runtime ? groups[g].runtime->id : NULL);
+        report_json_string_or_null(json, "start_library", groups[g].start_library);
+        report_json_end_object(json);
     }
-    return array;
+    report_json_end_array(json);
 }
 
-static json_object *device_mappings_array(const struct hd_process *process)
+static void device_mappings_json(struct report_json *json, const struct hd_process *process)
 {
-    json_object *array = json_object_new_array();
+    report_json_begin_array(json, "device_mappings");
     for (size_t m = 0; m < process->nmappings; m++) {
         const struct hd_mapping *mapping = &process->mappings[m];
         if (!mapping->path || strncmp(mapping->path, "/dev/", 5) != 0 || strncmp(mapping->path, "/dev/shm/", 9) == 0)
             continue;
         char range[48];
         snprintf(range, sizeof range, "0x%" PRIx64 "-0x%" PRIx64, mapping->start, mapping->end);
-        json_object *object = json_object_new_object();
-        json_object_object_add(object, "range", json_object_new_string(range));
-        json_object_object_add(object, "path", report_json_string(mapping->path));
-        json_object_object_add(object, "permissions", json_object_new_string(mapping->permissions));
-        json_object_array_add(array, object);
+        report_json_begin_object(json, NULL);
+        report_json_name(json, "range", range);
+        report_json_string(json, "path", mapping->path);
+        report_json_string(json, "permissions", mapping->permissions);
+        report_json_end_object(json);
     }
-    return array;
+    report_json_end_array(json);
 }
 
-void report_json_process_inheritance(json_object *object, const struct hd_snapshot *snapshot,
+static void name_or_null(struct report_json *json, const char *key, const char *name)
+{
+    if (name)
+        report_json_name(json, key, name);
+    else
+        report_json_null(json, key);
+}
+
+void report_json_process_inheritance(struct report_json *json, const struct hd_snapshot *snapshot,
                                      const struct hd_process *process, const struct report_catalogue *catalogue)
 {
     (void)snapshot;
-    json_object *libraries = json_object_new_array();
+    report_json_begin_array(json, "libraries");
     for (size_t l = 0; l < process->nlibraries; l++)
-        json_object_array_add(libraries, library_object(&process->libraries[l], catalogue));
-    json_object_object_add(object, "libraries", libraries);
-    const char *role = hd_python_role_name(process->python_role);
-    const char *method = hd_python_start_method_name(process->python_start_method);
-    json_object_object_add(object, "python_role", role ? json_object_new_string(role) : NULL);
-    json_object_object_add(object, "python_start_method", method ? json_object_new_string(method) : NULL);
-    json_object_object_add(object, "device_mappings", device_mappings_array(process));
-    json_object_object_add(object, "thread_census", census_array(process, catalogue));
+        library_json(json, &process->libraries[l], catalogue);
+    report_json_end_array(json);
+    name_or_null(json, "python_role", hd_python_role_name(process->python_role));
+    name_or_null(json, "python_start_method", hd_python_start_method_name(process->python_start_method));
+    device_mappings_json(json, process);
+    census_json(json, process, catalogue);
 }
 
-void report_json_fd_inheritance(json_object *object, const struct hd_fd *fd, const struct report_catalogue *catalogue)
+void report_json_fd_inheritance(struct report_json *json, const struct hd_fd *fd,
+                                const struct report_catalogue *catalogue)
 {
-    json_object_object_add(object, "class", json_object_new_string(hd_fd_class_name(fd->fd_class)));
+    report_json_name(json, "class", hd_fd_class_name(fd->fd_class));
     if (fd->device_known) {
         char device[32];
         snprintf(device, sizeof device, "%u:%u", fd->device_major, fd->device_minor);
-        json_object_object_add(object, "device", json_object_new_string(device));
+        report_json_name(json, "device", device);
     }
     if (fd->socket_name)
-        json_object_object_add(object, "socket_name", report_json_string(fd->socket_name));
+        report_json_string(json, "socket_name", fd->socket_name);
     const struct report_runtime *runtime = report_catalogue_handle(catalogue, fd);
-    json_object_object_add(object, "runtime", runtime ? report_json_string(runtime->id) : NULL);
-    json_object *origin = NULL;
+    report_json_string_or_null(json, "runtime", runtime ? runtime->id : NULL);
     if (fd->inherited_from.pid) {
-        origin = json_object_new_object();
-        json_object_object_add(origin, "pid", json_object_new_int(fd->inherited_from.pid));
-        json_object_object_add(origin, "fd", json_object_new_int(fd->inherited_from.fd));
+        report_json_begin_object(json, "inherited_from");
+        report_json_int(json, "pid", fd->inherited_from.pid);
+        report_json_int(json, "fd", fd->inherited_from.fd);
+        report_json_end_object(json);
+    } else {
+        report_json_null(json, "inherited_from");
     }
-    json_object_object_add(object, "inherited_from", origin);
 }
 
-void report_json_snapshot_inheritance(json_object *header, const struct hd_snapshot *snapshot)
+void report_json_snapshot_inheritance(struct report_json *json, const struct hd_snapshot *snapshot)
 {
-    const char *method = hd_python_start_method_name(snapshot->python_start_method);
-    json_object_object_add(header, "python_start_method", method ? json_object_new_string(method) : NULL);
+    name_or_null(json, "python_start_method", hd_python_start_method_name(snapshot->python_start_method));
 }
 
 /* ---- text ------------------------------------------------------------------------------------------------------- */

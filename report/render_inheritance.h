@@ -6,17 +6,17 @@
 #include "../probe/snapshot.h"
 #include "buffer.h"
 #include "catalogue.h"
+#include "json_writer.h"
 
-#include <json-c/json.h>
-
-/* Adds to a process's JSON object: libraries[] (path, soname, build_id, class, safety, in_parent), python_role,
+/* Writes into a process's JSON object: libraries[] (path, soname, build_id, class, safety, in_parent), python_role,
  * python_start_method, device_mappings[], thread_census[]. */
-void report_json_process_inheritance(json_object *object, const struct hd_snapshot *snapshot,
+void report_json_process_inheritance(struct report_json *json, const struct hd_snapshot *snapshot,
                                      const struct hd_process *process, const struct report_catalogue *catalogue);
-/* Adds to an fd's JSON object: class, inherited_from {pid, fd} or null, device, socket_name, runtime. */
-void report_json_fd_inheritance(json_object *object, const struct hd_fd *fd, const struct report_catalogue *catalogue);
-/* Adds the tree's Python start method to the snapshot header. */
-void report_json_snapshot_inheritance(json_object *header, const struct hd_snapshot *snapshot);
+/* Writes into an fd's JSON object: class, inherited_from {pid, fd} or null, device, socket_name, runtime. */
+void report_json_fd_inheritance(struct report_json *json, const struct hd_fd *fd,
+                                const struct report_catalogue *catalogue);
+/* Writes the tree's Python start method to the snapshot header. */
+void report_json_snapshot_inheritance(struct report_json *json, const struct hd_snapshot *snapshot);
 
 /* The lines under a process: how it came to be, the runtimes it maps, the handles of note it shares with its
  * parent. Nothing for a process with nothing of note. `indent` is the depth's prefix. */

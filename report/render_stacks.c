@@ -1,7 +1,7 @@
 /* Grouped native stacks in text, and stacks in JSON (render_stacks.h). */
 #include "render_stacks.h"
 
-#include "json_values.h"
+#include "json_writer.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -373,42 +373,50 @@ void report_render_stacks(struct report_buffer *out, const struct hd_snapshot *s
 
 /* ---- JSON -------------------------------------------------------------------------------------------------- */
 
-json_object *report_frames_json(const struct hd_thread *thread)
+void report_frames_json(struct report_json *json, const char *key, const struct hd_thread *thread)
 {
-    json_object *frames = json_object_new_array();
+    report_json_begin_array(json, key);
     for (size_t f = 0; thread->stack.state == HD_STACK_TAKEN && f < thread->stack.nframes; f++) {
         const struct hd_frame *frame = &thread->stack.frames[f];
-        json_object *object = json_object_new_object();
-        json_object_object_add(object, "pc", report_json_hex(frame->pc));
-        json_object_object_add(object, "module", report_json_string_or_null(frame->module));
-        json_object_object_add(object, "symbol", report_json_string_or_null(frame->symbol));
-        json_object_object_add(object, "offset",
-                               frame->symbol ? report_json_hex(frame->symbol_offset)
-                                             : frame->module ? report_json_hex(frame->module_offset) : NULL);
-        json_object_object_add(object, "module_offset", frame->module ? report_json_hex(frame->module_offset) : NULL);
-        json_object_array_add(frames, object);
+        report_json_begin_object(json, NULL);
+        report_json_hex(json, "pc", frame->pc);
+        report_json_string_or_null(json, "module", frame->module);
+        report_json_string_or_null(json, "symbol", frame->symbol);
+        if (frame->symbol)
+            report_json_hex(json, "offset", frame->symbol_offset);
+        else if (frame->module)
+            report_json_hex(json, "offset", frame->module_offset);
+        else
+            report_json_null(json, "offset");
+        if (frame->module)
+            report_json_hex(json, "module_offset", frame->module_offset);
+        else
+            report_json_null(json, "module_offset");
+        report_json_end_object(json);
     }
-    return frames;
+    report_json_end_array(json);
 }
 
-json_object *report_stack_json(const struct hd_thread *thread)
+void report_stack_json(struct report_json *json, const char *key, const struct hd_thread *thread)
 {
     static const char *const states[] = {
         [HD_STACK_NOT_TAKEN] = "not-taken", [HD_STACK_TAKEN] = "taken", [HD_STACK_FAILED] = "failed" };
-    json_object *object = json_object_new_object();
-    json_object_object_add(object, "state", json_object_new_string(states[thread->stack.state]));
-    json_object_object_add(object, "truncated", json_object_new_boolean(thread->stack.truncated));
-    json_object_object_add(object, "why_not", report_json_string_or_null(thread->stack.why_not));
-    return object;
+    report_json_begin_object(json, key);
+    report_json_name(json, "state", states[thread->stack.state]);
+    report_json_bool(json, "truncated", thread->stack.truncated);
+    report_json_string_or_null(json, "why_not", thread->stack.why_not);
+    report_json_end_object(json);
 }
 
-json_object *report_leaf_json(const struct hd_thread *thread)
+void report_leaf_json(struct report_json *json, const char *key, const struct hd_thread *thread)
 {
-    if (thread->leaf_samples == 0)
-        return NULL;
-    json_object *object = json_object_new_object();
-    json_object_object_add(object, "samples", json_object_new_int64(thread->leaf_samples));
-    json_object_object_add(object, "same", json_object_new_boolean(thread->leaf_same));
-    json_object_object_add(object, "function", report_json_string_or_null(thread->leaf_function));
-    return object;
+    if (thread->leaf_samples == 0) {
+        report_json_null(json, key);
+        return;
+    }
+    report_json_begin_object(json, key);
+    report_json_int(json, "samples", thread->leaf_samples);
+    report_json_bool(json, "same", thread->leaf_same);
+    report_json_string_or_null(json, "function", thread->leaf_function);
+    report_json_end_object(json);
 }

@@ -8,7 +8,7 @@
 #include "../probe/snapshot.h"
 #include "buffer.h"
 
-#include <json-c/json.h>
+#include "json_writer.h"
 
 /* The "native stacks" section: nothing when no thread has a stack or a reason for lacking one. */
 void report_render_stacks(struct report_buffer *out, const struct hd_snapshot *snapshot);
@@ -24,9 +24,9 @@ size_t report_stack_group_number(const struct report_stack_groups *groups, const
 void report_render_stack_groups(struct report_buffer *out, const struct hd_snapshot *snapshot,
                                 const struct report_stack_groups *groups);
 
-/* A thread's frames[] {pc, module, symbol, offset, module_offset}, innermost first. */
-json_object *report_frames_json(const struct hd_thread *thread);
+/* A thread's frames[] {pc, module, symbol, offset, module_offset}, innermost first, under `key`. */
+void report_frames_json(struct report_json *json, const char *key, const struct hd_thread *thread);
 /* Its stack object {state, truncated, why_not}. */
-json_object *report_stack_json(const struct hd_thread *thread);
-/* Its leaf object {samples, same, function}, or NULL when no sample stopped it in user space. */
-json_object *report_leaf_json(const struct hd_thread *thread);
+void report_stack_json(struct report_json *json, const char *key, const struct hd_thread *thread);
+/* Its leaf object {samples, same, function}, or null when no sample stopped it in user space. */
+void report_leaf_json(struct report_json *json, const char *key, const struct hd_thread *thread);

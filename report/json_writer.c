@@ -1,0 +1,235 @@
+/* Streaming JSON writer (json_writer.h). */
+#include "json_writer.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void flush_pending(struct report_json *json)
+{
+    if (json->npending > 0 && fwrite(json->pending, 1, json->npending, json->out) != json->npending)
+        json->failed = true;
+    json->npending = 0;
+}
+
+static void emit(struct report_json *json, const char *bytes, size_t length)
+{
+    if (json->failed)
+        return;
+    if (length > sizeof json->pending - json->npending) {
+        flush_pending(json);
+        if (length > sizeof json->pending) {
+            if (fwrite(bytes, 1, length, json->out) != length)
+                json->failed = true;
+            return;
+        }
+    }
+    memcpy(json->pending + json->npending, bytes, length);
+    json->npending += length;
+}
+
+static void emit_text(struct report_json *json, const char *text)
+{
+    emit(json, text, strlen(text));
+}
+
+static void newline_and_indent(struct report_json *json)
+{
+    static const char spaces[] = "                                                                ";
+    emit(json, "\n", 1);
+    size_t width = 2 * (size_t)json->depth;
+    while (width > 0) {
+        size_t chunk = width < sizeof spaces - 1 ? width : sizeof spaces - 1;
+        emit(json, spaces, chunk);
+        width -= chunk;
+    }
+}
+
+/* JSON's quoting of text that is already valid UTF-8 (the escaping of buffer.h made it so): the quote, the
+ * backslash and any control character. */
+static void emit_quoted(struct report_json *json, const char *text, size_t length)
+{
+    emit(json, "\"", 1);
+    size_t plain = 0;
+    for (size_t i = 0; i < length; i++) {
+        unsigned char byte = (unsigned char)text[i];
+        if (byte >= 0x20 && byte != '"' && byte != '\\')
+            continue;
+        emit(json, text + plain, i - plain);
+        char escape[8];
+        if (byte == '"' || byte == '\\')
+            snprintf(escape, sizeof escape, "\\%c", byte);
+        else
+            snprintf(escape, sizeof escape, "\\u%04x", byte);
+        emit_text(json, escape);
+        plain = i + 1;
+    }
+    emit(json, text + plain, length - plain);
+    emit(json, "\"", 1);
+}
+
+/* The comma, the line break and the key that come before a value. */
+static void begin_value(struct report_json *json, const char *key)
+{
+    if (json->has_values[json->depth])
+        emit(json, ",", 1);
+    json->has_values[json->depth] = true;
+    if (json->pretty && json->depth > 0)
+        newline_and_indent(json);
+    if (key) {
+        emit_quoted(json, key, strlen(key));
+        emit(json, json->pretty ? ": " : ":", json->pretty ? 2 : 1);
+    }
+}
+
+void report_json_start(struct report_json *json, FILE *out, bool pretty)
+{
+    memset(json, 0, offsetof(struct report_json, pending));
+    json->out = out;
+    json->pretty = pretty;
+    json->npending = 0;
+}
+
+bool report_json_finish(struct report_json *json)
+{
+    if (json->depth != 0)
+        json->failed = true; /* a renderer left a container open: a bug, but say so rather than print half */
+    if (json->pretty)
+        emit(json, "\n", 1);
+    flush_pending(json);
+    if (json->escaped.failed)
+        json->failed = true;
+    report_buffer_release(&json->escaped);
+    return !json->failed && fflush(json->out) == 0;
+}
+
+static void open_container(struct report_json *json, const char *key, char bracket)
+{
+    begin_value(json, key);
+    emit(json, &bracket, 1);
+    if (json->depth >= REPORT_JSON_DEPTH_MAX) {
+        json->failed = true;
+        return;
+    }
+    json->depth++;
+    json->has_values[json->depth] = false;
+}
+
+static void close_container(struct report_json *json, char bracket)
+{
+    if (json->depth == 0) {
+        json->failed = true;
+        return;
+    }
+    bool had_values = json->has_values[json->depth];
+    json->depth--;
+    if (json->pretty && had_values)
+        newline_and_indent(json);
+    emit(json, &bracket, 1);
+}
+
+void report_json_begin_object(struct report_json *json, const char *key)
+{
+    open_container(json, key, '{');
+}
+
+void report_json_end_object(struct report_json *json)
+{
+    close_container(json, '}');
+}
+
+void report_json_begin_array(struct report_json *json, const char *key)
+{
+    open_container(json, key, '[');
+}
+
+void report_json_end_array(struct report_json *json)
+{
+    close_container(json, ']');
+}
+
+void report_json_bytes(struct report_json *json, const char *key, const char *bytes, size_t length)
+{
+    begin_value(json, key);
+    json->escaped.length = 0;
+    report_buffer_escaped(&json->escaped, bytes, length);
+    if (json->escaped.failed) {
+        json->failed = true;
+        return;
+    }
+    emit_quoted(json, json->escaped.data ? json->escaped.data : "", json->escaped.length);
+}
+
+void report_json_string(struct report_json *json, const char *key, const char *text)
+{
+    report_json_bytes(json, key, text ? text : "", text ? strlen(text) : 0);
+}
+
+void report_json_string_or_null(struct report_json *json, const char *key, const char *text)
+{
+    if (text)
+        report_json_string(json, key, text);
+    else
+        report_json_null(json, key);
+}
+
+void report_json_name(struct report_json *json, const char *key, const char *name)
+{
+    begin_value(json, key);
+    emit_quoted(json, name ? name : "", name ? strlen(name) : 0);
+}
+
+void report_json_null(struct report_json *json, const char *key)
+{
+    begin_value(json, key);
+    emit(json, "null", 4);
+}
+
+void report_json_bool(struct report_json *json, const char *key, bool value)
+{
+    begin_value(json, key);
+    emit_text(json, value ? "true" : "false");
+}
+
+void report_json_int(struct report_json *json, const char *key, int64_t value)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%" PRId64, value);
+    begin_value(json, key);
+    emit_text(json, text);
+}
+
+void report_json_pid_or_null(struct report_json *json, const char *key, int64_t pid)
+{
+    if (pid > 0)
+        report_json_int(json, key, pid);
+    else
+        report_json_null(json, key);
+}
+
+void report_json_double(struct report_json *json, const char *key, double value)
+{
+    if (!isfinite(value)) {
+        report_json_null(json, key);
+        return;
+    }
+    char text[40];
+    /* 15 significant digits read back exactly for most values (0.1 stays 0.1); 17 always do */
+    snprintf(text, sizeof text, "%.15g", value);
+    if (strtod(text, NULL) != value)
+        snprintf(text, sizeof text, "%.17g", value);
+    /* keep it a JSON number with a fraction, as a reader that types numbers expects of a double */
+    if (!strpbrk(text, ".e"))
+        strcat(text, ".0");
+    begin_value(json, key);
+    emit_text(json, text);
+}
+
+void report_json_hex(struct report_json *json, const char *key, uint64_t value)
+{
+    char text[24];
+    snprintf(text, sizeof text, "\"0x%" PRIx64 "\"", value);
+    begin_value(json, key);
+    emit_text(json, text);
+}
