@@ -8,9 +8,11 @@ cd "$(dirname "$0")"
 
 # Debian 12 packages: the build, the libraries (pkg-config names in meson.build), the test runner, man for the
 # man page test, binutils' strip for the stripped stack fixture, python3-jsonschema to validate the JSON reports
-# against their schema, python3-torch and python3-numpy for the DataLoader scenarios (run with /usr/bin/python3).
+# against their schema, python3-torch and python3-numpy for the DataLoader scenarios (run with /usr/bin/python3),
+# libc6-dbg so that libc's internal functions have names in the stacks (the scenarios that name one of libc's locks
+# by the function that takes it expect those names).
 packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev
-          libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy)
+          libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy libc6-dbg)
 
 # step WHAT COMMAND...: one line for the step; the command's own output goes to a log shown only if it fails
 log=${TMPDIR:-/tmp}/hangdoc-setup.$$.log

@@ -234,7 +234,8 @@ static void read_epoll_targets(pid_t pid, int epoll_fd, struct hd_wait *wait)
 
 void probe_read_wait_fds(pid_t pid, const struct hd_syscall *syscall, struct hd_wait *wait)
 {
-    const char *name = syscall->name ? syscall->name : "";
+    /* the call the wait decoded as: a restart_syscall's is the call it resumes (syscalls.h) */
+    const char *name = wait->operation ? wait->operation : "";
     switch (wait->kind) {
     case HD_WAIT_READ:
     case HD_WAIT_WRITE:

@@ -574,8 +574,8 @@ static void read_thread_syscall(struct read_context *c, const struct hd_process 
         return;
     thread->syscall.name = probe_syscall_name(process->arch, thread->syscall.nr);
     pid_t pid = process->pid;
-    probe_decode_wait(&thread->syscall, full(c) ? probe_read_memory_of : NULL, &pid, &c->clocks, &thread->wait);
-    probe_refine_restarted_wait(&thread->syscall, thread->wchan, &thread->wait);
+    probe_decode_wait(&thread->syscall, thread->wchan, full(c) ? probe_read_memory_of : NULL, &pid, &c->clocks,
+                      &thread->wait);
     if (full(c))
         probe_read_wait_fds(pid, &thread->syscall, &thread->wait);
 }

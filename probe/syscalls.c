@@ -316,16 +316,6 @@ static void decode_fcntl(struct decode_context *c)
         c->wait->kind = HD_WAIT_OTHER;
 }
 
-/* restart_syscall(2): the kernel resumes an interrupted *timed* sleep (poll, nanosleep, clock_nanosleep, a futex
- * wait with a timeout) this way after a stop, a debugger's or hangdoc's own PTRACE_INTERRUPT. Its arguments are
- * not the original call's: only the kind of wait survives, in the wait channel (probe_refine_restarted_wait), and
- * the timeout is known to exist but not its value. */
-static void decode_restart_syscall(struct decode_context *c)
-{
-    c->wait->kind = HD_WAIT_SLEEP;
-    c->wait->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_UNREADABLE };
-}
-
 static const struct wait_decoder {
     const char *syscall;
     void (*decode)(struct decode_context *);
@@ -363,33 +353,54 @@ static const struct wait_decoder {
     { "rt_sigtimedwait", decode_sigtimedwait },
     { "flock", decode_flock },
     { "fcntl", decode_fcntl },
-    { "restart_syscall", decode_restart_syscall },
 };
 
-/* What a restarted sleep was, by the kernel function it sleeps in: the first pattern found in the wait channel. */
+/* restart_syscall(2): the kernel resumes an interrupted sleep this way after a stop (a debugger's, or hangdoc's own
+ * PTRACE_INTERRUPT) when the call keeps its state in the thread's restart block: poll (with or without a timeout), a
+ * futex wait with a timeout, nanosleep and clock_nanosleep. The wait channel says which call it was; the argument
+ * registers still hold that call's arguments (the kernel rewinds only the instruction pointer and sets the call
+ * number), so the wait is decoded as that call's. What is lost is the time already slept: a relative timeout's
+ * remaining time is unknown. The first pattern found in the wait channel wins. */
 static const struct restarted_wait {
     const char *wchan_part;
-    enum hd_wait_kind kind;
+    const char *syscall; /* decoded as this call; NULL: a sleep of unknown length */
 } restarted_waits[] = {
-    { "poll", HD_WAIT_POLL },      /* poll_schedule_timeout, do_poll */
-    { "select", HD_WAIT_POLL },    /* do_select */
-    { "futex", HD_WAIT_FUTEX },    /* futex_wait_queue, futex_do_wait */
-    { "nanosleep", HD_WAIT_SLEEP }, /* do_nanosleep, hrtimer_nanosleep */
+    { "poll", "poll" },      /* do_poll, poll_schedule_timeout */
+    { "futex", "futex" },    /* futex_wait_queue, futex_do_wait */
+    { "nanosleep", NULL },   /* do_nanosleep, hrtimer_nanosleep: nanosleep or clock_nanosleep, the registers differ */
 };
 
-void probe_refine_restarted_wait(const struct hd_syscall *syscall, const char *wchan, struct hd_wait *wait)
+static void decode_by_name(struct decode_context *c, const char *name)
 {
-    if (syscall->state != HD_SYSCALL_IN || !syscall->name || strcmp(syscall->name, "restart_syscall") != 0)
-        return;
-    for (size_t i = 0; i < COUNT(restarted_waits); i++)
-        if (strstr(wchan, restarted_waits[i].wchan_part)) {
-            wait->kind = restarted_waits[i].kind;
+    for (size_t i = 0; i < COUNT(wait_decoders); i++)
+        if (strcmp(wait_decoders[i].syscall, name) == 0) {
+            wait_decoders[i].decode(c);
+            if (!c->wait->operation)
+                c->wait->operation = name;
             return;
         }
 }
 
-void probe_decode_wait(const struct hd_syscall *syscall, probe_memory_reader read_memory, void *context,
-                       const struct probe_clocks *clocks, struct hd_wait *out)
+static void decode_restart_syscall(struct decode_context *c, const char *wchan)
+{
+    /* without a wait channel: a sleep that will end, which is what it most often is */
+    c->wait->kind = HD_WAIT_SLEEP;
+    c->wait->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_UNREADABLE };
+    for (size_t i = 0; wchan && i < COUNT(restarted_waits); i++) {
+        if (!strstr(wchan, restarted_waits[i].wchan_part))
+            continue;
+        if (!restarted_waits[i].syscall)
+            return;
+        c->wait->operation = NULL;
+        decode_by_name(c, restarted_waits[i].syscall);
+        if (c->wait->timeout.kind == HD_TIMEOUT_FINITE && !c->wait->timeout.absolute)
+            c->wait->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_UNREADABLE };
+        return;
+    }
+}
+
+void probe_decode_wait(const struct hd_syscall *syscall, const char *wchan, probe_memory_reader read_memory,
+                       void *context, const struct probe_clocks *clocks, struct hd_wait *out)
 {
     *out = (struct hd_wait){ .kind = HD_WAIT_NONE, .fd = -1 };
     if (syscall->state != HD_SYSCALL_IN)
@@ -401,11 +412,8 @@ void probe_decode_wait(const struct hd_syscall *syscall, probe_memory_reader rea
     struct decode_context c = {
         .syscall = syscall, .read_memory = read_memory, .memory_context = context, .clocks = clocks, .wait = out,
     };
-    for (size_t i = 0; i < COUNT(wait_decoders); i++)
-        if (strcmp(wait_decoders[i].syscall, syscall->name) == 0) {
-            wait_decoders[i].decode(&c);
-            if (!out->operation)
-                out->operation = syscall->name;
-            return;
-        }
+    if (strcmp(syscall->name, "restart_syscall") == 0)
+        decode_restart_syscall(&c, wchan);
+    else
+        decode_by_name(&c, syscall->name);
 }

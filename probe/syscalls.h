@@ -24,10 +24,8 @@ struct probe_clocks {
 };
 
 /* Decodes what `syscall` (state HD_SYSCALL_IN, name already set) waits for. Timeouts that the target passed by
- * pointer are read through `read_memory` (may be NULL: the timeout is then "unreadable"). */
-void probe_decode_wait(const struct hd_syscall *syscall, probe_memory_reader read_memory, void *context,
-                       const struct probe_clocks *clocks, struct hd_wait *out);
-
-/* A thread in restart_syscall resumes a timed sleep that a stop interrupted; `wchan` tells which kind (poll, futex,
- * nanosleep). Refines `wait` (decoded as a sleep with an unreadable timeout) accordingly; other calls untouched. */
-void probe_refine_restarted_wait(const struct hd_syscall *syscall, const char *wchan, struct hd_wait *wait);
+ * pointer are read through `read_memory` (may be NULL: the timeout is then "unreadable"). `wchan`, the thread's wait
+ * channel (may be NULL), names the call that a restart_syscall resumes: it is decoded as that call, from the same
+ * argument registers, with the remaining time of a relative timeout unknown. */
+void probe_decode_wait(const struct hd_syscall *syscall, const char *wchan, probe_memory_reader read_memory,
+                       void *context, const struct probe_clocks *clocks, struct hd_wait *out);

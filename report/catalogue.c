@@ -19,6 +19,7 @@ struct builtin_row {
     const char *reason;
     const char *remedies[4];
     unsigned traits;
+    const char *functions; /* NULL: none */
 };
 
 /* DESIGN.md's list. Handle patterns "class:NAME" match an fd of that class (hd_fd_class_name). */
@@ -90,14 +91,71 @@ static const struct builtin_row builtin_rows[] = {
       REPORT_FORK_DEPENDS,
       "PyTorch marks CUDA unusable in a forked child and resets its own pools; its OpenMP runtime decides the rest",
       { "Start DataLoader workers with spawn (multiprocessing_context='spawn'), or keep them single-threaded." } },
-    { "glibc-atexit", "glibc atexit lock", "libc.so.6", "", "", REPORT_FORK_UNSAFE,
+    /* glibc's own locks, in libc's data. The first row names the library (any lock of libc's); the rows after it
+     * name one lock each by the functions that take it, as the waiter's stack shows them. glibc resets malloc's
+     * arenas, the stdio streams, the dynamic loader's lock and NSS in the child (posix/fork.c); these it does not. */
+    { "glibc", "a lock inside glibc", "libc.so.6", "", "", REPORT_FORK_UNSAFE,
+      "glibc resets only some of its own locks in a forked child (malloc's, the stdio streams', the dynamic "
+      "loader's); a child forked while another thread held any other one waits for it for ever",
+      { "The lock is glibc's own: fork only before the program starts threads, or exec at once in the child "
+        "(posix_spawn, subprocess), or start the workers with spawn." },
+      REPORT_RUNTIME_LIBC_INTERNAL },
+    { "glibc-atexit", "glibc's atexit lock", "", "", "", REPORT_FORK_UNSAFE,
       "glibc does not reset __exit_funcs_lock at fork(): a child forked while another thread was in atexit() or "
       "__cxa_atexit() waits for it for ever (pytorch#130610)",
       { "The lock is glibc's own: do not register atexit handlers (atexit, __cxa_atexit: also C++ function-local "
         "statics and libraries loaded with dlopen) in a thread while another thread may fork; register them before "
         "starting threads, or exec at once in the child (posix_spawn, subprocess), or start the workers with "
         "spawn." },
-      REPORT_RUNTIME_LIBC_INTERNAL },
+      REPORT_RUNTIME_LIBC_INTERNAL,
+      "atexit __cxa_atexit on_exit at_quick_exit __new_exitfn __internal_atexit __cxa_thread_atexit_impl exit "
+      "__run_exit_handlers __cxa_finalize quick_exit" },
+    { "glibc-tz", "glibc's time-zone lock", "", "", "", REPORT_FORK_UNSAFE,
+      "glibc does not reset its time-zone lock (tzset_lock) at fork(): a child forked while another thread was "
+      "converting a time (localtime_r, gmtime_r, mktime, strftime) waits for it for ever at its own first conversion",
+      { "The lock is glibc's own: in the child of a threaded process convert no time before exec (a logger that "
+        "stamps each line with localtime_r is the usual holder in the parent), or exec at once (posix_spawn, "
+        "subprocess), or start the workers with spawn." },
+      REPORT_RUNTIME_LIBC_INTERNAL,
+      "*localtime* *gmtime* *mktime* timelocal timegm *tzset* __tz_convert __tz_compute __tzfile_* ctime ctime_r "
+      "*strftime*" },
+    { "glibc-locale", "glibc's locale lock", "", "", "", REPORT_FORK_UNSAFE,
+      "glibc does not reset the lock of setlocale() and newlocale() at fork(): a child forked while another thread "
+      "was changing or loading a locale waits for it for ever",
+      { "The lock is glibc's own: set the locale once, before the program starts threads; in the child of a "
+        "threaded process call no setlocale or newlocale before exec; or start the workers with spawn." },
+      REPORT_RUNTIME_LIBC_INTERNAL,
+      "setlocale newlocale duplocale freelocale __newlocale __duplocale __freelocale _nl_find_locale" },
+    { "glibc-gettext", "glibc's message catalogue lock", "", "", "", REPORT_FORK_UNSAFE,
+      "glibc does not reset the lock of its message catalogues at fork(): a child forked while another thread was "
+      "translating a message (gettext, strerror, perror) waits for it for ever",
+      { "The lock is glibc's own: in the child of a threaded process translate no message before exec (strerror "
+        "and perror translate too; strerrordesc_np does not), or start the workers with spawn." },
+      REPORT_RUNTIME_LIBC_INTERNAL,
+      "*gettext* __dcigettext textdomain bindtextdomain bind_textdomain_codeset strerror strerror_l __strerror_r "
+      "strsignal perror psignal" },
+    { "glibc-syslog", "glibc's syslog lock", "", "", "", REPORT_FORK_UNSAFE,
+      "glibc does not reset the lock of syslog() at fork(): a child forked while another thread was logging "
+      "through it waits for it for ever at its first log line",
+      { "The lock is glibc's own: in the child of a threaded process log through syslog only after exec, or start "
+        "the workers with spawn." },
+      REPORT_RUNTIME_LIBC_INTERNAL,
+      "syslog vsyslog __syslog_chk __vsyslog_chk __vsyslog_internal openlog closelog" },
+    { "glibc-env", "glibc's environment lock", "", "", "", REPORT_FORK_UNSAFE,
+      "glibc does not reset the lock of setenv(), putenv() and unsetenv() at fork(): a child forked while another "
+      "thread changed the environment waits for it for ever",
+      { "The lock is glibc's own: change the environment only before the program starts threads; give a child its "
+        "environment through exec (execve, posix_spawn, subprocess's env=) instead of setenv; or start the "
+        "workers with spawn." },
+      REPORT_RUNTIME_LIBC_INTERNAL,
+      "setenv unsetenv putenv clearenv __add_to_environ __setenv __unsetenv" },
+    { "glibc-random", "glibc's random() lock", "", "", "", REPORT_FORK_UNSAFE,
+      "glibc does not reset the lock of random() and rand() at fork(): a child forked while another thread drew "
+      "a number waits for it for ever at its own first draw",
+      { "The lock is glibc's own: in a process that forks, draw numbers in threads with random_r, rand_r or a "
+        "generator of the program's own; or start the workers with spawn." },
+      REPORT_RUNTIME_LIBC_INTERNAL,
+      "random srandom initstate setstate rand srand __random __srandom __initstate __setstate" },
 };
 
 static void row_release(struct report_runtime *row)
@@ -107,6 +165,7 @@ static void row_release(struct report_runtime *row)
     free(row->libraries);
     free(row->threads);
     free(row->handles);
+    free(row->functions);
     free(row->reason);
     for (size_t r = 0; r < row->nremedies; r++)
         free(row->remedies[r]);
@@ -145,10 +204,11 @@ static struct report_runtime *add_row(struct report_catalogue *catalogue, const 
     catalogue->rows = grown;
     struct report_runtime *row = &catalogue->rows[catalogue->nrows];
     *row = (struct report_runtime){ .id = strdup(id), .name = strdup(id), .libraries = strdup(""),
-                                    .threads = strdup(""), .handles = strdup(""), .reason = strdup(""),
-                                    .safety = REPORT_FORK_UNSAFE };
+                                    .threads = strdup(""), .handles = strdup(""), .functions = strdup(""),
+                                    .reason = strdup(""), .safety = REPORT_FORK_UNSAFE };
     catalogue->nrows++;
-    if (!row->id || !row->name || !row->libraries || !row->threads || !row->handles || !row->reason)
+    if (!row->id || !row->name || !row->libraries || !row->threads || !row->handles || !row->functions ||
+        !row->reason)
         return NULL;
     return row;
 }
@@ -162,15 +222,17 @@ static bool copy_builtin(struct report_catalogue *catalogue, const struct builti
     free(row->libraries);
     free(row->threads);
     free(row->handles);
+    free(row->functions);
     free(row->reason);
     row->name = strdup(source->name);
     row->libraries = strdup(source->libraries);
     row->threads = strdup(source->threads);
     row->handles = strdup(source->handles);
+    row->functions = strdup(source->functions ? source->functions : "");
     row->reason = strdup(source->reason);
     row->safety = source->safety;
     row->traits = source->traits;
-    bool ok = row->name && row->libraries && row->threads && row->handles && row->reason;
+    bool ok = row->name && row->libraries && row->threads && row->handles && row->functions && row->reason;
     for (size_t r = 0; ok && r < COUNT(source->remedies) && source->remedies[r]; r++)
         ok = add_remedy(row, source->remedies[r]);
     return ok;
@@ -237,6 +299,14 @@ const struct report_runtime *report_catalogue_thread(const struct report_catalog
 {
     for (size_t i = 0; catalogue && i < catalogue->nrows; i++)
         if (any_pattern_matches(catalogue->rows[i].threads, name))
+            return &catalogue->rows[i];
+    return NULL;
+}
+
+const struct report_runtime *report_catalogue_function(const struct report_catalogue *catalogue, const char *symbol)
+{
+    for (size_t i = 0; catalogue && i < catalogue->nrows; i++)
+        if (any_pattern_matches(catalogue->rows[i].functions, symbol))
             return &catalogue->rows[i];
     return NULL;
 }
@@ -347,6 +417,7 @@ static const char *apply_key(struct parse_state *state, const char *key, const c
         { "libraries", offsetof(struct report_runtime, libraries) },
         { "threads", offsetof(struct report_runtime, threads) },
         { "handles", offsetof(struct report_runtime, handles) },
+        { "functions", offsetof(struct report_runtime, functions) },
     };
     for (size_t i = 0; i < COUNT(pattern_keys); i++)
         if (strcmp(key, pattern_keys[i].key) == 0)
@@ -372,7 +443,7 @@ static const char *apply_key(struct parse_state *state, const char *key, const c
         }
         return add_remedy(row, value) ? NULL : "out of memory";
     }
-    return "unknown key (name, libraries, threads, handles, safety, reason, remedy)";
+    return "unknown key (name, libraries, threads, handles, functions, safety, reason, remedy)";
 }
 
 static const char *parse_line(struct parse_state *state, char *line)

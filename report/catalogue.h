@@ -30,6 +30,8 @@ struct report_runtime {
     char *libraries; /* fnmatch patterns, space-separated, over a library's soname and file name */
     char *threads;   /* fnmatch patterns over thread names */
     char *handles;   /* fnmatch patterns over fd targets */
+    char *functions; /* fnmatch patterns over the symbols of a waiter's frames: the functions that take the lock
+                      * the row names (libc's internal locks, which all lie in one library's data) */
     enum report_fork_safety safety;
     char *reason;    /* one sentence */
     char **remedies; /* what to do, most useful first */
@@ -60,6 +62,8 @@ const struct report_runtime *report_catalogue_library(const struct report_catalo
                                                       const struct hd_library *library);
 /* The row whose thread patterns match the name; NULL when none. */
 const struct report_runtime *report_catalogue_thread(const struct report_catalogue *catalogue, const char *name);
+/* The row whose function patterns match a frame's symbol; NULL when none. */
+const struct report_runtime *report_catalogue_function(const struct report_catalogue *catalogue, const char *symbol);
 /* The row whose handle patterns match the fd's target; NULL when none. */
 const struct report_runtime *report_catalogue_handle(const struct report_catalogue *catalogue,
                                                      const struct hd_fd *fd);

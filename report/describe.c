@@ -50,6 +50,13 @@ const char *report_state_name(char state)
     return "unknown state";
 }
 
+/* Is the thread in restart_syscall, decoded as the call it resumes? */
+static bool resumed_call(const struct hd_thread *thread)
+{
+    return thread->syscall.name && strcmp(thread->syscall.name, "restart_syscall") == 0 && thread->wait.operation &&
+           strcmp(thread->wait.operation, "restart_syscall") != 0;
+}
+
 const char *report_wait_label(const struct hd_thread *thread)
 {
     const struct hd_wait *wait = &thread->wait;
@@ -82,6 +89,9 @@ const char *report_wait_label(const struct hd_thread *thread)
             if (wait->operation && strcmp(wait->operation, labels[i].operation) == 0)
                 return labels[i].label;
     }
+    /* a restart_syscall decoded as the call it resumes (probe/syscalls.h) is labelled as that call */
+    if (resumed_call(thread))
+        return wait->operation;
     if (thread->syscall.name)
         return thread->syscall.name;
     return "syscall";
@@ -191,4 +201,6 @@ void report_describe_wait(struct report_buffer *out, const struct hd_thread *thr
         break;
     }
     describe_timeout(out, &wait->timeout);
+    if (resumed_call(thread))
+        report_buffer_puts(out, ", resumed by restart_syscall after a stop");
 }

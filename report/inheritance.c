@@ -62,6 +62,43 @@ static bool attribute_by_code(const struct report_catalogue *catalogue, const st
     return false;
 }
 
+/* Which of a library's locks the thread waits for, by the functions of the innermost run of its frames in that
+ * library that a catalogue row names; otherwise the outermost named frame of that run: the program's call into
+ * the library (not __libc_start_main further out). */
+static void name_the_lock_by_function(const struct report_catalogue *catalogue, const struct hd_process *process,
+                                      const struct hd_thread *thread, struct report_attribution *out)
+{
+    bool in_run = false;
+    for (size_t f = 0; thread->stack.state == HD_STACK_TAKEN && f < thread->stack.nframes; f++) {
+        const struct hd_frame *frame = &thread->stack.frames[f];
+        if (hd_process_find_library(process, frame->pc) != out->library) {
+            if (in_run)
+                return;
+            continue;
+        }
+        in_run = true;
+        if (!frame->symbol)
+            continue;
+        const struct report_runtime *lock = report_catalogue_function(catalogue, frame->symbol);
+        if (lock && lock != out->library_runtime) {
+            out->runtime = lock;
+            out->function = frame->symbol;
+            out->how = "the memory its futex lies in, and the function of its stack that takes that lock";
+            return;
+        }
+        out->function = frame->symbol; /* the outermost one stays: where the program called in */
+    }
+}
+
+const char *report_attribution_name(const struct report_attribution *attribution, char *out, size_t size)
+{
+    if (attribution->function)
+        snprintf(out, size, "%s, in %s", attribution->runtime->name, attribution->function);
+    else
+        snprintf(out, size, "%s", attribution->runtime->name);
+    return out;
+}
+
 bool report_attribute_thread(const struct report_catalogue *catalogue, const struct hd_process *process,
                              const struct hd_thread *thread, struct report_attribution *out)
 {
@@ -76,7 +113,9 @@ bool report_attribute_thread(const struct report_catalogue *catalogue, const str
     const struct report_runtime *runtime = library ? report_catalogue_library(catalogue, library) : NULL;
     if (!runtime)
         return false;
-    *out = (struct report_attribution){ runtime, library, "the memory its futex lies in" };
+    *out = (struct report_attribution){ runtime, library, "the memory its futex lies in", runtime, NULL };
+    if (runtime->traits & REPORT_RUNTIME_LIBC_INTERNAL)
+        name_the_lock_by_function(catalogue, process, thread, out);
     return true;
 }
 
@@ -103,9 +142,12 @@ void report_runtime_evidence(struct report_rule_context *c, struct report_findin
     const struct report_runtime *runtime = attribution->runtime;
     if (finding)
         finding->runtime = runtime;
+    char name[256];
     rule_evidence(c, finding, "runtime", "%s", runtime->id);
-    rule_evidence(c, finding, "runtime_text", "inside %s, %s, %s", report_library_name(attribution->library), runtime->name,
-             report_fork_safety_words(runtime->safety));
+    rule_evidence(c, finding, "runtime_text", "inside %s, %s, %s", report_library_name(attribution->library),
+                  report_attribution_name(attribution, name, sizeof name), report_fork_safety_words(runtime->safety));
+    if (attribution->function)
+        rule_evidence(c, finding, "function", "%s", attribution->function);
     rule_evidence(c, finding, "runtime_library", "%s", attribution->library->path);
     if (attribution->library->build_id)
         rule_evidence(c, finding, "runtime_build_id", "%s", attribution->library->build_id);
@@ -163,9 +205,10 @@ void report_runtime_remedies(struct report_rule_context *c, struct report_findin
 static void append_to_summary(struct report_rule_context *c, struct report_finding *finding,
                               const struct report_attribution *attribution)
 {
-    char *longer = NULL;
+    char *longer = NULL, name[256];
     if (asprintf(&longer, "%s; inside %s (%s, %s)", finding->summary, report_library_name(attribution->library),
-                 attribution->runtime->name, report_fork_safety_words(attribution->runtime->safety)) < 0) {
+                 report_attribution_name(attribution, name, sizeof name),
+                 report_fork_safety_words(attribution->runtime->safety)) < 0) {
         c->failed = true;
         return;
     }

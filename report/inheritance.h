@@ -16,10 +16,17 @@ struct report_attribution {
     const struct report_runtime *runtime;
     const struct hd_library *library;
     const char *how; /* static: "a stack frame", "the system call's caller", "the futex's memory" */
+    /* For a lock in a library's data that the catalogue tells apart by function (libc's own locks): the row its
+     * library matched (runtime is then the one lock's row, or that row when no frame named one), and the function
+     * of the waiter's stack that names the lock, or else the program's call into the library (a frame's symbol,
+     * owned by the snapshot; NULL when the stack has no named frame there). */
+    const struct report_runtime *library_runtime;
+    const char *function;
 };
 
 /* The runtime the thread waits inside: its innermost stack frame in a catalogued library, else the code that
- * made the system call, else the library whose data holds the futex. False when none is catalogued. */
+ * made the system call, else the library whose data holds the futex (for libc's data: which of its locks, by the
+ * functions of the stack that take it). False when none is catalogued. */
 bool report_attribute_thread(const struct report_catalogue *catalogue, const struct hd_process *process,
                              const struct hd_thread *thread, struct report_attribution *out);
 /* Does `thread` run `runtime` (by its name, its stack, or the code its system call came from)? */
@@ -36,6 +43,9 @@ void report_attribute_lock_findings(struct report_rule_context *c);
 
 /* ---- evidence of a runtime, for the rules that name one (rules/runtimes.c) ---- */
 
+/* "glibc's time-zone lock (in __tz_convert)": the runtime's name and, where the catalogue tells its locks apart by
+ * function, the function; written into `out`. */
+const char *report_attribution_name(const struct report_attribution *attribution, char *out, size_t size);
 /* "libgomp.so.1" for the text: the soname when there is one. */
 const char *report_library_name(const struct hd_library *library);
 /* The runtime, its library and how the wait was attributed to it; sets finding->runtime. */

@@ -323,9 +323,78 @@ void hangdoc_run_as(struct run_result *result, int as_uid, const char *const *ar
     free(argv);
 }
 
+void hangdoc_run_once(struct run_result *result, const char *const *arguments)
+{
+    hangdoc_run_as(result, -1, arguments);
+}
+
+/* Whether these arguments diagnose processes that exist (not `run`, `demo`, --help or --version). */
+static bool diagnoses_a_tree(const char *const *arguments)
+{
+    static const char *const not_a_diagnosis[] = { "run", "demo", "--help", "-h", "--version" };
+    for (size_t i = 0; arguments[i]; i++)
+        for (size_t n = 0; n < sizeof not_a_diagnosis / sizeof not_a_diagnosis[0]; n++)
+            if (strcmp(arguments[i], not_a_diagnosis[n]) == 0)
+                return false;
+    return true;
+}
+
+/* What must not change from one diagnosis to the next: the verdict, and each hang finding's id, subject and
+ * confidence. Informational findings ("idle": a healthy thread and who can wake it) follow the moment's state. */
+static char *verdict_signature(const char *report)
+{
+    json_object *document = json_tokener_parse(report);
+    if (!document)
+        return NULL;
+    char *signature = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&signature, &length);
+    cr_assert_not_null(out);
+    /* the verdict and its hangs without the findings' indexes, which informational findings shift */
+    json_object *verdict = json_at(document, "verdict");
+    static const char *const keys[] = { "hung", "cause", "root_cause", "pid", "tid", "chain" };
+    for (size_t k = 0; verdict && k < sizeof keys / sizeof keys[0]; k++)
+        fprintf(out, "verdict.%s %s\n", keys[k], json_object_to_json_string_ext(json_at(verdict, keys[k]),
+                                                                                 JSON_C_TO_STRING_PLAIN));
+    json_object *hangs = verdict ? json_at(verdict, "hangs") : NULL;
+    for (size_t h = 0; hangs && h < json_object_array_length(hangs); h++)
+        for (size_t k = 1; k < sizeof keys / sizeof keys[0]; k++)
+            fprintf(out, "hang %zu.%s %s\n", h, keys[k],
+                    json_object_to_json_string_ext(json_at(json_object_array_get_idx(hangs, h), keys[k]),
+                                                   JSON_C_TO_STRING_PLAIN));
+    json_object *findings = json_at(document, "findings");
+    for (size_t f = 0; findings && f < json_object_array_length(findings); f++) {
+        json_object *finding = json_object_array_get_idx(findings, f);
+        if (!json_bool_at(finding, "hang"))
+            continue;
+        fprintf(out, "%s %s %lld/%lld\n", json_string_at(finding, "id"), json_string_at(finding, "confidence"),
+                json_int_at(finding, "pid", -1), json_int_at(finding, "tid", -1));
+    }
+    fclose(out);
+    json_object_put(document);
+    return signature;
+}
+
+/* Every diagnosis in the tests runs twice on the same tree, and the second must say what the first said: a
+ * diagnosis must not change what the next one sees (a wait its ptrace stop interrupted is restarted by the
+ * kernel as restart_syscall, which must still read as the same wait). */
 void hangdoc_run(struct run_result *result, const char *const *arguments)
 {
     hangdoc_run_as(result, -1, arguments);
+    if (!diagnoses_a_tree(arguments))
+        return;
+    struct run_result again;
+    hangdoc_run_as(&again, -1, arguments);
+    cr_assert_eq(again.exit_status, result->exit_status,
+                 "a second run on the same tree exits %d, the first %d; second stdout:\n%s\nfirst stdout:\n%s",
+                 again.exit_status, result->exit_status, again.out, result->out);
+    char *first = verdict_signature(result->out), *second = verdict_signature(again.out);
+    if (first && second)
+        cr_assert_str_eq(second, first, "a second run on the same tree says otherwise:\n%s\nthe first:\n%s", second,
+                         first);
+    free(first);
+    free(second);
+    run_result_free(&again);
 }
 
 void run_result_free(struct run_result *result)

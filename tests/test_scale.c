@@ -76,7 +76,7 @@ static json_object *diagnose_with(pid_t pid, const char *const *extra, int *exit
     struct timespec started, ended;
     clock_gettime(CLOCK_MONOTONIC, &started);
     struct run_result result;
-    hangdoc_run(&result, arguments);
+    hangdoc_run_once(&result, arguments);
     clock_gettime(CLOCK_MONOTONIC, &ended);
     cr_log_info("hangdoc on %d: exit %d after %.2f s, %zu bytes of JSON", (int)pid, result.exit_status,
                 (double)(ended.tv_sec - started.tv_sec) + (double)(ended.tv_nsec - started.tv_nsec) / 1e9,
@@ -269,7 +269,7 @@ Test(scale, a_timeout_far_too_short_still_ends_in_a_report_that_says_what_was_sk
     char pid_text[16];
     snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
     struct run_result result;
-    hangdoc_run(&result, (const char *[]){ "--timeout", "1s", pid_text, NULL });
+    hangdoc_run_once(&result, (const char *[]){ "--timeout", "1s", pid_text, NULL });
     cr_assert_neq(result.exit_status, INTERNAL_ERROR, "stderr: %s", result.err);
     cr_assert(strncmp(result.out, "verdict: ", 9) == 0, "the verdict comes first: %.500s", result.out);
     cr_assert(strstr(result.out, "--timeout"), "the text says what the --timeout cut short: %.2000s", result.out);

@@ -28,7 +28,7 @@ static const struct report_node *stuck_inside(struct report_rule_context *c, con
         const struct report_node *node = &graph->nodes[i];
         if (node->wake == REPORT_WAKE_NEVER &&
             report_attribute_thread(c->catalogue, process, node->thread, attribution) &&
-            attribution->runtime == runtime)
+            (attribution->runtime == runtime || attribution->library_runtime == runtime))
             return node;
     }
     attribution->runtime = NULL;
@@ -51,16 +51,20 @@ static void runtime_finding(struct report_rule_context *c, const struct hd_proce
      * runtime its parent runs has a hang of its own. */
     if (!inside || (parent_threads == 0 && !library->in_parent))
         return;
+    /* the lock the stack names, where the library's row is only the library (libc's own locks) */
+    const struct report_runtime *named = attribution.runtime;
+    char name[256];
     struct report_finding *finding = rule_finding_for(
         c, REPORT_FORK_UNSAFE_RUNTIME, REPORT_LIKELY, process->pid, subject->thread->tid,
         "forked child %d is asleep for ever inside %s (%s, %s), which its parent %d had loaded%s", (int)process->pid,
-        report_library_name(attribution.library), runtime->name, report_fork_safety_words(runtime->safety),
-        (int)process->ppid, parent_threads ? " and was running threads of" : "");
+        report_library_name(attribution.library), report_attribution_name(&attribution, name, sizeof name),
+        report_fork_safety_words(named->safety), (int)process->ppid,
+        parent_threads ? " and was running threads of" : "");
     report_runtime_evidence(c, finding, &attribution);
     rule_evidence(c, finding, "library_in_parent", "%s", library->in_parent ? "yes, at the same address" : "no");
     report_parent_thread_evidence(c, finding, parent, runtime);
     report_inherited_handle_evidence(c, finding, process, runtime);
-    report_runtime_remedies(c, finding, runtime);
+    report_runtime_remedies(c, finding, named);
 }
 
 static bool already_listed(const struct report_runtime **seen, size_t count, const struct report_runtime *runtime)

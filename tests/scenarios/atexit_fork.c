@@ -26,28 +26,22 @@ static void *register_forever(void *unused)
     return NULL;
 }
 
+static void register_one(void)
+{
+    atexit(handler);
+}
+
 int main(void)
 {
-    pid_t self = getpid();
     pthread_t thread;
     if (pthread_create(&thread, NULL, register_forever, NULL) != 0)
         return 1;
-    for (int forks = 1; forks <= 20000; forks++) {
-        pid_t child = fork();
-        if (child < 0)
-            return 1;
-        if (child == 0) {
-            fixture_die_with_parent(self);
-            atexit(handler);
-            _exit(0);
-        }
-        if (!fixture_child_exits_within(child, 200)) {
-            keep_registering = 0;
-            fixture_wait_for_wchan(child, child, "futex");
-            fixture_ready("ready %d %d %d", (int)self, (int)child, forks);
-            waitpid(child, NULL, 0);
-            return 0;
-        }
-    }
-    return 3; /* never reproduced */
+    int forks;
+    pid_t child = fixture_fork_until_one_hangs(register_one, 20000, &forks);
+    keep_registering = 0;
+    if (child < 0)
+        return 3; /* never reproduced */
+    fixture_ready("ready %d %d %d", (int)getpid(), (int)child, forks);
+    waitpid(child, NULL, 0);
+    return 0;
 }

@@ -116,3 +116,26 @@ static inline bool fixture_child_exits_within(pid_t child, int milliseconds)
     }
     return false;
 }
+
+/* Forks children that each run `in_child` and exit, up to `max_forks` of them, until one does not exit within
+ * 200 ms: the race of a fixture whose parent has a thread that takes a lock of libc's now and then. Returns that
+ * child once it sleeps on a futex, with how many forks it took in `*forks`; -1 when none hung. */
+static inline pid_t fixture_fork_until_one_hangs(void (*in_child)(void), int max_forks, int *forks)
+{
+    pid_t self = getpid();
+    for (*forks = 1; *forks <= max_forks; (*forks)++) {
+        pid_t child = fork();
+        if (child < 0)
+            return -1;
+        if (child == 0) {
+            fixture_die_with_parent(self);
+            in_child();
+            _exit(0);
+        }
+        if (!fixture_child_exits_within(child, 200)) {
+            fixture_wait_for_wchan(child, child, "futex");
+            return child;
+        }
+    }
+    return -1;
+}

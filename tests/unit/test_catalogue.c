@@ -407,6 +407,68 @@ Test(inheritance_rules, data_right_after_a_library_is_its_bss)
     cr_assert_null(hd_process_library_of_data(&process, 0x7000), "no mapping there");
 }
 
+/* Which of libc's locks a futex in libc's data is, by the functions of the waiter's innermost run of frames in libc
+ * (any name a frame has: an exported one without libc6-dbg, an internal one with it); none named: libc's generic
+ * row, with the outermost named frame of that run (the program's call into libc), never one further out. */
+Test(inheritance_rules, libc_locks_are_named_by_the_functions_that_take_them)
+{
+    struct hd_library libraries[] = {
+        { .path = (char *)"/usr/lib/libc.so.6", .soname = (char *)"libc.so.6", .start = 0x1000, .end = 0x5000 },
+        { .path = (char *)"/opt/app/prog", .start = 0x9000, .end = 0xa000 },
+    };
+    struct hd_mapping mappings[] = {
+        { .start = 0x1000, .end = 0x4000, .path = (char *)"/usr/lib/libc.so.6" },
+        { .start = 0x4000, .end = 0x5000, .permissions = "rw-p", .path = (char *)"/usr/lib/libc.so.6" },
+        { .start = 0x9000, .end = 0xa000, .path = (char *)"/opt/app/prog" },
+    };
+    struct hd_process process = { .pid = 7, .libraries = libraries, .nlibraries = 2, .mappings = mappings,
+                                  .nmappings = 3 };
+    static const struct {
+        const char *symbols[4]; /* innermost first: libc, libc, the program, libc (__libc_start_main) */
+        const char *runtime, *function;
+    } cases[] = {
+        { { "__lll_lock_wait_private", "__tz_convert", "main", "__libc_start_main" }, "glibc-tz", "__tz_convert" },
+        { { NULL, "localtime_r", "main", "__libc_start_main" }, "glibc-tz", "localtime_r" },
+        { { NULL, "setenv", "main", "__libc_start_main" }, "glibc-env", "setenv" },
+        { { NULL, "__internal_atexit", "main", "__libc_start_main" }, "glibc-atexit", "__internal_atexit" },
+        { { NULL, "dcgettext", "main", "__libc_start_main" }, "glibc-gettext", "dcgettext" },
+        { { NULL, "qsort", "main", "__libc_start_main" }, "glibc", "qsort" },
+        { { NULL, NULL, "main", "__libc_start_main" }, "glibc", NULL },
+    };
+    const struct report_catalogue *catalogue = report_catalogue_builtin();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        static const uint64_t pcs[] = { 0x1100, 0x1200, 0x9100, 0x1300 };
+        struct hd_frame frames[4];
+        for (size_t f = 0; f < 4; f++)
+            frames[f] = (struct hd_frame){ .pc = pcs[f], .symbol = (char *)cases[i].symbols[f] };
+        struct hd_thread thread = {
+            .tid = 7, .state = 'S',
+            .syscall = { .state = HD_SYSCALL_IN, .name = "futex", .program_counter = 0x1100 },
+            .wait = { .kind = HD_WAIT_FUTEX, .address = 0x4800, .fd = -1 },
+            .stack = { .state = HD_STACK_TAKEN, .frames = frames, .nframes = 4 },
+        };
+        struct report_attribution attribution;
+        cr_assert(report_attribute_thread(catalogue, &process, &thread, &attribution), "case %zu", i);
+        cr_assert_str_eq(attribution.runtime->id, cases[i].runtime, "case %zu", i);
+        cr_assert_str_eq(attribution.library_runtime->id, "glibc", "case %zu", i);
+        if (cases[i].function)
+            cr_assert_str_eq(attribution.function, cases[i].function, "case %zu", i);
+        else
+            cr_assert_null(attribution.function, "case %zu: not __libc_start_main, further out", i);
+        char name[256];
+        report_attribution_name(&attribution, name, sizeof name);
+        if (!cases[i].function)
+            cr_assert_str_eq(name, "a lock inside glibc", "without a named frame, nothing more");
+    }
+    /* without a stack: the library's row, nothing more */
+    struct hd_thread bare = { .tid = 7, .state = 'S', .syscall = { .state = HD_SYSCALL_IN, .name = "futex" },
+                              .wait = { .kind = HD_WAIT_FUTEX, .address = 0x4800, .fd = -1 } };
+    struct report_attribution attribution;
+    cr_assert(report_attribute_thread(catalogue, &process, &bare, &attribution));
+    cr_assert_str_eq(attribution.runtime->id, "glibc");
+    cr_assert_null(attribution.function);
+}
+
 /* ---- a user's catalogue on output ------------------------------------------------------------------------------ */
 
 /* A --catalogue file is not hangdoc's own text: a name with terminal escapes (here: set the window title, then red)

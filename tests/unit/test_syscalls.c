@@ -127,12 +127,17 @@ static const struct probe_clocks test_clocks = {
     .realtime_ns = 1700000000LL * 1000000000,
 };
 
-static struct hd_wait decode(const struct hd_syscall *syscall, struct fake_memory *memory)
+static struct hd_wait decode_in(const struct hd_syscall *syscall, const char *wchan, struct fake_memory *memory)
 {
     struct hd_wait wait;
     memset(&wait, 0xa5, sizeof wait);
-    probe_decode_wait(syscall, memory ? fake_reader : NULL, memory, &test_clocks, &wait);
+    probe_decode_wait(syscall, wchan, memory ? fake_reader : NULL, memory, &test_clocks, &wait);
     return wait;
+}
+
+static struct hd_wait decode(const struct hd_syscall *syscall, struct fake_memory *memory)
+{
+    return decode_in(syscall, "", memory);
 }
 
 #define FUTEX_WAIT 0
@@ -687,32 +692,48 @@ Test(decode_wait, vfork_is_other)
     cr_assert_str_eq(wait.operation, "vfork");
 }
 
-/* After a stop (a debugger's, or hangdoc's own stack capture) a timed poll, nanosleep or futex wait resumes as
- * restart_syscall, whose arguments are not the original's: a timed wait of unknown length, named by its wchan. */
-Test(decode_wait, restart_syscall_is_a_timed_wait_named_by_its_wait_channel)
+/* After a stop (a debugger's, or hangdoc's own stack capture) a poll, a timed futex wait or a sleep resumes as
+ * restart_syscall. Its wait channel names the call; its argument registers are still that call's: an untimed poll
+ * stays untimed (a second diagnosis must see what the first saw), a futex stays the futex it was. */
+Test(decode_wait, restart_syscall_is_decoded_as_the_call_it_resumes)
 {
-    static const struct {
-        const char *wchan;
-        enum hd_wait_kind kind;
-    } cases[] = {
-        { "poll_schedule_timeout.constprop.0", HD_WAIT_POLL },
-        { "do_select", HD_WAIT_POLL },
-        { "futex_wait_queue", HD_WAIT_FUTEX },
-        { "hrtimer_nanosleep", HD_WAIT_SLEEP },
-        { "", HD_WAIT_SLEEP },
-        { "something_else", HD_WAIT_SLEEP },
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct hd_syscall syscall = call("restart_syscall", 0x1000, 0, 0, 0, 0, 0);
-        struct hd_wait wait = decode(&syscall, NULL);
-        probe_refine_restarted_wait(&syscall, cases[i].wchan, &wait);
-        cr_assert_eq(wait.kind, cases[i].kind, "wchan '%s'", cases[i].wchan);
+    /* poll(fds, 2, -1) interrupted: untimed, two fds */
+    struct hd_syscall poll_call = call("restart_syscall", 0x1000, 2, 0xffffffff, 0, 0, 0);
+    struct hd_wait wait = decode_in(&poll_call, "do_poll.constprop.0", NULL);
+    cr_assert_eq(wait.kind, HD_WAIT_POLL);
+    cr_assert_eq(wait.nfds, 2);
+    cr_assert_eq(wait.timeout.kind, HD_TIMEOUT_NONE, "poll without timeout stays without timeout");
+    cr_assert_str_eq(wait.operation, "poll");
+    /* poll(fds, 1, 5000): a timeout whose remaining time the restart lost */
+    poll_call.args[1] = 1;
+    poll_call.args[2] = 5000;
+    wait = decode_in(&poll_call, "poll_schedule_timeout.constprop.0", NULL);
+    cr_assert_eq(wait.kind, HD_WAIT_POLL);
+    cr_assert_eq(wait.timeout.kind, HD_TIMEOUT_UNREADABLE);
+    /* futex(0x5000, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 2, abs deadline): the absolute deadline still holds */
+    struct fake_memory memory = { .ok = true, .address = 0x7000, .pair = { 1005, 0 } };
+    struct hd_syscall futex_call = call("restart_syscall", 0x5000, 9 | 128, 2, 0x7000, 0, 0xffffffff);
+    wait = decode_in(&futex_call, "futex_wait_queue", &memory);
+    cr_assert_eq(wait.kind, HD_WAIT_FUTEX);
+    cr_assert_eq(wait.address, 0x5000);
+    cr_assert_eq(wait.expected, 2);
+    cr_assert(wait.futex_private);
+    cr_assert_str_eq(wait.operation, "FUTEX_WAIT_BITSET");
+    cr_assert_eq(wait.timeout.kind, HD_TIMEOUT_FINITE);
+    cr_assert_eq(wait.timeout.remaining_ns, 5LL * 1000000000);
+    /* FUTEX_WAIT's relative timeout: the time already slept is unknown */
+    futex_call.args[1] = 0 | 128;
+    wait = decode_in(&futex_call, "futex_do_wait", &memory);
+    cr_assert_eq(wait.kind, HD_WAIT_FUTEX);
+    cr_assert_eq(wait.timeout.kind, HD_TIMEOUT_UNREADABLE);
+    /* a sleep (nanosleep and clock_nanosleep keep their arguments in different registers), and a restart whose wait
+     * channel is unknown or unexpected: a sleep of unknown length */
+    static const char *const sleeps[] = { "hrtimer_nanosleep", "do_nanosleep", "", "do_select", NULL };
+    for (size_t i = 0; i < 5; i++) {
+        struct hd_syscall sleep_call = call("restart_syscall", 0x1000, 0, 0, 0, 0, 0);
+        wait = decode_in(&sleep_call, sleeps[i], NULL);
+        cr_assert_eq(wait.kind, HD_WAIT_SLEEP, "wchan '%s'", sleeps[i] ? sleeps[i] : "(null)");
         cr_assert_eq(wait.timeout.kind, HD_TIMEOUT_UNREADABLE);
         cr_assert_str_eq(wait.operation, "restart_syscall");
     }
-    /* any other call keeps what it decoded to */
-    struct hd_syscall syscall = call("read", 5, 0, 0, 0, 0, 0);
-    struct hd_wait wait = decode(&syscall, NULL);
-    probe_refine_restarted_wait(&syscall, "poll_schedule_timeout", &wait);
-    cr_assert_eq(wait.kind, HD_WAIT_READ);
 }
