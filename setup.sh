@@ -10,9 +10,9 @@ cd "$(dirname "$0")"
 # man page test, binutils' strip for the stripped stack fixture, python3-jsonschema to validate the JSON reports
 # against their schema, python3-torch and python3-numpy for the DataLoader scenarios (run with /usr/bin/python3),
 # libc6-dbg so that libc's internal functions have names in the stacks (the scenarios that name one of libc's locks
-# by the function that takes it expect those names).
+# by the function that takes it expect those names), libgfortran5 for OpenBLAS's OpenMP build (below).
 packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev
-          libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy libc6-dbg)
+          libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy libc6-dbg libgfortran5)
 
 # step WHAT COMMAND...: one line for the step; the command's own output goes to a log shown only if it fails
 log=${TMPDIR:-/tmp}/hangdoc-setup.$$.log
@@ -45,6 +45,22 @@ install_missing() {
     step "updating the package lists" apt-get update -qq
     step "installing ${#missing[@]} Debian packages (${missing[*]})" \
         env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# OpenBLAS's OpenMP build (Debian's libopenblas0-openmp) for the scenario of a forked child that spins in it, unpacked
+# into build-deps/openblas-openmp beside the project: installing the package would switch the machine's BLAS (an
+# update-alternatives link every numpy of the machine follows).
+unpack_openblas_openmp() {
+    local target=build-deps/openblas-openmp scratch
+    [ -f "$target/libblas.so.3" ] && return 0
+    scratch=$(mktemp -d)
+    chmod 755 "$scratch"
+    (cd "$scratch" && apt-get download -qq libopenblas0-openmp) &&
+        dpkg-deb -x "$scratch"/libopenblas0-openmp_*.deb "$scratch/root" &&
+        mkdir -p "$target" && cp -a "$scratch"/root/usr/lib/*/openblas-openmp/. "$target/"
+    local status=$?
+    rm -rf "$scratch"
+    return $status
 }
 
 # build DIR [meson options...]: configure once, then build
@@ -94,6 +110,7 @@ demo)
     ;;
 test)
     install_missing
+    step "unpacking OpenBLAS's OpenMP build for a scenario" unpack_openblas_openmp
     build build
     status=0
     run_suite build || status=$?

@@ -99,6 +99,22 @@ const char *report_attribution_name(const struct report_attribution *attribution
     return out;
 }
 
+size_t report_stack_runtimes(const struct report_catalogue *catalogue, const struct hd_process *process,
+                             const struct hd_thread *thread, struct report_attribution *out, size_t max)
+{
+    size_t count = 0;
+    for (size_t f = 0; thread->stack.state == HD_STACK_TAKEN && f < thread->stack.nframes && count < max; f++) {
+        const struct hd_library *library;
+        const struct report_runtime *runtime = runtime_of_code(catalogue, process, thread->stack.frames[f].pc, &library);
+        bool seen = false;
+        for (size_t i = 0; i < count && !seen; i++)
+            seen = out[i].runtime == runtime;
+        if (runtime && !seen)
+            out[count++] = (struct report_attribution){ runtime, library, "a frame of its stack", runtime, NULL };
+    }
+    return count;
+}
+
 bool report_attribute_thread(const struct report_catalogue *catalogue, const struct hd_process *process,
                              const struct hd_thread *thread, struct report_attribution *out)
 {

@@ -29,6 +29,10 @@ struct report_attribution {
  * functions of the stack that take it). False when none is catalogued. */
 bool report_attribute_thread(const struct report_catalogue *catalogue, const struct hd_process *process,
                              const struct hd_thread *thread, struct report_attribution *out);
+/* The distinct catalogued runtimes of the thread's stack frames, innermost first (libraries every wait passes
+ * through left out): at most `max` attributions in `out`; returns how many. */
+size_t report_stack_runtimes(const struct report_catalogue *catalogue, const struct hd_process *process,
+                             const struct hd_thread *thread, struct report_attribution *out, size_t max);
 /* Does `thread` run `runtime` (by its name, its stack, or the code its system call came from)? */
 bool report_thread_runs(const struct report_catalogue *catalogue, const struct hd_process *process,
                         const struct hd_thread *thread, const struct report_runtime *runtime);

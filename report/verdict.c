@@ -85,8 +85,9 @@ static bool same_hang(const struct hd_snapshot *snapshot, const struct report_fi
                       const struct report_finding *b)
 {
     const struct report_rule *rule = report_rule(a->kind);
+    /* two findings about the same thread tell of one hang (a spin, and the inherited runtime it spins in) */
     if (a->kind != b->kind)
-        return a->pid == b->pid && rule->cause == report_rule(b->kind)->cause;
+        return a->pid == b->pid && (a->tid == b->tid || rule->cause == report_rule(b->kind)->cause);
     switch (rule->grouping) {
     case REPORT_GROUP_BY_PARENT: {
         pid_t parent = worker_parent(snapshot, a->pid);

@@ -588,3 +588,12 @@ void expect_only_findings(json_object *document, const char *const *ids)
         cr_assert(allowed, "unexpected finding '%s': %s", id, json_object_to_json_string(findings));
     }
 }
+
+size_t json_count_remedies(json_object *finding, const char *part)
+{
+    json_object *remedies = json_at(finding, "remedies");
+    size_t count = 0;
+    for (size_t i = 0; remedies && i < json_object_array_length(remedies); i++)
+        count += strstr(json_object_get_string(json_object_array_get_idx(remedies, i)), part) != NULL;
+    return count;
+}

@@ -70,6 +70,8 @@ size_t json_count_findings(json_object *document, const char *id, pid_t pid);
 json_object *json_first_finding(json_object *document, const char *id, pid_t pid);
 /* Fails the test when a finding has an id other than the ones named (a NULL-terminated list). */
 void expect_only_findings(json_object *document, const char *const *ids);
+/* How many of the finding's remedies contain `part`. */
+size_t json_count_remedies(json_object *finding, const char *part);
 /* True when a note's text contains `part`. */
 bool json_has_note(json_object *document, const char *part);
 

@@ -665,16 +665,6 @@ Test(scenarios, atexit_lock_held_at_fork)
     fixture_stop(&fixture);
 }
 
-/* How many of the finding's remedies contain `part`. */
-static size_t remedies_with(json_object *finding, const char *part)
-{
-    json_object *remedies = json_at(finding, "remedies");
-    size_t count = 0;
-    for (size_t i = 0; remedies && i < json_object_array_length(remedies); i++)
-        count += strstr(json_object_get_string(json_object_array_get_idx(remedies, i)), part) != NULL;
-    return count;
-}
-
 /* glibc's time-zone lock, held by the parent's logging thread at fork(): the child's stack names the lock
  * (__tz_convert, from localtime_r), and so do the finding, its runtime and its remedies; not the atexit lock, though
  * both lie in libc's data (issue 13) */
@@ -690,8 +680,8 @@ Test(scenarios, libc_time_zone_lock_held_at_fork_is_named_by_the_function_that_t
     cr_assert_str_eq(json_string_at(orphaned, "evidence.function"), "__tz_convert", "libc6-dbg names it");
     cr_assert(strstr(json_string_at(orphaned, "summary"), "inside libc.so.6 (glibc's time-zone lock, in __tz_convert"),
               "%s", json_string_at(orphaned, "summary"));
-    cr_assert_eq(remedies_with(orphaned, "convert no time before exec"), 1);
-    cr_assert_eq(remedies_with(orphaned, "atexit"), 0, "not the atexit lock");
+    cr_assert_eq(json_count_remedies(orphaned, "convert no time before exec"), 1);
+    cr_assert_eq(json_count_remedies(orphaned, "atexit"), 0, "not the atexit lock");
     json_object *runtime = expect_findings(document, "fork-unsafe-runtime", 1);
     cr_assert_eq(json_int_at(runtime, "tid", -1), child);
     cr_assert_str_eq(json_string_at(runtime, "evidence.runtime"), "glibc-tz");
@@ -829,13 +819,13 @@ Test(scenarios, python_child_forked_while_a_thread_holds_a_lock)
     cr_assert_eq(json_int_at(orphaned, "tid", -1), child);
     expect_verdict(document, true, "fork-inheritance", "orphaned-wait", child);
     /* a Python process: the start-method remedies, with the exact code, and their caveats */
-    cr_assert_eq(remedies_with(orphaned, "if __name__ == '__main__': "
+    cr_assert_eq(json_count_remedies(orphaned, "if __name__ == '__main__': "
                                          "torch.multiprocessing.set_start_method('spawn', force=True)"), 1);
-    cr_assert_eq(remedies_with(orphaned, "context has already been set"), 1);
-    cr_assert_eq(remedies_with(orphaned, "no lambdas"), 1);
-    cr_assert_eq(remedies_with(orphaned, "imports the main module again"), 1);
-    cr_assert_eq(remedies_with(orphaned, "atexit"), 0, "the lock is Python's, not libc's");
-    cr_assert_eq(remedies_with(orphaned, "OpenMP"), 0);
+    cr_assert_eq(json_count_remedies(orphaned, "context has already been set"), 1);
+    cr_assert_eq(json_count_remedies(orphaned, "no lambdas"), 1);
+    cr_assert_eq(json_count_remedies(orphaned, "imports the main module again"), 1);
+    cr_assert_eq(json_count_remedies(orphaned, "atexit"), 0, "the lock is Python's, not libc's");
+    cr_assert_eq(json_count_remedies(orphaned, "OpenMP"), 0);
     json_object_put(document);
     fixture_stop(&fixture);
 }
@@ -846,18 +836,18 @@ Test(scenarios, remedies_name_atexit_for_libcs_lock_and_openmp_for_libgomp)
     fixture_start(&fixture, "atexit_fork");
     json_object *document = hangdoc_json(fixture.pids[0], NULL);
     json_object *orphaned = expect_findings(document, "orphaned-wait", 1);
-    cr_assert_eq(remedies_with(orphaned, "do not register atexit handlers"), 1, "the lock lies in libc's data");
-    cr_assert_eq(remedies_with(orphaned, "set_start_method"), 0, "not a Python process");
-    cr_assert_eq(remedies_with(orphaned, "OpenMP"), 0);
+    cr_assert_eq(json_count_remedies(orphaned, "do not register atexit handlers"), 1, "the lock lies in libc's data");
+    cr_assert_eq(json_count_remedies(orphaned, "set_start_method"), 0, "not a Python process");
+    cr_assert_eq(json_count_remedies(orphaned, "OpenMP"), 0);
     json_object_put(document);
     fixture_stop(&fixture);
 
     fixture_start(&fixture, "openmp_fork");
     document = hangdoc_json(fixture.pids[0], NULL);
     orphaned = expect_findings(document, "orphaned-wait", 1);
-    cr_assert_eq(remedies_with(orphaned, "OMP_NUM_THREADS=1"), 1);
-    cr_assert_eq(remedies_with(orphaned, "atexit"), 0);
-    cr_assert_eq(remedies_with(orphaned, "set_start_method"), 0);
+    cr_assert_eq(json_count_remedies(orphaned, "OMP_NUM_THREADS=1"), 1);
+    cr_assert_eq(json_count_remedies(orphaned, "atexit"), 0);
+    cr_assert_eq(json_count_remedies(orphaned, "set_start_method"), 0);
     json_object_put(document);
     fixture_stop(&fixture);
 }

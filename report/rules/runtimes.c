@@ -6,6 +6,7 @@
 
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <stdio.h>
 
 /* The first thread of the process that is asleep forever, or NULL: a healthy child gets no hang finding. */
 static const struct report_node *first_stuck(const struct report_graph *graph, const struct hd_process *process)
@@ -138,11 +139,72 @@ static void each_stuck_forked_child(struct report_rule_context *c,
     }
 }
 
+/* The spinning finding's evidence, for the finding that explains the spin. */
+static void spin_evidence(struct report_rule_context *c, struct report_finding *finding,
+                          const struct report_finding *spin)
+{
+    for (size_t e = 0; e < spin->nevidence; e++) {
+        char name[64];
+        snprintf(name, sizeof name, "spin_%s", spin->evidence[e].name);
+        rule_evidence(c, finding, name, "%s", spin->evidence[e].value);
+    }
+}
+
+/* A forked child that spins inside a catalogued runtime (not fork-aware) whose threads run in its parent: the
+ * runtime's state came with fork() but its threads did not, and the child waits for them by spinning (OpenBLAS's
+ * OpenMP build in a forked child: sched_yield in a loop over libgomp's team that exists only in the parent). The
+ * runtime named is the innermost one of the stack that the parent runs threads of; the innermost one's remedies
+ * are added when it is another (OpenBLAS over GNU OpenMP). */
+static void spinning_in_an_inherited_runtime(struct report_rule_context *c, size_t spin_index)
+{
+    struct hd_process *process;
+    pid_t tid = c->analysis->findings[spin_index].tid;
+    const struct hd_thread *thread = hd_snapshot_find_thread(c->snapshot, tid, &process);
+    if (!thread || process->origin != HD_ORIGIN_FORKED)
+        return;
+    const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, process->ppid);
+    struct report_attribution runtimes[8];
+    size_t count = report_stack_runtimes(c->catalogue, process, thread, runtimes, COUNT(runtimes));
+    for (size_t r = 0; parent && r < count; r++) {
+        const struct report_runtime *runtime = runtimes[r].runtime;
+        size_t parent_threads = 0;
+        for (size_t t = 0; runtime->safety != REPORT_FORK_AWARE && t < parent->nthreads; t++)
+            parent_threads += report_thread_runs(c->catalogue, parent, &parent->threads[t], runtime);
+        if (parent_threads == 0)
+            continue;
+        runtimes[r].how = "a frame of its spinning stack";
+        struct report_finding *finding = rule_finding_for(
+            c, REPORT_FORK_UNSAFE_RUNTIME, REPORT_LIKELY, process->pid, thread->tid,
+            "forked child %d spins inside %s (%s, %s), whose threads run in its parent %d: fork() copied the "
+            "runtime's state but not its threads, and thread %d '%s' waits for them in %s",
+            (int)process->pid, report_library_name(runtimes[r].library), runtime->name,
+            report_fork_safety_words(runtime->safety), (int)process->ppid, (int)thread->tid, thread->name,
+            thread->leaf_function ? thread->leaf_function : "a loop");
+        report_runtime_evidence(c, finding, &runtimes[r]);
+        /* after the new finding: adding it may have moved the findings */
+        spin_evidence(c, finding, &c->analysis->findings[spin_index]);
+        if (r > 0)
+            rule_evidence(c, finding, "called_through", "%s (%s), the innermost runtime of its stack",
+                          report_library_name(runtimes[0].library), runtimes[0].runtime->name);
+        report_parent_thread_evidence(c, finding, parent, runtime);
+        report_inherited_handle_evidence(c, finding, process, runtime);
+        report_runtime_remedies(c, finding, runtime);
+        if (r > 0)
+            report_runtime_remedies(c, finding, runtimes[0].runtime);
+        return;
+    }
+}
+
 /* A forked child asleep forever inside a catalogued runtime that is not fork-aware and that came with fork: its
- * parent runs threads of it, or maps it at the same address. */
+ * parent runs threads of it, or maps it at the same address. Or a forked child spinning inside one whose threads
+ * run in its parent (the spinning rule ran before: the registry's order). */
 void report_rule_fork_unsafe_runtime(struct report_rule_context *c)
 {
     each_stuck_forked_child(c, fork_unsafe_runtimes);
+    size_t count = c->analysis->nfindings;
+    for (size_t f = 0; f < count && !c->failed; f++)
+        if (c->analysis->findings[f].kind == REPORT_SPINNING)
+            spinning_in_an_inherited_runtime(c, f);
 }
 
 /* A forked child asleep forever that maps CUDA's driver and holds GPU handles it shares with its parent. */
