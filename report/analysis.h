@@ -53,6 +53,8 @@ struct report_node {
     const struct hd_thread *thread;
     enum report_wake wake;
     bool blocked_without_timeout; /* asleep in a wait that has no timeout */
+    bool waits_outside;           /* its wait (timed or not) can be ended by something outside the snapshot: a
+                                   * socket to elsewhere, a tty, a file, a call hangdoc does not decode */
     size_t process_index;         /* into graph.processes */
     size_t first_edge;            /* its edges: edges[first_edge .. first_edge + nedges - 1] */
     size_t nedges;
@@ -176,6 +178,11 @@ const char *report_edge_kind_name(enum report_edge_kind kind);
 /* Builds the graph and decides who can wake (graph.c). False when memory ran out. */
 bool report_build_graph(const struct hd_snapshot *snapshot, struct report_graph *graph);
 void report_graph_release(struct report_graph *graph);
+/* The fixpoint of the graph from chosen seeds: live[i] for every node that is a seed, or that waits (REPORT_WAKE_WAKER)
+ * with an edge to a live node; linear in nodes + edges. report_build_graph settles the graph with the nodes that
+ * may run by themselves as seeds; the timer rule asks again without the threads that only wake on timers. False
+ * when memory ran out. */
+bool report_graph_reach(const struct report_graph *graph, const bool *seeds, bool *live);
 /* The node of thread `tid`, or REPORT_NO_NODE. O(log n). */
 size_t report_graph_find(const struct report_graph *graph, pid_t tid);
 /* The graph's entry for `process`, a process of the snapshot the graph was built from. */

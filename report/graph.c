@@ -374,6 +374,7 @@ static enum report_wake thread_edges(struct builder *b, size_t node)
     default:
         break;
     }
+    b->graph->nodes[node].waits_outside = outside || wake == REPORT_WAKE_OUTSIDE;
     return wake == REPORT_WAKE_WAKER && outside ? REPORT_WAKE_OUTSIDE : wake;
 }
 
@@ -434,29 +435,27 @@ static void release_reverse(struct reverse *r)
     free(r->edges);
 }
 
-/* Pending nodes (WAKER) that have an edge to a node that may run may run too; the rest never will. Each node that
- * may run frees the waiters of its edges into it, and the first one of a process frees the waiters of the edges
- * into that process; a process edge does not free the waiter through the waiter itself, which holds because a
- * pending waiter is never the first of its process to run. */
-static bool settle(struct report_graph *graph)
+/* Pending nodes (WAKER) that have an edge to a live node are live too. Each live node frees the waiters of its
+ * edges into it, and the first live one of a process frees the waiters of the edges into that process; a process
+ * edge does not free the waiter through the waiter itself, which holds because a pending waiter is never the
+ * first of its process to be live. */
+bool report_graph_reach(const struct report_graph *graph, const bool *seeds, bool *live)
 {
     struct reverse r = { 0 };
-    bool *live = calloc(graph->nnodes + 1, sizeof *live);
     bool *process_live = calloc(graph->nprocesses + 1, sizeof *process_live);
     size_t *queue = calloc(graph->nnodes + 1, sizeof *queue);
-    if (!live || !process_live || !queue || !build_reverse(graph, &r)) {
-        free(live);
+    if (!process_live || !queue || !build_reverse(graph, &r)) {
         free(process_live);
         free(queue);
         release_reverse(&r);
         return false;
     }
     size_t head = 0, tail = 0;
-    for (size_t i = 0; i < graph->nnodes; i++)
-        if (may_run(graph->nodes[i].wake)) {
-            live[i] = true;
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        live[i] = seeds[i];
+        if (live[i])
             queue[tail++] = i;
-        }
+    }
     while (head < tail) {
         size_t node = queue[head++];
         size_t p = graph->nodes[node].process_index;
@@ -476,14 +475,27 @@ static bool settle(struct report_graph *graph)
             to = r.into_process[p + 1];
         }
     }
-    for (size_t i = 0; i < graph->nnodes; i++)
-        if (graph->nodes[i].wake == REPORT_WAKE_WAKER && !live[i])
-            graph->nodes[i].wake = REPORT_WAKE_NEVER;
-    free(live);
     free(process_live);
     free(queue);
     release_reverse(&r);
     return true;
+}
+
+/* The nodes that may run by themselves are the seeds; pending nodes that are not reached never will run. */
+static bool settle(struct report_graph *graph)
+{
+    bool *seeds = calloc(graph->nnodes + 1, sizeof *seeds);
+    bool *live = calloc(graph->nnodes + 1, sizeof *live);
+    bool ok = seeds && live;
+    for (size_t i = 0; ok && i < graph->nnodes; i++)
+        seeds[i] = may_run(graph->nodes[i].wake);
+    ok = ok && report_graph_reach(graph, seeds, live);
+    for (size_t i = 0; ok && i < graph->nnodes; i++)
+        if (graph->nodes[i].wake == REPORT_WAKE_WAKER && !live[i])
+            graph->nodes[i].wake = REPORT_WAKE_NEVER;
+    free(seeds);
+    free(live);
+    return ok;
 }
 
 /* What the rules ask of a process as a whole, once each thread's wake is final. */
