@@ -185,6 +185,11 @@ static int diagnose_with(const struct hangdoc_options *options, const struct han
         hd_snapshot_free(snapshot);
         return EXIT_INTERNAL;
     }
+    double oldest_age_s = 0;
+    for (size_t p = 0; p < snapshot->nprocesses; p++)
+        if (snapshot->processes[p].age_s > oldest_age_s)
+            oldest_age_s = snapshot->processes[p].age_s;
+    snapshot->stuck_after_s = hangdoc_stuck_after_s(options->stuck_after_ms, oldest_age_s);
     struct report_analysis *analysis = report_analyze_with(snapshot, catalogue);
     if (!analysis) {
         fprintf(stderr, "hangdoc: out of memory\n");

@@ -40,6 +40,7 @@ static const char usage_text[] =
     "      --keep-running   report, but leave the tree running\n"
     "      --no-ptrace      diagnose without stopping any process (no native stacks)\n"
     "      --catalogue FILE as below\n"
+    "      --stuck-after DUR as below (default: half the job's age, at most 60s)\n"
     "  SIGUSR1 makes hangdoc run diagnose at once and go on; SIGTERM, SIGINT and SIGHUP make it diagnose\n"
     "  (a few seconds at most), then pass the signal on to the tree.\n"
     "\n"
@@ -53,6 +54,8 @@ static const char usage_text[] =
     "      --color[=WHEN]   colour the text report: auto (on a terminal, unless NO_COLOR is set), always,\n"
     "                       never; the report is wrapped to the terminal's width (or $COLUMNS)\n"
     "      --catalogue FILE extend the catalogue of fork-unsafe runtimes with the rows of FILE (see hangdoc(1))\n"
+    "      --stuck-after DUR a thread asleep without timeout this long that only timer threads could wake is\n"
+    "                       likely hung (default 60s, at least 1s)\n"
     "  -h, --help           show this help and exit\n"
     "  -V, --version        show the version and exit\n"
     "\n"
@@ -100,7 +103,7 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         { "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },      { "no-ptrace", no_argument, NULL, 'P' },
         { "color", optional_argument, NULL, 'c' },  { "colour", optional_argument, NULL, 'c' },
-        { "catalogue", required_argument, NULL, 'C' },
+        { "catalogue", required_argument, NULL, 'C' }, { "stuck-after", required_argument, NULL, 'A' },
         { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -124,6 +127,11 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         case 't':
             if (!hangdoc_parse_duration_ms(optarg, &options->timeout_ms))
                 return usage_error("--timeout takes a duration such as 30s, not '%s'", optarg);
+            break;
+        case 'A':
+            if (!hangdoc_parse_duration_ms(optarg, &options->stuck_after_ms) ||
+                options->stuck_after_ms < HANGDOC_STUCK_AFTER_MIN_MS)
+                return usage_error("--stuck-after takes a duration of at least 1s, such as 60s, not '%s'", optarg);
             break;
         case 'v':
             options->verbose = true;
@@ -182,6 +190,7 @@ int main(int argc, char **argv)
         .samples = PROBE_DEFAULT_SAMPLES,
         .interval_ms = PROBE_DEFAULT_INTERVAL_MS,
         .timeout_ms = DEFAULT_TIMEOUT_MS,
+        .stuck_after_ms = HANGDOC_STUCK_AFTER_DEFAULT_MS,
     };
     /* A closed pipe on stdout (hangdoc | head) must end us with an error, not a signal. */
     signal(SIGPIPE, SIG_IGN);

@@ -69,3 +69,13 @@ double hangdoc_probe_deadline(double deadline, unsigned timeout_ms)
         return 0;
     return deadline - hangdoc_report_reserve_ms(timeout_ms) / 1000.0;
 }
+
+double hangdoc_stuck_after_s(unsigned stuck_after_ms, double oldest_age_s)
+{
+    if (stuck_after_ms > 0)
+        return stuck_after_ms / 1000.0;
+    double half = oldest_age_s / 2;
+    if (half > HANGDOC_STUCK_AFTER_DEFAULT_MS / 1000.0)
+        half = HANGDOC_STUCK_AFTER_DEFAULT_MS / 1000.0;
+    return half < HANGDOC_STUCK_AFTER_MIN_MS / 1000.0 ? HANGDOC_STUCK_AFTER_MIN_MS / 1000.0 : half;
+}

@@ -16,11 +16,22 @@ struct hangdoc_options {
     unsigned samples;
     unsigned interval_ms;
     unsigned timeout_ms; /* bound on the whole run; 0: none */
+    /* --stuck-after: a thread asleep without timeout this long whose only wakers wake on timers is likely hung;
+     * 0: half the age of the oldest process diagnosed, at most HANGDOC_STUCK_AFTER_DEFAULT_MS (hangdoc run, where
+     * the job's age says what "long" is) */
+    unsigned stuck_after_ms;
     double deadline;     /* when that bound ends, in CLOCK_MONOTONIC seconds (set when it is armed); 0: none */
     pid_t *pids;
     size_t npids;
     const char *catalogue_path; /* --catalogue: rows that extend the runtime catalogue; NULL: the built-in one */
 };
+
+#define HANGDOC_STUCK_AFTER_DEFAULT_MS 60000
+#define HANGDOC_STUCK_AFTER_MIN_MS 1000
+
+/* The --stuck-after threshold in seconds for a run with these options over a tree whose oldest process is
+ * `oldest_age_s` old. */
+double hangdoc_stuck_after_s(unsigned stuck_after_ms, double oldest_age_s);
 
 /* Parses "42" as a pid: decimal, positive, no sign, no trailing bytes. */
 bool hangdoc_parse_pid(const char *text, pid_t *pid);

@@ -47,6 +47,7 @@ struct run_options {
     const char *json_path;
     const char *report_path;
     const char *catalogue_path;
+    unsigned stuck_after_ms; /* 0: from the job's age (options.h) */
     char **command;
 };
 
@@ -131,7 +132,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
         { "json", required_argument, NULL, 'j' },    { "report", required_argument, NULL, 'r' },
         { "signal", required_argument, NULL, 'S' },  { "kill-after", required_argument, NULL, 'k' },
         { "keep-running", no_argument, NULL, 'K' },  { "no-ptrace", no_argument, NULL, 'P' },
-        { "catalogue", required_argument, NULL, 'C' },
+        { "catalogue", required_argument, NULL, 'C' }, { "stuck-after", required_argument, NULL, 'A' },
         { NULL, 0, NULL, 0 },
     };
     *run = (struct run_options){ .kill_after_ms = DEFAULT_KILL_AFTER_MS, .end_signal = SIGTERM };
@@ -150,6 +151,9 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
             break;
         case 'k':
             duration = &run->kill_after_ms;
+            break;
+        case 'A':
+            duration = &run->stuck_after_ms;
             break;
         case 'j':
             run->json_path = optarg;
@@ -512,6 +516,7 @@ static int diagnose_tree_below(pid_t parent, pid_t exclude, const struct hangdoc
     options.pids = pids;
     options.npids = count;
     options.no_ptrace = run->no_ptrace;
+    options.stuck_after_ms = run->stuck_after_ms;
     if (run->catalogue_path)
         options.catalogue_path = run->catalogue_path;
     if (quick) {

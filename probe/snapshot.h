@@ -383,6 +383,9 @@ struct hd_snapshot {
     unsigned samples;
     unsigned interval_ms;
     double sampling_s; /* from the first sample to the last */
+    /* Set by the caller for the analysis, not read from the system: a thread asleep without timeout at least this
+     * long whose only wakers wake on timers is likely hung (report/rules/timers.c); 0: that rule is off. */
+    double stuck_after_s;
     bool ptrace_used;
     const char *ptrace_why_not; /* static */
 

@@ -505,6 +505,7 @@ static void snapshot_header_json(struct report_json *json, const struct hd_snaps
     report_json_int(json, "samples", snapshot->samples);
     report_json_int(json, "interval_ms", snapshot->interval_ms);
     report_json_double(json, "sampling_s", snapshot->sampling_s);
+    report_json_double(json, "stuck_after_s", snapshot->stuck_after_s);
     report_json_begin_object(json, "ptrace");
     report_json_bool(json, "used", snapshot->ptrace_used);
     report_json_string_or_null(json, "why_not", snapshot->ptrace_why_not);

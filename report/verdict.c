@@ -80,14 +80,29 @@ static bool same_object(const struct hd_snapshot *snapshot, const struct report_
            same_or_siblings(snapshot, a, b);
 }
 
+/* Is the subject of `b` one of the threads `a` names as its members? */
+static bool subject_is_member(const struct report_graph *graph, const struct report_finding *a,
+                              const struct report_finding *b)
+{
+    size_t node = report_graph_find(graph, b->tid);
+    for (size_t m = 0; node != REPORT_NO_NODE && m < a->nmembers; m++)
+        if (a->members[m] == node)
+            return true;
+    return false;
+}
+
 /* Are two root-cause findings one hang? By the registry's grouping of their id (registry.h). */
-static bool same_hang(const struct hd_snapshot *snapshot, const struct report_finding *a,
+static bool same_hang(const struct verdict_context *c, const struct report_finding *a,
                       const struct report_finding *b)
 {
+    const struct hd_snapshot *snapshot = c->snapshot;
     const struct report_rule *rule = report_rule(a->kind);
-    /* two findings about the same thread tell of one hang (a spin, and the inherited runtime it spins in) */
+    /* two findings of different kinds are one hang when they are about the same thread (a spin, and the
+     * inherited runtime it spins in), or of the same cause in one process, or when one is about a thread the
+     * other names as its member (the cycles a stuck pool's threads form, in the pool's replaced-worker) */
     if (a->kind != b->kind)
-        return a->pid == b->pid && (a->tid == b->tid || rule->cause == report_rule(b->kind)->cause);
+        return (a->pid == b->pid && (a->tid == b->tid || rule->cause == report_rule(b->kind)->cause)) ||
+               subject_is_member(&c->analysis->graph, a, b) || subject_is_member(&c->analysis->graph, b, a);
     switch (rule->grouping) {
     case REPORT_GROUP_BY_PARENT: {
         pid_t parent = worker_parent(snapshot, a->pid);
@@ -166,7 +181,7 @@ static void collect_root_causes(struct verdict_context *c)
             struct report_hang *hang = NULL;
             for (size_t h = 0; h < a->verdict.nhangs && !hang; h++)
                 for (size_t m = 0; m < a->verdict.hangs[h].nfindings && !hang; m++)
-                    if (same_hang(c->snapshot, &a->findings[a->verdict.hangs[h].findings[m]], finding))
+                    if (same_hang(c, &a->findings[a->verdict.hangs[h].findings[m]], finding))
                         hang = &a->verdict.hangs[h];
             if (!hang)
                 hang = add_hang(c, report_rule(finding->kind)->cause, (long)f, true, finding->pid, finding->tid);

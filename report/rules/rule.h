@@ -73,3 +73,19 @@ void report_rule_stopped(struct report_rule_context *c);
 void report_rule_spinning(struct report_rule_context *c);
 /* idle.c */
 void report_rule_idle(struct report_rule_context *c);
+/* timers.c */
+void report_rule_timer_only_wakers(struct report_rule_context *c);
+/* Per node: asleep without timeout for at least the snapshot's stuck_after_s, and nothing but threads that merely
+ * wake on timers could wake it; `idle_timers_too` counts timer threads not seen to wake while sampled as such too
+ * (the fork rules, which have other evidence). NULL when there is none, the rule is off, or memory ran out
+ * (c->failed). The caller frees it. */
+bool *report_timer_bound(const struct report_rule_context *c, bool idle_timers_too);
+/* The thread of `process` a finding about its timer-bound threads is about: its main thread if bound, else the one
+ * asleep longest; REPORT_NO_NODE when none is. */
+size_t report_timer_bound_subject(const struct report_rule_context *c, const struct hd_process *process,
+                                  const bool *bound);
+/* How long node `stuck` has slept, the timer threads that could wake it and how often they woke meanwhile. */
+void report_timer_evidence(struct report_rule_context *c, struct report_finding *finding, size_t stuck,
+                           bool idle_timers_too);
+/* workers.c, with the timer rule's help */
+void report_rule_replaced_worker(struct report_rule_context *c);

@@ -7,6 +7,7 @@
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* The first thread of the process that is asleep forever, or NULL: a healthy child gets no hang finding. */
 static const struct report_node *first_stuck(const struct report_graph *graph, const struct hd_process *process)
@@ -195,12 +196,65 @@ static void spinning_in_an_inherited_runtime(struct report_rule_context *c, size
     }
 }
 
+static bool has_finding(const struct report_analysis *analysis, enum report_finding_id id, pid_t pid)
+{
+    for (size_t f = 0; f < analysis->nfindings; f++)
+        if (analysis->findings[f].kind == id && analysis->findings[f].pid == pid)
+            return true;
+    return false;
+}
+
+/* A forked child whose thread has slept without timeout for long inside a catalogued runtime (not fork-aware) whose
+ * threads run in its parent, where only timer threads could wake it, counting those whose timer did not fire while
+ * sampled (a Qt pool thread on its 30 s expiry timer): QThreadPool::waitForDone() in a child, for a runnable that
+ * runs in the parent. The fork is the evidence the timers alone are not. */
+static void asleep_behind_timers_in_an_inherited_runtime(struct report_rule_context *c, const bool *bound)
+{
+    for (size_t p = 0; p < c->snapshot->nprocesses && !c->failed; p++) {
+        const struct hd_process *process = &c->snapshot->processes[p];
+        if (process->origin != HD_ORIGIN_FORKED || has_finding(c->analysis, REPORT_FORK_UNSAFE_RUNTIME, process->pid))
+            continue;
+        size_t stuck = report_timer_bound_subject(c, process, bound);
+        const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, process->ppid);
+        struct report_attribution attribution;
+        if (stuck == REPORT_NO_NODE || !parent)
+            continue;
+        const struct hd_thread *thread = c->analysis->graph.nodes[stuck].thread;
+        if (!report_attribute_thread(c->catalogue, process, thread, &attribution) ||
+            attribution.runtime->safety == REPORT_FORK_AWARE ||
+            (attribution.runtime->traits & REPORT_RUNTIME_LIBC_INTERNAL))
+            continue;
+        size_t parent_threads = 0;
+        for (size_t t = 0; t < parent->nthreads; t++)
+            parent_threads += report_thread_runs(c->catalogue, parent, &parent->threads[t], attribution.runtime);
+        if (parent_threads == 0)
+            continue;
+        struct report_finding *finding = rule_finding_for(
+            c, REPORT_FORK_UNSAFE_RUNTIME, REPORT_LIKELY, process->pid, thread->tid,
+            "thread %d '%s' of forked child %d has been asleep %.0f s inside %s (%s, %s), whose threads run in its "
+            "parent %d, and only timer threads could wake it: fork() copied the runtime's state but not its threads",
+            (int)thread->tid, thread->name, (int)process->pid, thread->blocked_for_s,
+            report_library_name(attribution.library), attribution.runtime->name,
+            report_fork_safety_words(attribution.runtime->safety), (int)process->ppid);
+        report_runtime_evidence(c, finding, &attribution);
+        report_timer_evidence(c, finding, stuck, true);
+        report_parent_thread_evidence(c, finding, parent, attribution.runtime);
+        report_inherited_handle_evidence(c, finding, process, attribution.runtime);
+        report_runtime_remedies(c, finding, attribution.runtime);
+    }
+}
+
 /* A forked child asleep forever inside a catalogued runtime that is not fork-aware and that came with fork: its
  * parent runs threads of it, or maps it at the same address. Or a forked child spinning inside one whose threads
- * run in its parent (the spinning rule ran before: the registry's order). */
+ * run in its parent (the spinning rule ran before: the registry's order), or asleep for long in one where only
+ * timer threads could wake it. */
 void report_rule_fork_unsafe_runtime(struct report_rule_context *c)
 {
     each_stuck_forked_child(c, fork_unsafe_runtimes);
+    bool *bound = report_timer_bound(c, true);
+    if (bound)
+        asleep_behind_timers_in_an_inherited_runtime(c, bound);
+    free(bound);
     size_t count = c->analysis->nfindings;
     for (size_t f = 0; f < count && !c->failed; f++)
         if (c->analysis->findings[f].kind == REPORT_SPINNING)

@@ -215,3 +215,118 @@ void report_rule_waiting_on_workers(struct report_rule_context *c)
     }
     free(in_cycle);
 }
+
+/* ---- replaced-worker ------------------------------------------------------------------------------------------- */
+
+/* A pool starts its workers one right after the other: one started this much later than a sibling was started
+ * later, as a replacement. */
+#define REPLACED_AFTER_S 0.5
+
+/* Is every thread of the process idle: asleep, neither on a CPU nor in the kernel (a pool's worker waiting for its
+ * next task)? */
+static bool all_idle(const struct report_graph *graph, const struct hd_process *process)
+{
+    const struct report_graph_process *threads = report_graph_process_of(graph, process);
+    if (!threads || threads->nnodes == 0)
+        return false;
+    for (size_t i = threads->first_node; i < threads->first_node + threads->nnodes; i++) {
+        enum report_wake wake = graph->nodes[i].wake;
+        if (wake == REPORT_WAKE_RUNNING || wake == REPORT_WAKE_KERNEL || wake == REPORT_WAKE_EXITED ||
+            graph->nodes[i].thread->syscall.state != HD_SYSCALL_IN)
+            return false;
+    }
+    return true;
+}
+
+/* The thread of `process` that waits for its workers for a long time: its main thread if it sleeps without
+ * timeout and is asleep forever or only timer threads could wake it, else any such thread. */
+static size_t long_waiter(const struct report_rule_context *c, const struct hd_process *process, const bool *bound)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    const struct report_graph_process *threads = report_graph_process_of(graph, process);
+    size_t found = REPORT_NO_NODE;
+    for (size_t i = threads ? threads->first_node : 0; threads && i < threads->first_node + threads->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        bool stuck = (node->wake == REPORT_WAKE_NEVER || (bound && bound[i])) && node->blocked_without_timeout &&
+                     node->thread->blocked_for_known && node->thread->wait.kind == HD_WAIT_FUTEX;
+        if (!stuck)
+            continue;
+        if (node->thread->tid == process->pid)
+            return i;
+        if (found == REPORT_NO_NODE)
+            found = i;
+    }
+    return found;
+}
+
+/* A pool whose worker was killed (the OOM killer, a signal) and replaced: the pool starts a new worker, the task
+ * the dead one held never returns, and the thread that waits for its result (multiprocessing's AsyncResult.get)
+ * waits for ever while every worker sits idle. What shows it: a worker younger than that wait among siblings older
+ * than it. The subject is the waiting thread, not an idle worker. */
+void report_rule_replaced_worker(struct report_rule_context *c)
+{
+    const struct hd_snapshot *snapshot = c->snapshot;
+    const struct report_graph *graph = &c->analysis->graph;
+    bool *bound = report_timer_bound(c, false);
+    for (size_t p = 0; p < snapshot->nprocesses && !c->failed; p++) {
+        const struct hd_process *parent = &snapshot->processes[p];
+        size_t waiter = long_waiter(c, parent, bound);
+        if (waiter == REPORT_NO_NODE)
+            continue;
+        double waited = graph->nodes[waiter].thread->blocked_for_s;
+        const struct hd_process *young = NULL, *old = NULL;
+        size_t workers = 0;
+        bool idle = true;
+        for (size_t w = 0; w < snapshot->nprocesses && idle; w++) {
+            const struct hd_process *worker = &snapshot->processes[w];
+            if (worker->ppid != parent->pid || worker == parent)
+                continue;
+            workers++;
+            idle = all_idle(graph, worker);
+            if (!young || worker->age_s < young->age_s)
+                young = worker;
+            if (!old || worker->age_s > old->age_s)
+                old = worker;
+        }
+        if (!idle || workers < 2 || old->age_s - young->age_s < REPLACED_AFTER_S)
+            continue;
+        const struct report_node *node = &graph->nodes[waiter];
+        /* whether it started after the wait began: the wait's clock restarts when a debugger (or an earlier
+         * diagnosis) stopped the thread, so this is said only where the clock shows it */
+        char when[96] = "";
+        if (young->age_s < waited - 0.1)
+            snprintf(when, sizeof when, ", %.1f s after that wait began", waited - young->age_s);
+        struct report_finding *finding = rule_finding(
+            c, REPORT_REPLACED_WORKER, REPORT_LIKELY, node,
+            "thread %d '%s' of process %d waits without timeout while its %zu workers sit idle, and worker %d "
+            "started %.1f s after its oldest sibling%s: it replaced a worker that ended, and what that worker held "
+            "for the waiting thread will never come",
+            (int)node->thread->tid, node->thread->name, (int)parent->pid, workers, (int)young->pid,
+            old->age_s - young->age_s, when);
+        rule_evidence(c, finding, "waited", "%.1f s without timeout", waited);
+        rule_evidence(c, finding, "young_worker", "process %d, started %.1f s ago%s", (int)young->pid, young->age_s,
+                      when);
+        rule_evidence(c, finding, "older_worker", "process %d, started %.1f s ago", (int)old->pid, old->age_s);
+        if (bound && bound[waiter])
+            report_timer_evidence(c, finding, waiter, false);
+        /* the pool's own threads and its workers are this hang, whatever cycles they form meanwhile */
+        const struct report_graph_process *threads = report_graph_process_of(graph, parent);
+        for (size_t i = threads->first_node; i < threads->first_node + threads->nnodes; i++)
+            rule_member(c, finding, i);
+        for (size_t w = 0; w < snapshot->nprocesses; w++) {
+            const struct report_graph_process *worker = report_graph_process_of(graph, &snapshot->processes[w]);
+            if (snapshot->processes[w].ppid == parent->pid && worker)
+                for (size_t i = worker->first_node; i < worker->first_node + worker->nnodes; i++)
+                    rule_member(c, finding, i);
+        }
+        rule_remedy(c, finding, "Find why the worker ended: the kernel's OOM killer sends SIGKILL and says so "
+                                "(dmesg | grep -i 'killed process', journalctl -k, or the cgroup's memory.events); "
+                                "a crash leaves a core dump (coredumpctl).");
+        rule_remedy(c, finding, "multiprocessing.Pool does not notice a lost task: use "
+                                "concurrent.futures.ProcessPoolExecutor (it raises BrokenProcessPool), or wait with "
+                                "a timeout (AsyncResult.get(timeout=...)) and retry.");
+        rule_remedy(c, finding, "Give the workers less to hold (fewer workers, smaller chunks, maxtasksperchild) or "
+                                "the job more memory.");
+    }
+    free(bound);
+}

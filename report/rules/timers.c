@@ -1,0 +1,236 @@
+/* The timers family (rule.h): timer-only-wakers, a thread asleep without timeout for a long time whose only
+ * possible wakers are threads that wake on timers and go back to sleep.
+ *
+ * The graph counts any thread in a timed wait as able to run, so one housekeeping timer (gRPC's timer_manager, a
+ * Qt pool thread on its expiry timer, a pool's handler that sleeps 0.1 s in a loop) makes every ownerless futex of
+ * its process look wakeable. A careful engineer asks more: has the sleeper waited long (its blocked-for, not the
+ * sampling window), do its possible wakers do anything but wake on their timers, and does anything run or wait on
+ * the outside world that could still wake it? When the answers are "yes, no, no", it is likely hung, never
+ * certain: the timer thread might do something different the next time it wakes.
+ */
+#include "rule.h"
+
+#include "../buffer.h"
+#include "../describe.h"
+#include "../inheritance.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* A timer thread does nothing else when it wakes: at most this much CPU (plus a share of the sampled time). */
+#define TIMER_CPU_MAX_S 0.005
+#define TIMER_CPU_SHARE_MAX 0.02
+/* Timer threads named as evidence of one stuck thread; more are counted. */
+#define TIMERS_LISTED_MAX 6
+
+static bool timed_wait(const struct hd_thread *thread)
+{
+    const struct hd_wait *wait = &thread->wait;
+    return wait->kind == HD_WAIT_SLEEP || wait->timeout.kind == HD_TIMEOUT_FINITE ||
+           wait->timeout.kind == HD_TIMEOUT_UNREADABLE;
+}
+
+/* Did the thread wake during the sampling (and go back into a timed wait, as it is now)? */
+static bool woke_while_sampled(const struct hd_thread *thread)
+{
+    return thread->voluntary_switches_delta > 0 || thread->syscall_changed;
+}
+
+/* A thread that merely wakes on a timer and goes back to sleep: in a timed wait now, never seen on a CPU, hardly
+ * any CPU time while sampled, nothing outside the snapshot that could end its wait, and not the main thread of
+ * its process (whose timed loop is the program's own, such as a scheduler's main loop). Seen waking while sampled,
+ * unless `idle_timers_too`: then also one whose timer did not fire yet (a pool thread's 30 s expiry timer). */
+static bool merely_a_timer(const struct hd_snapshot *snapshot, const struct report_node *node, bool idle_timers_too)
+{
+    const struct hd_thread *thread = node->thread;
+    if (node->wake != REPORT_WAKE_TIMER && node->wake != REPORT_WAKE_RUNNING)
+        return false;
+    if (thread->tid == node->process->pid || thread->state == 'R' || thread->samples_in_state_r > 0 ||
+        thread->syscall.state != HD_SYSCALL_IN || !timed_wait(thread) || node->waits_outside)
+        return false;
+    if ((double)thread->cpu_delta_ns / 1e9 > TIMER_CPU_MAX_S + TIMER_CPU_SHARE_MAX * snapshot->sampling_s)
+        return false;
+    return idle_timers_too || woke_while_sampled(thread);
+}
+
+/* Asleep without timeout for at least the threshold, by the kernel's clock of its last run. */
+static bool asleep_long(const struct hd_snapshot *snapshot, const struct report_node *node)
+{
+    const struct hd_thread *thread = node->thread;
+    return node->blocked_without_timeout && thread->syscall.state == HD_SYSCALL_IN && thread->blocked_for_known &&
+           !thread->progressing && thread->blocked_for_s >= snapshot->stuck_after_s;
+}
+
+bool *report_timer_bound(const struct report_rule_context *c, bool idle_timers_too)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    if (c->snapshot->stuck_after_s <= 0)
+        return NULL;
+    bool *seeds = calloc(graph->nnodes + 1, sizeof *seeds);
+    bool *live = calloc(graph->nnodes + 1, sizeof *live);
+    bool *bound = calloc(graph->nnodes + 1, sizeof *bound);
+    bool any = false;
+    if (seeds && live && bound) {
+        /* what can still wake someone: a thread that runs or waits on the outside world, or in the kernel; and a
+         * waiter that ran lately (blocked for less than the threshold, or for a time unknown): someone woke it, so
+         * the wakeups of its process reach somewhere */
+        for (size_t i = 0; i < graph->nnodes; i++) {
+            const struct report_node *node = &graph->nodes[i];
+            switch (node->wake) {
+            case REPORT_WAKE_RUNNING:
+            case REPORT_WAKE_TIMER:
+            case REPORT_WAKE_OUTSIDE:
+            case REPORT_WAKE_KERNEL:
+                seeds[i] = !merely_a_timer(c->snapshot, node, idle_timers_too);
+                break;
+            case REPORT_WAKE_WAKER:
+                seeds[i] = !node->thread->blocked_for_known ||
+                           node->thread->blocked_for_s < c->snapshot->stuck_after_s;
+                break;
+            case REPORT_WAKE_NEVER:
+            case REPORT_WAKE_EXITED:
+                break;
+            }
+        }
+        if (report_graph_reach(graph, seeds, live))
+            for (size_t i = 0; i < graph->nnodes; i++) {
+                bound[i] = graph->nodes[i].wake == REPORT_WAKE_WAKER && !live[i] &&
+                           asleep_long(c->snapshot, &graph->nodes[i]);
+                any |= bound[i];
+            }
+        else
+            ((struct report_rule_context *)c)->failed = true;
+    } else {
+        ((struct report_rule_context *)c)->failed = true;
+    }
+    free(seeds);
+    free(live);
+    if (!any) {
+        free(bound);
+        return NULL;
+    }
+    return bound;
+}
+
+/* The timer threads one edge of the stuck thread reaches (those of its OR-set's process, or the one thread). */
+static void timers_of_edge(struct report_rule_context *c, struct report_finding *finding,
+                           const struct report_edge *edge, size_t waiter, bool idle_timers_too, size_t *listed)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    size_t first = edge->to, count = 1;
+    if (edge->target == REPORT_TO_PROCESS) {
+        first = graph->processes[edge->to].first_node;
+        count = graph->processes[edge->to].nnodes;
+    }
+    for (size_t i = first; i < first + count; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        if (i == waiter || !merely_a_timer(c->snapshot, node, idle_timers_too))
+            continue;
+        if ((*listed)++ >= TIMERS_LISTED_MAX)
+            continue;
+        struct report_buffer wait = { 0 };
+        report_describe_wait(&wait, node->thread);
+        rule_evidence(c, finding, "timer_waker",
+                      "thread %d '%s' of process %d waits with a timeout (%s) and woke %llu times in the %.1f s "
+                      "sampled, without waking it",
+                      (int)node->thread->tid, node->thread->name, (int)node->process->pid,
+                      wait.data ? wait.data : "", (unsigned long long)node->thread->voluntary_switches_delta,
+                      c->snapshot->sampling_s);
+        report_buffer_release(&wait);
+    }
+}
+
+void report_timer_evidence(struct report_rule_context *c, struct report_finding *finding, size_t stuck,
+                           bool idle_timers_too)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    const struct report_node *node = &graph->nodes[stuck];
+    rule_evidence(c, finding, "blocked_for", "%.1f s without timeout (--stuck-after %.0f s)",
+                  node->thread->blocked_for_s, c->snapshot->stuck_after_s);
+    size_t listed = 0;
+    for (size_t e = node->first_edge; e < node->first_edge + node->nedges; e++)
+        timers_of_edge(c, finding, &graph->edges[e], stuck, idle_timers_too, &listed);
+    if (listed > TIMERS_LISTED_MAX)
+        rule_evidence(c, finding, "timer_waker", "and %zu more threads that only wake on timers",
+                      listed - TIMERS_LISTED_MAX);
+    rule_evidence(c, finding, "could_wake_it", "%s",
+                  listed ? "only those timer threads, and threads that are themselves asleep as long: nothing that "
+                           "runs or waits on the outside world"
+                         : "only threads that are themselves asleep as long: nothing that runs or waits on the "
+                           "outside world");
+}
+
+/* Does the node wait for threads of its own process (a futex of its own, a thread it joins)? A thread that waits
+ * for other processes (wait4 on a child, a pipe from a worker) waits on their hang, not one of its own. */
+static bool waits_within_its_process(const struct report_graph *graph, size_t node)
+{
+    const struct report_node *n = &graph->nodes[node];
+    for (size_t e = n->first_edge; e < n->first_edge + n->nedges; e++) {
+        const struct report_edge *edge = &graph->edges[e];
+        if ((edge->target == REPORT_TO_PROCESS && edge->to == n->process_index) ||
+            (edge->target == REPORT_TO_THREAD && graph->nodes[edge->to].process_index == n->process_index))
+            return true;
+    }
+    return false;
+}
+
+/* The subject of a process's stuck threads: its main thread if it is one of them, else the one asleep longest;
+ * only threads that wait within the process count. */
+static size_t subject_of(const struct report_graph *graph, const struct report_graph_process *process,
+                         const bool *bound)
+{
+    size_t subject = REPORT_NO_NODE;
+    for (size_t i = process->first_node; i < process->first_node + process->nnodes; i++) {
+        if (!bound[i] || !waits_within_its_process(graph, i))
+            continue;
+        if (graph->nodes[i].thread->tid == process->process->pid)
+            return i;
+        if (subject == REPORT_NO_NODE || graph->nodes[i].thread->blocked_for_s > graph->nodes[subject].thread->blocked_for_s)
+            subject = i;
+    }
+    return subject;
+}
+
+size_t report_timer_bound_subject(const struct report_rule_context *c, const struct hd_process *process,
+                                  const bool *bound)
+{
+    const struct report_graph_process *threads = report_graph_process_of(&c->analysis->graph, process);
+    return bound && threads ? subject_of(&c->analysis->graph, threads, bound) : REPORT_NO_NODE;
+}
+
+/* One finding per process with threads that only timers could wake: about its main thread when that is one of
+ * them, with the others as members. */
+void report_rule_timer_only_wakers(struct report_rule_context *c)
+{
+    bool *bound = report_timer_bound(c, false);
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t p = 0; bound && p < graph->nprocesses && !c->failed; p++) {
+        const struct report_graph_process *process = &graph->processes[p];
+        size_t subject = subject_of(graph, process, bound);
+        if (subject == REPORT_NO_NODE)
+            continue;
+        const struct report_node *node = &graph->nodes[subject];
+        struct report_buffer wait = { 0 };
+        report_describe_wait(&wait, node->thread);
+        size_t others = 0;
+        for (size_t i = process->first_node; i < process->first_node + process->nnodes; i++)
+            others += bound[i] && i != subject;
+        struct report_finding *finding = rule_finding(
+            c, REPORT_TIMER_ONLY_WAKERS, REPORT_LIKELY, node,
+            "thread %d '%s' of process %d has been asleep %.0f s without timeout (%s), and the only threads that "
+            "could wake it wake on timers and go back to sleep%s: likely hung",
+            (int)node->thread->tid, node->thread->name, (int)process->process->pid, node->thread->blocked_for_s,
+            wait.data ? wait.data : "", others ? ", as do the other threads asleep as long" : "");
+        report_buffer_release(&wait);
+        report_timer_evidence(c, finding, subject, false);
+        for (size_t i = process->first_node; i < process->first_node + process->nnodes; i++)
+            if (bound[i])
+                rule_member(c, finding, i);
+        rule_remedy(c, finding, "Diagnose again in a while: a thread still asleep in the same wait, with the same "
+                                "timer threads ticking, is hung; one whose wait ended was only slow.");
+        rule_remedy(c, finding, "Find who was to wake it (the thread that signals this condition variable, the "
+                                "callback that completes this call): it is gone, never started, or waits for this "
+                                "thread. In a forked child, it may have stayed in the parent.");
+    }
+    free(bound);
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/python3
+"""Qt's thread pool across fork() (issue 13): the parent's pool runs a long task; the forked child runs a short one
+of its own (its pool thread then idles on Qt's 30 s expiry timer) and calls QThreadPool.waitForDone(), which waits
+for the parent's task too: for ever. Only the child's idle pool thread, on a timer, could wake it.
+ready <parent pid> <child pid>"""
+import ctypes
+import os
+import sys
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from PyQt5.QtCore import QCoreApplication, QRunnable, QThreadPool  # noqa: E402
+
+PR_SET_PDEATHSIG = 1
+
+
+class Sleeper(QRunnable):
+    def __init__(self, seconds):
+        super().__init__()
+        self.seconds = seconds
+
+    def run(self):
+        time.sleep(self.seconds)
+
+
+application = QCoreApplication(sys.argv)
+pool = QThreadPool.globalInstance()
+pool.start(Sleeper(3600))
+time.sleep(0.2)
+parent = os.getpid()
+child = os.fork()
+if child == 0:
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, 9)
+    if os.getppid() != parent:
+        os._exit(1)
+    pool.start(Sleeper(0.05))
+    time.sleep(0.3)
+    pool.waitForDone()  # never returns
+    os._exit(0)
+deadline = time.monotonic() + 10
+while time.monotonic() < deadline:
+    with open(f"/proc/{child}/wchan") as wchan:
+        if "futex" in wchan.read():
+            break
+    time.sleep(0.05)
+time.sleep(0.5)
+os.write(3, f"ready {parent} {child}\n".encode())
+os.close(3)
+os.waitpid(child, 0)

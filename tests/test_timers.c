@@ -1,0 +1,155 @@
+/* Hangs that hide behind timer threads (issue 13): a thread asleep for long whose only wakers wake on timers, a
+ * pool whose worker was killed and replaced, Qt's pool across fork(); and the look-alikes that must stay not hung.
+ * Each diagnosis runs twice (harness.h): the first one's ptrace stop restarts every wait's clock, so the
+ * threshold is the smallest (1 s) and the sampling longer than it (6 samples, 1.25 s). */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PYTHON_READY_TIMEOUT_MS 60000
+
+TestSuite(timers, .fini = fixture_stop_all, .timeout = 180);
+
+enum { NOT_HUNG = 0, HUNG = 1, HUNG_BY_FORK = 2 };
+
+static json_object *diagnose(pid_t pid, int expected_status)
+{
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--json", "-n", "6", "--stuck-after", "1s", pid_text, NULL });
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert_not_null(document, "hangdoc printed JSON (exit %d): %s", result.exit_status, result.err);
+    cr_assert_eq(result.exit_status, expected_status, "exit %d, expected %d:\n%s", result.exit_status,
+                 expected_status, json_object_to_json_string(json_at(document, "findings")));
+    json_validate(result.out);
+    run_result_free(&result);
+    cr_assert_eq(json_object_get_double(json_at(document, "snapshot.stuck_after_s")), 1.0);
+    return document;
+}
+
+static json_object *the_finding(json_object *document, const char *id, pid_t pid)
+{
+    cr_assert_eq(json_count_findings(document, id, pid), 1, "one '%s' finding on %d: %s", id, pid,
+                 json_object_to_json_string(json_at(document, "findings")));
+    return json_first_finding(document, id, pid);
+}
+
+static size_t evidence_count(json_object *finding, const char *name)
+{
+    char key[96];
+    snprintf(key, sizeof key, "evidence.%s", name);
+    json_object *value = json_at(finding, key);
+    if (!value)
+        return 0;
+    return json_object_is_type(value, json_type_array) ? json_object_array_length(value) : 1;
+}
+
+static void start_mode(struct fixture *fixture, const char *mode)
+{
+    fixture_start_command(fixture, fixture_path("timer_threads"), (const char *[]){ "timer_threads", mode, NULL },
+                          10000);
+}
+
+/* The main thread waits on a condition variable nobody will signal; two housekeeping threads tick every 100 ms. */
+Test(timers, a_thread_that_only_timer_threads_could_wake_is_likely_hung)
+{
+    struct fixture fixture;
+    start_mode(&fixture, "stuck");
+    pid_t pid = fixture.pids[0];
+    sleep(2); /* asleep longer than the threshold */
+    json_object *document = diagnose(pid, HUNG);
+    json_object *finding = the_finding(document, "timer-only-wakers", pid);
+    cr_assert_eq(json_int_at(finding, "tid", -1), pid, "about the main thread");
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
+    cr_assert_eq(evidence_count(finding, "timer_waker"), 2, "both housekeepers: %s",
+                 json_object_to_json_string(finding));
+    cr_assert(strstr(json_object_get_string(json_object_array_get_idx(json_at(finding, "evidence.timer_waker"), 0)),
+                     "'housekeeper'"));
+    cr_assert(strstr(json_string_at(finding, "evidence.blocked_for"), "--stuck-after 1 s"));
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "timer-only-wakers");
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "deadlock");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* A look-alike of `mode` that must stay not hung, twice (harness.h). */
+static void expect_not_hung(const char *mode)
+{
+    struct fixture fixture;
+    start_mode(&fixture, mode);
+    sleep(2);
+    json_object *document = diagnose(fixture.pids[0], NOT_HUNG);
+    cr_assert_eq(json_count_findings(document, "timer-only-wakers", 0), 0);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* A timer thread wakes the main thread every 300 ms; idle workers wait for the tasks it hands out. */
+Test(timers, a_scheduler_whose_timer_wakes_its_main_thread_is_not_hung)
+{
+    expect_not_hung("scheduler");
+}
+
+/* The main thread sleeps in a loop (the program's own schedule); idle workers wait for tasks. */
+Test(timers, a_pool_idle_between_batches_is_not_hung)
+{
+    expect_not_hung("sleeper");
+}
+
+static void start_python(struct fixture *fixture, const char *script)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/scenarios/%s", getenv("HANGDOC_SOURCE_ROOT"), script);
+    fixture_start_command(fixture, "/usr/bin/python3", (const char *[]){ "/usr/bin/python3", path, NULL },
+                          PYTHON_READY_TIMEOUT_MS);
+}
+
+/* multiprocessing.Pool, a worker killed with its task: the subject is the main thread in AsyncResult.get(), not an
+ * idle worker, and the replacement worker is named. */
+Test(timers, a_pool_whose_killed_worker_was_replaced_names_the_waiting_main_thread)
+{
+    struct fixture fixture;
+    start_python(&fixture, "pool_killed.py");
+    pid_t parent = fixture.pids[0], replacement = fixture.pids[1];
+    json_object *document = diagnose(parent, HUNG);
+    json_object *finding = the_finding(document, "replaced-worker", parent);
+    cr_assert_eq(json_int_at(finding, "tid", -1), parent, "the waiting main thread");
+    char young[32];
+    snprintf(young, sizeof young, "process %d,", (int)replacement);
+    cr_assert(strstr(json_string_at(finding, "evidence.young_worker"), young), "%s",
+              json_object_to_json_string(finding));
+    cr_assert_eq(json_count_remedies(finding, "ProcessPoolExecutor"), 1);
+    cr_assert_eq(json_count_remedies(finding, "killed process"), 1);
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "replaced-worker");
+    cr_assert_eq(json_int_at(document, "verdict.tid", -1), parent);
+    cr_assert_eq(json_object_array_length(json_at(document, "verdict.hangs")), 1,
+                 "the pool's cycles and idle workers are the same hang");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* QThreadPool.waitForDone() in a forked child, for a task that runs in the parent: the child's only other thread
+ * is its own idle pool thread, on Qt's 30 s expiry timer. */
+Test(timers, qt_wait_for_done_in_a_forked_child_is_fork_inheritance)
+{
+    struct fixture fixture;
+    start_python(&fixture, "qt_fork.py");
+    pid_t child = fixture.pids[1];
+    sleep(1);
+    json_object *document = diagnose(fixture.pids[0], HUNG_BY_FORK);
+    json_object *finding = the_finding(document, "fork-unsafe-runtime", child);
+    cr_assert_eq(json_int_at(finding, "tid", -1), child);
+    cr_assert_str_eq(json_string_at(finding, "evidence.runtime"), "qt");
+    cr_assert_eq(evidence_count(finding, "timer_waker"), 1, "%s", json_object_to_json_string(finding));
+    cr_assert(strstr(json_string_at(finding, "evidence.parent_thread"), "runs Qt"), "%s",
+              json_object_to_json_string(finding));
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "fork-inheritance");
+    cr_assert_eq(json_int_at(document, "verdict.tid", -1), child);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
