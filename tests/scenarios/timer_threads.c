@@ -6,10 +6,16 @@
  *                            wait for tasks that the main thread would hand out (not hung: the main thread runs).
  *   timer_threads sleeper:   the main thread sleeps 200 ms in a loop (the program's own schedule); two idle
  *                            workers wait for tasks (a pool idle between batches: not hung).
+ *   timer_threads server:    an acceptor thread waits in accept() on a listening socket, two idle workers wait
+ *                            for the connections it would hand them, a housekeeper ticks, the main thread joins
+ *                            the acceptor (an idle server: not hung, the outside world can wake it).
  * ready <pid> */
 #include "fixture.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t never_signalled = PTHREAD_COND_INITIALIZER;
@@ -59,6 +65,22 @@ static void *worker(void *unused)
     return NULL;
 }
 
+static void *acceptor(void *unused)
+{
+    (void)unused;
+    prctl(PR_SET_NAME, "acceptor");
+    int listener = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in address = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    if (listener < 0 || bind(listener, (struct sockaddr *)&address, sizeof address) != 0 || listen(listener, 8) != 0)
+        _exit(1);
+    for (;;) {
+        int connection = accept(listener, NULL, NULL);
+        if (connection >= 0)
+            close(connection); /* a worker would take it */
+    }
+    return NULL;
+}
+
 static void start(void *(*routine)(void *))
 {
     pthread_t thread;
@@ -79,6 +101,15 @@ int main(int argc, char **argv)
     }
     start(worker);
     start(worker);
+    if (strcmp(mode, "server") == 0) {
+        start(housekeeper);
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, acceptor, NULL) != 0)
+            return 1;
+        fixture_ready("ready %d", (int)getpid());
+        pthread_join(thread, NULL);
+        return 0;
+    }
     if (strcmp(mode, "scheduler") == 0) {
         start(ticker);
         fixture_ready("ready %d", (int)getpid());

@@ -3,6 +3,8 @@
 hang:    each worker raises its thread count back to 2 and runs a parallel op: libgomp's pool was copied without its
          threads, the op waits for ever, and the parent waits for batches that never come.
 healthy: the workers hand over their batches and wait for more indices; the parent sleeps.
+slow_init: each worker's worker_init_fn takes 40 s (it sleeps) while the parent waits for the first batch: slow,
+         not hung (issue 13's look-alike of a hang behind timers).
 Writes "pids <parent> <worker>..." to fd 4 (python_fixture.c).
 """
 import os
@@ -31,14 +33,15 @@ def main():
     torch.set_num_threads(2)
     matrix = torch.ones(512, 512)
     (matrix @ matrix).sum()  # the parent's OpenMP pool now has a second thread
-    loader = DataLoader(ParallelItems(), batch_size=1, num_workers=2)
+    slow_init = (lambda worker: time.sleep(40)) if MODE == "slow_init" else None
+    loader = DataLoader(ParallelItems(), batch_size=1, num_workers=2, worker_init_fn=slow_init)
     batches = iter(loader)
     pids = [os.getpid()] + [worker.pid for worker in batches._workers]
     if MODE == "healthy":
         next(batches)
     os.write(4, ("pids " + " ".join(map(str, pids)) + "\n").encode())
     os.close(4)
-    if MODE == "hang":
+    if MODE in ("hang", "slow_init"):
         next(batches)
     time.sleep(3600)
 
