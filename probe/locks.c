@@ -205,8 +205,9 @@ void probe_read_locks(struct hd_process *process)
     pid_t *tids = calloc(process->nthreads ? process->nthreads : 1, sizeof *tids);
     if (!tids)
         return;
+    /* the ids the process itself knows its threads by: a pthread_join tid word holds its namespace's */
     for (size_t t = 0; t < process->nthreads; t++)
-        tids[t] = process->threads[t].tid;
+        tids[t] = process->threads[t].ns_tid ? process->threads[t].ns_tid : process->threads[t].tid;
     for (size_t t = 0; t < process->nthreads; t++) {
         struct hd_wait *wait = &process->threads[t].wait;
         if (wait->kind != HD_WAIT_FUTEX || wait->address == 0)
@@ -242,7 +243,8 @@ void probe_resolve_owners(struct hd_snapshot *snapshot)
         struct hd_process *process = &snapshot->processes[p];
         for (size_t t = 0; t < process->nthreads; t++) {
             struct hd_lock *lock = &process->threads[t].wait.lock;
-            if (lock->kind == HD_LOCK_UNKNOWN || lock->owner_tid <= 0)
+            /* an owner already placed (one gone from its PID namespace: pidns.h) stays where it is */
+            if (lock->kind == HD_LOCK_UNKNOWN || lock->owner_tid <= 0 || lock->owner_whereabouts != HD_OWNER_UNKNOWN)
                 continue;
             struct hd_process *owner_process = NULL;
             if (hd_snapshot_find_thread(snapshot, lock->owner_tid, &owner_process)) {

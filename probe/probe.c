@@ -5,6 +5,7 @@
 #include "inherit.h"
 #include "libraries.h"
 #include "locks.h"
+#include "pidns.h"
 #include "origin.h"
 #include "pid_map.h"
 #include "procfs.h"
@@ -390,6 +391,9 @@ static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot 
                                   struct probe_stacks *stacks)
 {
     enum probe_result result = PROBE_OK;
+    final->pid_namespace = probe_pid_namespace_of("self");
+    final->initial_pid_namespace = final->pid_namespace == PROBE_INITIAL_PID_NAMESPACE;
+    probe_translate_namespaced_ids(final);
     probe_resolve_owners(final);
     probe_mark_origins(final);
     int error = probe_read_unix_peers(&final->unix_peers, &final->nunix_peers);

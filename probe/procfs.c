@@ -228,7 +228,16 @@ bool probe_parse_status(const char *text, size_t length, struct probe_status *ou
         out->has_signals_ignored = true;
         out->signals_ignored = ignored;
     }
-    return out->has_tracer_pid || out->has_switches || out->has_signals_ignored || out->has_euid;
+    /* "NSpid:\t8696\t2": bounded by the line, each value a pid */
+    const char *ids = find_line_value(text, length, "NSpid:", &stop);
+    for (unsigned long long id; ids && ids < stop && take_unsigned(&ids, stop, 10, &id) && id <= INT32_MAX;) {
+        out->nspid_levels++;
+        out->nspid_innermost = (pid_t)id;
+        while (ids < stop && (*ids == '\t' || *ids == ' '))
+            ids++;
+    }
+    return out->has_tracer_pid || out->has_switches || out->has_signals_ignored || out->has_euid ||
+           out->nspid_levels > 0;
 }
 
 /* Parses "123.456789" (the kernel prints milliseconds with six decimals) without locale surprises. */

@@ -47,6 +47,9 @@ struct probe_status {
     uint64_t signals_ignored; /* SigIgn: bit n-1 set when signal n is ignored */
     bool has_euid;
     uid_t euid;               /* the second number of "Uid:" */
+    /* "NSpid:": the id in each PID namespace from the one /proc was mounted in down to the task's own */
+    unsigned nspid_levels;    /* 0 when the line is missing (kernels before 4.1) */
+    pid_t nspid_innermost;    /* the id in the task's own namespace */
 };
 bool probe_parse_status(const char *text, size_t length, struct probe_status *out);
 

@@ -9,6 +9,7 @@
 #include "parallel.h"
 #include "pid_map.h"
 #include "process_list.h"
+#include "pidns.h"
 #include "procfs.h"
 #include "schedclock.h"
 #include "syscalls.h"
@@ -442,6 +443,12 @@ static void read_process_files(struct read_context *c, struct hd_process *proces
         process->ignores_sigchld = status.has_signals_ignored && (status.signals_ignored >> (SIGCHLD - 1)) & 1;
         if (status.has_euid)
             process->uid = status.euid;
+        if (status.nspid_levels > 1) {
+            char pid_text[16];
+            snprintf(pid_text, sizeof pid_text, "%d", (int)process->pid);
+            process->ns_pid = status.nspid_innermost;
+            process->pid_namespace = probe_pid_namespace_of(pid_text);
+        }
     }
     if (!full(c))
         return;
@@ -543,6 +550,17 @@ static void read_thread_sched(struct read_context *c, pid_t pid, struct hd_threa
     }
 }
 
+/* A thread's id in its process's own PID namespace (pidns.h): read only for a process that lives in another. */
+static void read_thread_ns_tid(pid_t pid, struct hd_thread *thread)
+{
+    char path[96], text[4096];
+    thread_path(path, sizeof path, pid, thread->tid, "status");
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    struct probe_status status;
+    if (length >= 0 && probe_parse_status(text, (size_t)length, &status) && status.nspid_levels > 1)
+        thread->ns_tid = status.nspid_innermost;
+}
+
 static void read_thread_switches_from_status(pid_t pid, struct hd_thread *thread)
 {
     char path[96], text[4096];
@@ -625,6 +643,8 @@ static void read_thread_files(struct read_context *c, const struct hd_process *p
         read_thread_kernel_stack(process->pid, thread);
     if (full(c))
         take_thread_wchan(process->pid, thread);
+    if (full(c) && process->ns_pid)
+        read_thread_ns_tid(process->pid, thread);
     if (late == ON_TIME) {
         read_thread_sched(c, process->pid, thread);
         if (!thread->switches_known)

@@ -122,7 +122,8 @@ struct hd_lock {
     bool process_shared;
     bool word_read;          /* the futex word could be read from the target */
     uint32_t word;           /* its value when read */
-    pid_t owner_tid;         /* 0: none recorded */
+    pid_t owner_tid;         /* 0: none recorded; in hangdoc's PID namespace (translated: probe/pidns.h) */
+    pid_t owner_ns_tid;      /* the id as the target recorded it, in its own PID namespace, when that differs */
     enum hd_owner_whereabouts owner_whereabouts;
     pid_t owner_pid;         /* the owner's process, when known */
     const char *why_unknown; /* static: why the object was not believed to be a lock, when kind is UNKNOWN */
@@ -183,6 +184,7 @@ struct hd_stack {
 /* One thread as the last sample saw it, plus what changed across all samples. */
 struct hd_thread {
     pid_t tid;
+    pid_t ns_tid; /* its tid in its process's own PID namespace, when that is not hangdoc's; 0 otherwise */
     char name[HD_COMM_MAX];
     char state; /* R S D T t Z X I, as in /proc/<tid>/stat; '?' when unknown */
     char wchan[HD_WCHAN_MAX];
@@ -336,6 +338,10 @@ struct hd_process {
     double start_time_s;       /* seconds after boot */
     double age_s;              /* how long it had been running when the snapshot was taken */
     pid_t tracer_pid;          /* 0: not traced */
+    /* PID namespaces (probe/pidns.h): set when the process lives in one below hangdoc's, whose ids its memory,
+     * its system calls and its own view of /proc hold */
+    uint64_t pid_namespace;    /* the namespace's inode (/proc/<pid>/ns/pid), 0 when hangdoc's own or unknown */
+    pid_t ns_pid;              /* its pid there; 0 when not in another namespace */
     int thread_count;          /* as the kernel counts them (Threads:); `nthreads` is what was read */
     bool kernel_thread;
     bool zombie;
@@ -386,6 +392,8 @@ struct hd_snapshot {
     /* Set by the caller for the analysis, not read from the system: a thread asleep without timeout at least this
      * long whose only wakers wake on timers is likely hung (report/rules/timers.c); 0: that rule is off. */
     double stuck_after_s;
+    uint64_t pid_namespace;       /* hangdoc's own PID namespace (inode); 0 when unknown */
+    bool initial_pid_namespace;   /* hangdoc runs in the host's initial PID namespace */
     bool ptrace_used;
     const char *ptrace_why_not; /* static */
 

@@ -123,6 +123,7 @@ static void wait_json(struct report_json *json, const struct hd_wait *wait)
         report_json_int(json, "expected", wait->expected);
         report_json_pid_or_null(json, "owner_tid", wait->lock.owner_tid);
         report_json_pid_or_null(json, "owner_pid", wait->lock.owner_pid);
+        report_json_pid_or_null(json, "owner_ns_tid", wait->lock.owner_ns_tid);
         lock_json(json, &wait->lock);
         mapping_json(json, wait->mapping_kind, &wait->mapping);
         break;
@@ -191,6 +192,7 @@ static void thread_json(struct report_json *json, const struct hd_thread *thread
 {
     report_json_begin_object(json, NULL);
     report_json_int(json, "tid", thread->tid);
+    report_json_pid_or_null(json, "ns_tid", thread->ns_tid);
     report_json_string(json, "name", thread->name);
     state_letter(json, "state", thread->state);
     report_json_string_or_null(json, "wchan", thread->wchan[0] ? thread->wchan : NULL);
@@ -263,6 +265,14 @@ static void process_json(struct report_json *json, const struct hd_snapshot *sna
     report_json_double(json, "start_time_s", process->start_time_s);
     report_json_double(json, "age_s", process->age_s);
     report_json_pid_or_null(json, "tracer_pid", process->tracer_pid);
+    if (process->ns_pid) {
+        report_json_begin_object(json, "pid_namespace");
+        report_json_int(json, "id", (int64_t)process->pid_namespace);
+        report_json_int(json, "pid", process->ns_pid);
+        report_json_end_object(json);
+    } else {
+        report_json_null(json, "pid_namespace");
+    }
     report_json_int(json, "thread_count", process->thread_count);
     report_json_bool(json, "kernel_thread", process->kernel_thread);
     if (process->zombie)
@@ -506,6 +516,13 @@ static void snapshot_header_json(struct report_json *json, const struct hd_snaps
     report_json_int(json, "interval_ms", snapshot->interval_ms);
     report_json_double(json, "sampling_s", snapshot->sampling_s);
     report_json_double(json, "stuck_after_s", snapshot->stuck_after_s);
+    report_json_begin_object(json, "pid_namespace");
+    if (snapshot->pid_namespace)
+        report_json_int(json, "id", (int64_t)snapshot->pid_namespace);
+    else
+        report_json_null(json, "id");
+    report_json_bool(json, "initial", snapshot->initial_pid_namespace);
+    report_json_end_object(json);
     report_json_begin_object(json, "ptrace");
     report_json_bool(json, "used", snapshot->ptrace_used);
     report_json_string_or_null(json, "why_not", snapshot->ptrace_why_not);

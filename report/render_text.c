@@ -61,6 +61,30 @@ static void indent(struct report_buffer *out, unsigned depth)
         report_buffer_puts(out, "    ");
 }
 
+/* Where the ids come from: the PID namespaces of the targets that live below hangdoc's (a container seen from the
+ * host), and hangdoc's own when it is not the host's (a sidecar). */
+static void render_pid_namespaces(struct report_buffer *out, const struct hd_snapshot *snapshot)
+{
+    uint64_t listed[4];
+    size_t nlisted = 0;
+    for (size_t p = 0; p < snapshot->nprocesses && nlisted < 4; p++) {
+        const struct hd_process *process = &snapshot->processes[p];
+        bool seen = false;
+        for (size_t i = 0; i < nlisted; i++)
+            seen |= listed[i] == process->pid_namespace;
+        if (!process->ns_pid || seen)
+            continue;
+        listed[nlisted++] = process->pid_namespace;
+        report_buffer_printf(out, "PID namespace pid:[%" PRIu64 "] (a container): process %d is pid %d there; the "
+                                  "ids its memory holds are translated to this view's\n",
+                             process->pid_namespace, (int)process->pid, (int)process->ns_pid);
+    }
+    if (snapshot->pid_namespace && !snapshot->initial_pid_namespace)
+        report_buffer_printf(out, "hangdoc runs in PID namespace pid:[%" PRIu64 "], not the host's: every id is that "
+                                  "namespace's\n",
+                             snapshot->pid_namespace);
+}
+
 static void render_header(struct report_buffer *out, const struct hd_snapshot *snapshot)
 {
     size_t threads = 0;
@@ -74,6 +98,7 @@ static void render_header(struct report_buffer *out, const struct hd_snapshot *s
     report_buffer_printf(out, " (Linux ");
     put_escaped(out, snapshot->kernel);
     report_buffer_printf(out, ", %s)\n", hd_arch_name(snapshot->arch));
+    render_pid_namespaces(out, snapshot);
 }
 
 static void render_process_name(struct report_buffer *out, const struct hd_snapshot *snapshot, pid_t pid)

@@ -18,6 +18,9 @@ static void lock_evidence(struct report_rule_context *c, struct report_finding *
     if (lock->word_read)
         rule_evidence(c, finding, "lock_word", "0x%" PRIx32, lock->word);
     rule_evidence(c, finding, "owner_tid", "%d", (int)lock->owner_tid);
+    if (lock->owner_ns_tid && lock->owner_ns_tid != lock->owner_tid)
+        rule_evidence(c, finding, "owner_in_namespace", "the lock records tid %d, its id in the target's PID "
+                      "namespace; %d in this one", (int)lock->owner_ns_tid, (int)lock->owner_tid);
     rule_evidence(c, finding, "owner_whereabouts", "%s", hd_owner_whereabouts_name(lock->owner_whereabouts));
     if (lock->owner_pid)
         rule_evidence(c, finding, "owner_pid", "%d", (int)lock->owner_pid);

@@ -386,6 +386,29 @@ Test(parse_status, tracer_and_switches)
     cr_assert_eq(status.signals_ignored, 0x10004, "SIGCHLD (bit 16) and SIGINT (bit 2) ignored");
 }
 
+/* NSpid: the id in each PID namespace from /proc's down to the task's own; hostile lines stay bounded */
+Test(parse_status, pid_namespace_ids)
+{
+    static const struct {
+        const char *text;
+        unsigned levels;
+        pid_t innermost;
+    } cases[] = {
+        { "Name:\tcat\nNSpid:\t8696\n", 1, 8696 },
+        { "Name:\tcat\nNSpid:\t8696\t2\nNSsid:\t1\n", 2, 2 },
+        { "NSpid:\t8696\t40\t3", 3, 3 },                 /* nested twice, no final newline */
+        { "NSpid:\t8696\t99999999999\t3\n", 1, 8696 },  /* past a pid's range: stops there */
+        { "NSpid:\tx\n", 0, 0 },
+        { "Name:\tcat\n", 0, 0 },                         /* kernels before 4.1 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct probe_status status;
+        probe_parse_status(cases[i].text, strlen(cases[i].text), &status);
+        cr_assert_eq(status.nspid_levels, cases[i].levels, "case %zu", i);
+        cr_assert_eq(status.nspid_innermost, cases[i].innermost, "case %zu", i);
+    }
+}
+
 Test(parse_status, not_traced)
 {
     const char *text = "Name:\tcat\nTracerPid:\t0\n";

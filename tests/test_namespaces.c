@@ -1,0 +1,220 @@
+/* PID namespaces (issue 17): scenarios run inside `unshare --pid --fork --mount-proc`, as a container runtime starts
+ * them, and diagnosed from the host and from inside the namespace (nsenter, as a sidecar that shares it): the same
+ * verdicts and subjects as without the namespace, with the ids of each side. Inside, a lock records its owner by
+ * the namespace's tid (2, 3...): compared with the host's it named the host's kthreadd. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(namespaces, .fini = fixture_stop_all, .timeout = 120);
+
+enum { HUNG = 1, HUNG_BY_FORK = 2 };
+
+struct contained {
+    struct fixture fixture; /* leader: unshare, in its own process group with everything below it */
+    pid_t root;             /* the namespace's init (pid 1 there), on the host */
+    pid_t inside[HARNESS_MAX_PIDS]; /* the pids the ready line gave: the namespace's */
+    pid_t host[HARNESS_MAX_PIDS];   /* the host's ids of the same tasks */
+};
+
+static pid_t first_child(pid_t pid)
+{
+    char path[64], text[256];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    FILE *file = fopen(path, "r");
+    int child = 0;
+    if (file) {
+        if (!fgets(text, sizeof text, file) || sscanf(text, "%d", &child) != 1)
+            child = 0;
+        fclose(file);
+    }
+    return child;
+}
+
+/* The id in its own namespace of host task `tid` (its NSpid line's last number); 0 when unreadable. */
+static pid_t namespace_id(pid_t tid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+    FILE *file = fopen(path, "r");
+    pid_t id = 0;
+    while (file && fgets(line, sizeof line, file))
+        if (strncmp(line, "NSpid:", 6) == 0)
+            for (char *word = strtok(line + 6, " \t\n"); word; word = strtok(NULL, " \t\n"))
+                id = (pid_t)atoi(word);
+    if (file)
+        fclose(file);
+    return id;
+}
+
+/* Every host task (threads too) below `pid`, its own included: the one whose namespace id is `id`; 0 when none. */
+static pid_t host_task(pid_t pid, pid_t id, unsigned depth)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    pid_t found = 0;
+    for (struct dirent *entry; tasks && !found && (entry = readdir(tasks));)
+        if (entry->d_name[0] != '.' && namespace_id((pid_t)atoi(entry->d_name)) == id)
+            found = (pid_t)atoi(entry->d_name);
+    if (tasks)
+        closedir(tasks);
+    if (found || depth > 8)
+        return found;
+    char children_path[96], text[1024];
+    snprintf(children_path, sizeof children_path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    FILE *children = fopen(children_path, "r");
+    if (children && fgets(text, sizeof text, children))
+        for (char *word = strtok(text, " \n"); word && !found; word = strtok(NULL, " \n"))
+            found = host_task((pid_t)atoi(word), id, depth + 1);
+    if (children)
+        fclose(children);
+    return found;
+}
+
+static void start_contained(struct contained *c, const char *name)
+{
+    *c = (struct contained){ 0 };
+    fixture_start_command(&c->fixture, "/usr/bin/unshare",
+                          (const char *[]){ "unshare", "--pid", "--fork", "--mount-proc", fixture_path(name), NULL },
+                          10000);
+    /* the ready line's pids are the namespace's: never let them be killed as the host's */
+    pid_t ids[HARNESS_MAX_PIDS];
+    size_t count = c->fixture.npids;
+    memcpy(ids, c->fixture.pids, sizeof ids);
+    c->fixture.npids = 0;
+    c->root = first_child(c->fixture.leader);
+    cr_assert_gt(c->root, 0, "unshare started the namespace's init");
+    cr_assert_eq(namespace_id(c->root), 1, "it is pid 1 there");
+    for (size_t i = 0; i < count; i++) {
+        c->inside[i] = ids[i];
+        c->host[i] = host_task(c->root, ids[i], 0);
+        cr_assert_gt(c->host[i], 0, "namespace id %d has a host id", (int)ids[i]);
+        c->fixture.pids[c->fixture.npids++] = c->host[i];
+    }
+}
+
+static json_object *parse(struct run_result *result, int expected_status)
+{
+    json_object *document = json_tokener_parse(result->out);
+    cr_assert_not_null(document, "hangdoc printed JSON (exit %d): %s", result->exit_status, result->err);
+    cr_assert_eq(result->exit_status, expected_status, "exit %d, expected %d: %s", result->exit_status,
+                 expected_status, json_object_to_json_string(json_at(document, "findings")));
+    json_validate(result->out);
+    return document;
+}
+
+static json_object *from_the_host(pid_t root, int expected_status)
+{
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)root);
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--json", "-n", "3", "-i", "100ms", pid_text, NULL });
+    json_object *document = parse(&result, expected_status);
+    run_result_free(&result);
+    return document;
+}
+
+/* hangdoc inside the namespace (its PID and mount namespaces: its own /proc), on the namespace's pid 1. */
+static json_object *from_inside(pid_t root, int expected_status)
+{
+    char target[16];
+    snprintf(target, sizeof target, "%d", (int)root);
+    struct run_result result;
+    program_run_as(&result, -1, (const char *[]){ "/usr/bin/nsenter", "-t", target, "-p", "-m",
+                                                  getenv("HANGDOC_BIN"), "--json", "-n", "3", "-i", "100ms", "1",
+                                                  NULL });
+    json_object *document = parse(&result, expected_status);
+    run_result_free(&result);
+    cr_assert_not(json_bool_at(document, "snapshot.pid_namespace.initial"), "hangdoc says it runs in a namespace");
+    return document;
+}
+
+static json_object *the_finding(json_object *document, const char *id)
+{
+    cr_assert_eq(json_count_findings(document, id, 0), 1, "one %s: %s", id,
+                 json_object_to_json_string(json_at(document, "findings")));
+    return json_first_finding(document, id, 0);
+}
+
+/* The child waits on a mutex its parent's thread held at fork(): inherited-lock, whose owner is the holder on
+ * either side; not abandoned-lock about the host's thread of the same number. */
+Test(namespaces, an_inherited_mutex_in_a_container_is_inherited_lock_from_the_host_and_from_inside)
+{
+    struct contained c;
+    start_contained(&c, "inherited_mutex");
+    pid_t parent = c.host[0], holder = c.host[1], child = c.host[2];
+    json_object *document = from_the_host(c.root, HUNG_BY_FORK);
+    json_object *inherited = the_finding(document, "inherited-lock");
+    cr_assert_eq(json_int_at(inherited, "tid", -1), child);
+    char text[128];
+    snprintf(text, sizeof text, "%d", (int)holder);
+    cr_assert_str_eq(json_string_at(inherited, "evidence.owner_tid"), text);
+    snprintf(text, sizeof text, "the lock records tid %d, its id in the target's PID namespace; %d in this one",
+             (int)c.inside[1], (int)holder);
+    cr_assert_str_eq(json_string_at(inherited, "evidence.owner_in_namespace"), text);
+    cr_assert_eq(json_count_findings(document, "abandoned-lock", 0), 0);
+    json_object *locker = json_thread(json_process(document, child), child);
+    cr_assert_eq(json_int_at(locker, "wait.owner_tid", -1), holder);
+    cr_assert_eq(json_int_at(locker, "wait.owner_ns_tid", -1), c.inside[1]);
+    cr_assert_eq(json_int_at(locker, "ns_tid", -1), c.inside[2]);
+    cr_assert_eq(json_int_at(json_process(document, parent), "pid_namespace.pid", -1), 1);
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "inherited-lock");
+    json_object_put(document);
+
+    document = from_inside(c.root, HUNG_BY_FORK);
+    inherited = the_finding(document, "inherited-lock");
+    cr_assert_eq(json_int_at(inherited, "tid", -1), c.inside[2], "the namespace's ids inside");
+    snprintf(text, sizeof text, "%d", (int)c.inside[1]);
+    cr_assert_str_eq(json_string_at(inherited, "evidence.owner_tid"), text);
+    cr_assert_null(json_at(inherited, "evidence.owner_in_namespace"), "nothing to translate inside");
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "inherited-lock");
+    json_object_put(document);
+    fixture_stop(&c.fixture);
+}
+
+/* Two threads each holding the mutex the other wants: lock-cycle, with both threads, on either side. */
+Test(namespaces, a_lock_cycle_in_a_container_is_found_from_the_host_and_from_inside)
+{
+    struct contained c;
+    start_contained(&c, "lock_cycle");
+    json_object *document = from_the_host(c.root, HUNG);
+    json_object *cycle = the_finding(document, "lock-cycle");
+    json_object *members = json_at(cycle, "members");
+    cr_assert_eq(json_object_array_length(members), 2);
+    for (size_t m = 0; m < 2; m++) {
+        pid_t tid = (pid_t)json_int_at(json_object_array_get_idx(members, m), "tid", -1);
+        cr_assert(tid == c.host[1] || tid == c.host[2], "member %d is one of the two host threads", (int)tid);
+    }
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "lock-cycle");
+    json_object_put(document);
+    document = from_inside(c.root, HUNG);
+    the_finding(document, "lock-cycle");
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "lock-cycle");
+    json_object_put(document);
+    fixture_stop(&c.fixture);
+}
+
+/* GNU OpenMP's pool copied by fork() without its threads: orphaned-wait about the child, on either side. */
+Test(namespaces, libgomp_after_fork_in_a_container_is_orphaned_wait_from_the_host_and_from_inside)
+{
+    if (access(fixture_path("openmp_fork"), X_OK) != 0)
+        cr_skip_test("the openmp_fork fixture was not built (no OpenMP in this compiler)");
+    struct contained c;
+    start_contained(&c, "openmp_fork");
+    json_object *document = from_the_host(c.root, HUNG_BY_FORK);
+    json_object *orphaned = the_finding(document, "orphaned-wait");
+    cr_assert_eq(json_int_at(orphaned, "tid", -1), c.host[1]);
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "fork-inheritance");
+    json_object_put(document);
+    document = from_inside(c.root, HUNG_BY_FORK);
+    orphaned = the_finding(document, "orphaned-wait");
+    cr_assert_eq(json_int_at(orphaned, "tid", -1), c.inside[1], "the child by its id inside");
+    json_object_put(document);
+    fixture_stop(&c.fixture);
+}
