@@ -45,7 +45,7 @@ static const char usage_text[] =
     "  (a few seconds at most), then pass the signal on to the tree.\n"
     "\n"
     "Options:\n"
-    "  -j, --json           print one JSON document (schema hangdoc.report/1) instead of text\n"
+    "  -j, --json           print one JSON document (schema hangdoc.report/2) instead of text\n"
     "  -n, --samples N      read the tree N times (default 5)\n"
     "  -i, --interval DUR   time between samples (default 250ms)\n"
     "  -t, --timeout DUR    be done within DUR: near it, report on what was read (default 30s; 0: never)\n"

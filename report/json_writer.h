@@ -5,8 +5,10 @@
  * (BENCHMARKS.md, scale). This writer keeps nothing but its nesting and a write buffer: memory is constant and
  * time linear in the output.
  *
- * Every value call takes the key it has in its enclosing object, or NULL inside an array. Target strings go through
- * the escaping of buffer.h (as in the text report) and then JSON's; addresses are "0x..." text (JSON numbers lose
+ * Every value call takes the key it has in its enclosing object, or NULL inside an array. Target strings hold
+ * their exact value: valid UTF-8 as it is, with JSON's escapes for the quote, the backslash and control characters,
+ * and each byte that is not valid UTF-8 as the lone surrogate U+DC00 + byte (Python's "surrogateescape": reversible).
+ * The text report escapes for a terminal instead (buffer.h). Addresses are "0x..." text (JSON numbers lose
  * precision past 2^53). Errors (memory, the stream) are remembered and reported once by report_json_finish.
  */
 #pragma once
@@ -25,7 +27,6 @@ struct report_json {
     unsigned depth;
     bool has_values[REPORT_JSON_DEPTH_MAX + 1]; /* whether the container at each depth holds a value yet */
     bool failed;
-    struct report_buffer escaped;               /* scratch for one target string */
     char pending[16384];                        /* written to `out` when full and at the finish */
     size_t npending;
 };
@@ -39,7 +40,7 @@ void report_json_end_object(struct report_json *json);
 void report_json_begin_array(struct report_json *json, const char *key);
 void report_json_end_array(struct report_json *json);
 
-/* A target's string, escaped; "" for NULL. */
+/* A target's string, its exact value; "" for NULL. */
 void report_json_string(struct report_json *json, const char *key, const char *text);
 /* The same for `length` bytes that need not end in NUL. */
 void report_json_bytes(struct report_json *json, const char *key, const char *bytes, size_t length);

@@ -1,4 +1,4 @@
-/* The JSON report (report.h): one document, schema "hangdoc.report/1" (see the JSON contract in DESIGN.md).
+/* The JSON report (report.h): one document, schema "hangdoc.report/2" (see the JSON contract in DESIGN.md).
  *
  * Written as it is walked (json_writer.h), so that its cost is linear in what it says and its memory constant.
  * Addresses and raw syscall arguments are hex strings: JSON numbers lose precision above 2^53. Target strings are
@@ -360,9 +360,13 @@ static int compare_evidence_names(const void *left, const void *right, void *con
 static void evidence_json(struct report_json *json, const struct report_finding *finding)
 {
     report_json_begin_object(json, "evidence");
-    size_t *by_name = finding->nevidence ? malloc(finding->nevidence * sizeof *by_name) : NULL;
-    size_t *group_of = finding->nevidence ? malloc(finding->nevidence * sizeof *group_of) : NULL;
-    if (finding->nevidence && (!by_name || !group_of)) {
+    if (finding->nevidence == 0) {
+        report_json_end_object(json);
+        return;
+    }
+    size_t *by_name = malloc(finding->nevidence * sizeof *by_name);
+    size_t *group_of = malloc(finding->nevidence * sizeof *group_of);
+    if (!by_name || !group_of) {
         json->failed = true;
     } else {
         /* sort the indexes by name (then index) so that each name's values are one run; index each run by its

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#define REPORT_JSON_SCHEMA "hangdoc.report/1"
+#define REPORT_JSON_SCHEMA "hangdoc.report/2"
 
 struct report_text_options {
     bool verbose;   /* every thread, with its kernel stack; otherwise healthy threads are summarised and only

@@ -418,7 +418,7 @@ json_object *hangdoc_json(pid_t pid, int *exit_status)
         *exit_status = result.exit_status;
     run_result_free(&result);
     cr_assert_not_null(document, "hangdoc --json printed a document");
-    cr_assert_str_eq(json_string_at(document, "schema"), "hangdoc.report/1");
+    cr_assert_str_eq(json_string_at(document, "schema"), "hangdoc.report/2");
     json_validate(json_object_to_json_string(document));
     return document;
 }

@@ -55,7 +55,7 @@ void run_result_free(struct run_result *result);
 /* hangdoc --json --samples 3 --interval 100ms PID: parsed; the test fails when it does not parse. */
 json_object *hangdoc_json(pid_t pid, int *exit_status);
 
-/* Validates a report against docs/hangdoc.report-1.schema.json with python3-jsonschema; fails the test if not. */
+/* Validates a report against docs/hangdoc.report-2.schema.json with python3-jsonschema; fails the test if not. */
 void json_validate(const char *text);
 
 /* Lookups in the JSON document; NULL when absent. */

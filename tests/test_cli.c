@@ -172,7 +172,7 @@ Test(cli, demo_json_is_a_document)
     json_object *document = json_tokener_parse(result.out);
     cr_assert_not_null(document, "%s", result.out);
     json_validate(result.out);
-    cr_assert_str_eq(json_string_at(document, "schema"), "hangdoc.report/1");
+    cr_assert_str_eq(json_string_at(document, "schema"), "hangdoc.report/2");
     cr_assert_eq(json_object_array_length(json_at(document, "processes")), 2);
     cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "inherited-lock");
     cr_assert_str_eq(json_string_at(document, "verdict.cause"), "fork-inheritance");

@@ -91,7 +91,7 @@ Test(run, timeout_diagnoses_writes_both_reports_and_ends_the_tree, .init = make_
     char *document_text = slurp(json);
     json_object *document = json_tokener_parse(document_text);
     cr_assert_not_null(document, "the JSON report parses");
-    cr_assert_str_eq(json_string_at(document, "schema"), "hangdoc.report/1");
+    cr_assert_str_eq(json_string_at(document, "schema"), "hangdoc.report/2");
     json_validate(document_text);
     cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "inherited-lock");
     cr_assert_eq(json_int_at(document, "verdict.tid", -1), child);

@@ -93,7 +93,7 @@ static json_object *diagnose_with(pid_t pid, const char *const *extra, int *exit
     json_validate(result.out);
     *exit_status = result.exit_status;
     run_result_free(&result);
-    cr_assert_str_eq(json_string_at(document, "schema"), "hangdoc.report/1");
+    cr_assert_str_eq(json_string_at(document, "schema"), "hangdoc.report/2");
     return document;
 }
 
@@ -341,7 +341,7 @@ Test(scale, hangdoc_run_ending_a_job_of_ten_thousand_threads_leaves_a_report, .i
     char *document_text = slurp(json);
     json_object *document = json_tokener_parse(document_text);
     cr_assert_not_null(document, "the JSON report parses");
-    cr_assert_str_eq(json_string_at(document, "schema"), "hangdoc.report/1");
+    cr_assert_str_eq(json_string_at(document, "schema"), "hangdoc.report/2");
     cr_assert(json_object_is_type(json_at(document, "verdict.hung"), json_type_boolean), "a verdict");
     cr_assert_not_null(json_process(document, command), "the command is in the report");
     json_object_put(document);

@@ -334,7 +334,7 @@ Test(scenarios, zombie_child_with_its_exit_status)
     fixture_stop(&fixture);
 }
 
-Test(scenarios, hostile_names_are_escaped)
+Test(scenarios, hostile_names_are_escaped_in_text_and_exact_in_json)
 {
     struct fixture fixture;
     fixture_start(&fixture, "weird_names");
@@ -352,12 +352,21 @@ Test(scenarios, hostile_names_are_escaped)
     cr_assert(strstr(result.out, "weird\\e[2J bad\\xff\\xfe rlo\\u{202E}txt tab\\there"), "%s", result.out);
     run_result_free(&result);
 
-    json_object *document = diagnose(pid, NOT_HUNG);
+    /* the JSON holds the exact values: a dashboard must not mistake an escape hangdoc added for the target's own
+     * backslash; bytes that are not UTF-8 as U+DC00 + byte (Python's surrogateescape), which json-c reads as
+     * U+FFFD */
+    hangdoc_run(&result, (const char *[]){ "--json", "--samples", "1", pid_text, NULL });
+    cr_assert(strstr(result.out, "\"bad\\udcff\\udcfe\""), "%s", result.out);
+    cr_assert(strstr(result.out, "\"\\u001b]0;x\\u0007) S\\n\""), "%s", result.out);
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert_not_null(document);
+    json_validate(result.out);
+    run_result_free(&result);
     json_object *process = json_process(document, pid);
-    cr_assert_str_eq(json_string_at(process, "comm"), "\\e]0;x\\x07) S\\n");
+    cr_assert_str_eq(json_string_at(process, "comm"), "\x1b]0;x\x07) S\n");
     json_object *cmdline = json_at(process, "cmdline");
     cr_assert_eq(json_object_array_length(cmdline), 4);
-    cr_assert_str_eq(json_object_get_string(json_object_array_get_idx(cmdline, 1)), "bad\\xff\\xfe");
+    cr_assert_str_eq(json_object_get_string(json_object_array_get_idx(cmdline, 1)), "bad\xef\xbf\xbd\xef\xbf\xbd");
     json_object_put(document);
     fixture_stop(&fixture);
 }

@@ -160,23 +160,6 @@ Test(timers, qt_wait_for_done_in_a_forked_child_is_fork_inheritance)
     fixture_stop(&fixture);
 }
 
-/* A forked child's gRPC call on its parent's channel, from a worker thread: its main thread waits on the future
- * for ever, and only gRPC's timer threads and the ticking worker could wake it. Not "not hung". */
-Test(timers, a_forked_grpc_call_that_never_completes_is_likely_hung)
-{
-    struct fixture fixture;
-    start_python(&fixture, "grpc_fork.py");
-    pid_t child = fixture.pids[1];
-    json_object *document = diagnose(fixture.pids[0], HUNG);
-    json_object *finding = the_finding(document, "timer-only-wakers", child);
-    cr_assert_eq(json_int_at(finding, "tid", -1), child, "the child's main thread");
-    cr_assert_geq(evidence_count(finding, "timer_waker"), 1, "%s", json_object_to_json_string(finding));
-    cr_assert_eq(json_int_at(document, "verdict.tid", -1), child);
-    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "timer-only-wakers");
-    json_object_put(document);
-    fixture_stop(&fixture);
-}
-
 /* DataLoader workers whose worker_init_fn takes 40 s (they sleep in it) while the parent waits for the first batch:
  * slow, not hung, and not blamed on fork. */
 Test(timers, a_dataloader_whose_worker_init_takes_40_s_is_not_hung)

@@ -37,7 +37,7 @@ Test(json_writer, pretty_nesting_empty_containers_and_keys)
     struct written w;
     start(&w, true);
     report_json_begin_object(&w.json, NULL);
-    report_json_name(&w.json, "schema", "hangdoc.report/1");
+    report_json_name(&w.json, "schema", "hangdoc.report/2");
     report_json_begin_array(&w.json, "empty");
     report_json_end_array(&w.json);
     report_json_begin_object(&w.json, "nothing");
@@ -50,7 +50,7 @@ Test(json_writer, pretty_nesting_empty_containers_and_keys)
     report_json_end_object(&w.json);
     cr_assert(finish(&w));
     cr_assert_str_eq(w.text, "{\n"
-                             "  \"schema\": \"hangdoc.report/1\",\n"
+                             "  \"schema\": \"hangdoc.report/2\",\n"
                              "  \"empty\": [],\n"
                              "  \"nothing\": {},\n"
                              "  \"pids\": [\n"
@@ -62,25 +62,27 @@ Test(json_writer, pretty_nesting_empty_containers_and_keys)
     free(w.text);
 }
 
-/* A target's bytes are escaped as in the text report, then quoted for JSON: what a parser reads back is the text
- * report's form, one line, no control character. */
-Test(json_writer, target_strings_escaped_then_quoted)
+/* A target's bytes keep their exact value: valid UTF-8 as it is (a right-to-left override too: JSON is not a
+ * terminal), JSON's escapes for the quote, the backslash and control characters, and each byte that is not valid
+ * UTF-8 as U+DC00 + byte, which Python's surrogateescape turns back into the byte. */
+Test(json_writer, target_strings_keep_their_exact_value)
 {
     struct written w;
     start(&w, false);
     report_json_begin_array(&w.json, NULL);
-    report_json_string(&w.json, NULL, "w\"o\\rk\x1b]0;owned\x07\n");
+    report_json_string(&w.json, NULL, "w\"o\\rk\x1b]0;owned\x07\n\t");
     report_json_bytes(&w.json, NULL, "ab\0cd", 5);
     report_json_string(&w.json, NULL, NULL);
     report_json_string_or_null(&w.json, NULL, NULL);
-    report_json_string(&w.json, NULL, "\xe2\x80\xae" "cod\xff");
+    report_json_string(&w.json, NULL, "\xe2\x80\xae" "cod\xff\xc3(\xed\xa0\x80\x7f");
     report_json_end_array(&w.json);
     cr_assert(finish(&w));
-    cr_assert_str_eq(w.text, "[\"w\\\"o\\\\\\\\rk\\\\e]0;owned\\\\x07\\\\n\",\"ab\\\\x00cd\",\"\",null,"
-                             "\"\\\\u{202E}cod\\\\xff\"]");
+    cr_assert_str_eq(w.text, "[\"w\\\"o\\\\rk\\u001b]0;owned\\u0007\\n\\t\",\"ab\\u0000cd\",\"\",null,"
+                             "\"\xe2\x80\xae" "cod\\udcff\\udcc3(\\udced\\udca0\\udc80\\u007f\"]");
     json_object *parsed = json_tokener_parse(w.text);
     cr_assert_not_null(parsed);
-    cr_assert_str_eq(json_object_get_string(json_object_array_get_idx(parsed, 0)), "w\"o\\\\rk\\e]0;owned\\x07\\n");
+    cr_assert_str_eq(json_object_get_string(json_object_array_get_idx(parsed, 0)), "w\"o\\rk\x1b]0;owned\x07\n\t");
+    cr_assert_eq(json_object_get_string_len(json_object_array_get_idx(parsed, 1)), 5, "the NUL kept");
     json_object_put(parsed);
     free(w.text);
 }

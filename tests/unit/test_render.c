@@ -103,7 +103,7 @@ Test(render, json_contract_keys)
     cr_assert_not_null(document, "%s", text);
     json_object *value;
     cr_assert(json_object_object_get_ex(document, "schema", &value));
-    cr_assert_str_eq(json_object_get_string(value), "hangdoc.report/1");
+    cr_assert_str_eq(json_object_get_string(value), "hangdoc.report/2");
     json_object *verdict;
     cr_assert(json_object_object_get_ex(document, "verdict", &verdict));
     cr_assert(json_object_object_get_ex(verdict, "hung", &value) && json_object_get_boolean(value));
@@ -128,7 +128,7 @@ Test(render, json_contract_keys)
          key += strlen(key) + 1)
         cr_assert(json_object_object_get_ex(child, key, NULL), "processes[].%s", key);
     json_object_object_get_ex(child, "comm", &value);
-    cr_assert_str_eq(json_object_get_string(value), "w\\nrk)er");
+    cr_assert_str_eq(json_object_get_string(value), "w\nrk)er", "the exact name, not the text report's escape");
     json_object *threads, *thread, *wait;
     json_object_object_get_ex(child, "threads", &threads);
     thread = json_object_array_get_idx(threads, 0);
