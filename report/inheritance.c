@@ -99,6 +99,19 @@ const char *report_attribution_name(const struct report_attribution *attribution
     return out;
 }
 
+const struct report_runtime *report_parked_in_runtime(const struct report_catalogue *catalogue,
+                                                      const struct hd_process *process,
+                                                      const struct hd_thread *thread)
+{
+    for (size_t f = 0; thread->stack.state == HD_STACK_TAKEN && f < thread->stack.nframes; f++) {
+        const struct hd_library *library = hd_process_find_library(process, thread->stack.frames[f].pc);
+        if (library && passes_through(library))
+            continue;
+        return library ? report_catalogue_library(catalogue, library) : NULL;
+    }
+    return NULL;
+}
+
 size_t report_stack_runtimes(const struct report_catalogue *catalogue, const struct hd_process *process,
                              const struct hd_thread *thread, struct report_attribution *out, size_t max)
 {

@@ -33,6 +33,12 @@ bool report_attribute_thread(const struct report_catalogue *catalogue, const str
  * through left out): at most `max` attributions in `out`; returns how many. */
 size_t report_stack_runtimes(const struct report_catalogue *catalogue, const struct hd_process *process,
                              const struct hd_thread *thread, struct report_attribution *out, size_t max);
+/* The catalogued runtime the thread is parked in: its innermost frame outside the libraries every wait passes
+ * through lies in that runtime's library (a pool thread on the runtime's own timer, not a task of the program's
+ * that sleeps); NULL when it is not, or without a stack. */
+const struct report_runtime *report_parked_in_runtime(const struct report_catalogue *catalogue,
+                                                      const struct hd_process *process,
+                                                      const struct hd_thread *thread);
 /* Does `thread` run `runtime` (by its name, its stack, or the code its system call came from)? */
 bool report_thread_runs(const struct report_catalogue *catalogue, const struct hd_process *process,
                         const struct hd_thread *thread, const struct report_runtime *runtime);

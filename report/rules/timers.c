@@ -36,21 +36,27 @@ static bool woke_while_sampled(const struct hd_thread *thread)
     return thread->voluntary_switches_delta > 0 || thread->syscall_changed;
 }
 
-/* A thread that merely wakes on a timer and goes back to sleep: in a timed wait now, never seen on a CPU, hardly
- * any CPU time while sampled, nothing outside the snapshot that could end its wait, and not the main thread of
+/* A thread that merely wakes on a timer and goes back to sleep: in a timed wait now, hardly any CPU time while
+ * sampled, nothing outside the snapshot that could end its wait, and not the main thread of
  * its process (whose timed loop is the program's own, such as a scheduler's main loop). Seen waking while sampled,
- * unless `idle_timers_too`: then also one whose timer did not fire yet (a pool thread's 30 s expiry timer). */
-static bool merely_a_timer(const struct hd_snapshot *snapshot, const struct report_node *node, bool idle_timers_too)
+ * unless `idle_timers_too`: then also one whose timer did not fire yet, if it is parked in a catalogued runtime's
+ * own code (a Qt pool thread on its 30 s expiry timer), not in a task of the program's that sleeps. */
+static bool merely_a_timer(const struct report_rule_context *c, const struct report_node *node, bool idle_timers_too)
 {
+    const struct hd_snapshot *snapshot = c->snapshot;
     const struct hd_thread *thread = node->thread;
     if (node->wake != REPORT_WAKE_TIMER && node->wake != REPORT_WAKE_RUNNING)
         return false;
-    if (thread->tid == node->process->pid || thread->state == 'R' || thread->samples_in_state_r > 0 ||
-        thread->syscall.state != HD_SYSCALL_IN || !timed_wait(thread) || node->waits_outside)
+    /* an earlier sample may have caught it on its way through a CPU (woken, or waiting for one on a busy
+     * machine): what tells a timer from a worker is its CPU time, and where the last sample found it */
+    if (thread->tid == node->process->pid || thread->state == 'R' || thread->syscall.state != HD_SYSCALL_IN ||
+        !timed_wait(thread) || node->waits_outside)
         return false;
     if ((double)thread->cpu_delta_ns / 1e9 > TIMER_CPU_MAX_S + TIMER_CPU_SHARE_MAX * snapshot->sampling_s)
         return false;
-    return idle_timers_too || woke_while_sampled(thread);
+    if (woke_while_sampled(thread))
+        return true;
+    return idle_timers_too && report_parked_in_runtime(c->catalogue, node->process, thread) != NULL;
 }
 
 /* Asleep without timeout for at least the threshold, by the kernel's clock of its last run. */
@@ -81,7 +87,7 @@ bool *report_timer_bound(const struct report_rule_context *c, bool idle_timers_t
             case REPORT_WAKE_TIMER:
             case REPORT_WAKE_OUTSIDE:
             case REPORT_WAKE_KERNEL:
-                seeds[i] = !merely_a_timer(c->snapshot, node, idle_timers_too);
+                seeds[i] = !merely_a_timer(c, node, idle_timers_too);
                 break;
             case REPORT_WAKE_WAKER:
                 seeds[i] = !node->thread->blocked_for_known ||
@@ -124,7 +130,7 @@ static void timers_of_edge(struct report_rule_context *c, struct report_finding 
     }
     for (size_t i = first; i < first + count; i++) {
         const struct report_node *node = &graph->nodes[i];
-        if (i == waiter || !merely_a_timer(c->snapshot, node, idle_timers_too))
+        if (i == waiter || !merely_a_timer(c, node, idle_timers_too))
             continue;
         if ((*listed)++ >= TIMERS_LISTED_MAX)
             continue;
