@@ -111,8 +111,10 @@ static int compare_inodes(const void *a, const void *b)
 static uint64_t peer_of(const struct hd_snapshot *snapshot, uint64_t inode)
 {
     struct hd_socket_peer key = { .inode = inode };
+    /* bsearch() must not be given a NULL array, even of no element */
     const struct hd_socket_peer *found =
-        bsearch(&key, snapshot->unix_peers, snapshot->nunix_peers, sizeof key, compare_inodes);
+        snapshot->nunix_peers ? bsearch(&key, snapshot->unix_peers, snapshot->nunix_peers, sizeof key, compare_inodes)
+                              : NULL;
     return found ? found->peer_inode : 0;
 }
 
@@ -148,7 +150,7 @@ struct unix_socket {
 
 static const struct unix_socket *find_socket(const struct unix_socket *sockets, size_t count, uint64_t inode)
 {
-    return inode ? bsearch(&inode, sockets, count, sizeof *sockets, compare_inodes) : NULL;
+    return inode && count ? bsearch(&inode, sockets, count, sizeof *sockets, compare_inodes) : NULL;
 }
 
 /* Unix sockets get the class of their name, or, for a client's unnamed end, of its peer's: the accepted socket of
@@ -203,7 +205,7 @@ static void read_unix_socket_names(struct hd_snapshot *snapshot)
         char *name;
         if (length > NET_UNIX_LINE_MAX || !probe_parse_net_unix_line(line, (size_t)length, &inode, &name))
             continue;
-        if (!bsearch(&inode, wanted, nwanted, sizeof *wanted, compare_inodes) ||
+        if (nwanted == 0 || !bsearch(&inode, wanted, nwanted, sizeof *wanted, compare_inodes) ||
             !keep_socket(&sockets, &nsockets, inode, name))
             free(name);
     }

@@ -268,7 +268,7 @@ static int compare_unwound(const void *a, const void *b)
 static const struct unwound *unwound_of(const struct unwound *unwound, size_t nunwound, pid_t tid)
 {
     struct unwound key = { .tid = tid };
-    return bsearch(&key, unwound, nunwound, sizeof *unwound, compare_unwound);
+    return nunwound ? bsearch(&key, unwound, nunwound, sizeof *unwound, compare_unwound) : NULL;
 }
 
 static void name_process_frames(struct probe_stacks *stacks, struct hd_process *process, struct unwound *unwound,

@@ -251,8 +251,9 @@ static void child_from_pid_argument(struct decode_context *c, pid_t pid)
     else if (pid == -1)
         c->wait->child_selector = HD_CHILD_ANY;
     else {
+        /* the target's argument: INT_MIN has no positive counterpart (found by tests/fuzz/fuzz_waits.c) */
         c->wait->child_selector = HD_CHILD_GROUP;
-        c->wait->child = -pid;
+        c->wait->child = pid == INT32_MIN ? 0 : -pid;
     }
 }
 

@@ -344,7 +344,8 @@ size_t report_stack_group_number(const struct report_stack_groups *groups, const
         return 0;
     struct member key = { .thread = thread };
     const struct member *found =
-        bsearch(&key, groups->numbered, groups->nnumbered, sizeof *groups->numbered, compare_members);
+        groups->nnumbered ? bsearch(&key, groups->numbered, groups->nnumbered, sizeof *groups->numbered, compare_members)
+                          : NULL;
     return found ? groups->numbers[found - groups->numbered] : 0;
 }
 
