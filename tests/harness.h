@@ -45,8 +45,9 @@ struct run_result {
 void program_run_as(struct run_result *result, int as_uid, const char *const *argv);
 /* Runs hangdoc with the arguments (NULL-terminated), bounded by a deadline; `as_uid` >= 0 runs it as that user. */
 void hangdoc_run_as(struct run_result *result, int as_uid, const char *const *arguments);
-/* The same, run twice when the arguments diagnose existing processes: the test fails when the second run's exit
- * status, verdict or findings (id, confidence, subject) differ from the first's. The first run's result is kept. */
+/* The same, run twice when the arguments diagnose existing processes (in the plain build; the sanitized one runs
+ * it once): the test fails when the second run's exit status, verdict or findings (id, confidence, subject) differ
+ * from the first's. The first run's result is kept. */
 void hangdoc_run(struct run_result *result, const char *const *arguments);
 /* Once, for a tree that changes by design (a worker that vanishes during the first run, a 10,000-thread target). */
 void hangdoc_run_once(struct run_result *result, const char *const *arguments);
