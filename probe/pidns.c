@@ -22,21 +22,61 @@ uint64_t probe_pid_namespace_of(const char *pid)
     return sscanf(target, "pid:[%llu]", &inode) == 1 ? (uint64_t)inode : 0;
 }
 
-/* The thread of the snapshot in namespace `ns` whose id there is `ns_tid` (its process in *process); NULL. */
-static const struct hd_thread *snapshot_thread_in(const struct hd_snapshot *snapshot, uint64_t ns, pid_t ns_tid,
-                                                  const struct hd_process **process)
+/* The snapshot's tasks of other namespaces, sorted by (namespace, id there): one lookup per recorded owner, not a
+ * scan of every thread (a pool of a thousand threads waiting on one mutex in a container). Processes are indexed
+ * by their pid there, for wait4. */
+struct namespaced_id {
+    uint64_t ns;
+    pid_t id;   /* in the namespace */
+    pid_t host; /* in hangdoc's */
+};
+
+struct translation {
+    struct namespaced_id *tasks;
+    size_t ntasks;
+    /* the last id looked for among every process of the system (several waiters on one gone owner) */
+    uint64_t searched_ns;
+    pid_t searched_id;
+    pid_t searched_host;
+};
+
+static int compare_ids(const void *a, const void *b)
 {
+    const struct namespaced_id *x = a, *y = b;
+    if (x->ns != y->ns)
+        return x->ns < y->ns ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static bool index_tasks(const struct hd_snapshot *snapshot, struct translation *t)
+{
+    size_t count = 0;
+    for (size_t p = 0; p < snapshot->nprocesses; p++)
+        if (snapshot->processes[p].ns_pid)
+            count += snapshot->processes[p].nthreads;
+    t->tasks = calloc(count ? count : 1, sizeof *t->tasks);
+    if (!t->tasks)
+        return false;
     for (size_t p = 0; p < snapshot->nprocesses; p++) {
-        const struct hd_process *candidate = &snapshot->processes[p];
-        if (candidate->pid_namespace != ns)
-            continue;
-        for (size_t t = 0; t < candidate->nthreads; t++)
-            if (candidate->threads[t].ns_tid == ns_tid) {
-                *process = candidate;
-                return &candidate->threads[t];
-            }
+        const struct hd_process *process = &snapshot->processes[p];
+        for (size_t i = 0; process->ns_pid && i < process->nthreads; i++)
+            if (process->threads[i].ns_tid)
+                t->tasks[t->ntasks++] = (struct namespaced_id){ process->pid_namespace, process->threads[i].ns_tid,
+                                                                process->threads[i].tid };
     }
-    return NULL;
+    if (t->ntasks)
+        qsort(t->tasks, t->ntasks, sizeof *t->tasks, compare_ids);
+    return true;
+}
+
+/* The host id of the snapshot's task `id` of namespace `ns`; 0 when the snapshot has none. A process's pid there
+ * is its main thread's id there. */
+static pid_t snapshot_task_in(const struct translation *t, uint64_t ns, pid_t id)
+{
+    struct namespaced_id key = { .ns = ns, .id = id };
+    const struct namespaced_id *found =
+        t->ntasks ? bsearch(&key, t->tasks, t->ntasks, sizeof key, compare_ids) : NULL;
+    return found ? found->host : 0;
 }
 
 /* The id in hangdoc's namespace of the task whose id in namespace `ns` is `ns_tid`, among every process of the
@@ -72,15 +112,20 @@ static pid_t system_task_in(uint64_t ns, pid_t ns_tid)
     return found;
 }
 
-static void translate_owner(const struct hd_snapshot *snapshot, const struct hd_process *process, struct hd_lock *lock)
+static void translate_owner(struct translation *t, const struct hd_process *process, struct hd_lock *lock)
 {
     if (lock->kind == HD_LOCK_UNKNOWN || lock->owner_tid <= 0)
         return;
     lock->owner_ns_tid = lock->owner_tid;
-    const struct hd_process *owner_process;
-    const struct hd_thread *owner = snapshot_thread_in(snapshot, process->pid_namespace, lock->owner_ns_tid,
-                                                       &owner_process);
-    pid_t host = owner ? owner->tid : system_task_in(process->pid_namespace, lock->owner_ns_tid);
+    pid_t host = snapshot_task_in(t, process->pid_namespace, lock->owner_ns_tid);
+    if (!host) {
+        if (t->searched_ns != process->pid_namespace || t->searched_id != lock->owner_ns_tid) {
+            t->searched_ns = process->pid_namespace;
+            t->searched_id = lock->owner_ns_tid;
+            t->searched_host = system_task_in(process->pid_namespace, lock->owner_ns_tid);
+        }
+        host = t->searched_host;
+    }
     if (host) {
         lock->owner_tid = host;
         return;
@@ -90,27 +135,37 @@ static void translate_owner(const struct hd_snapshot *snapshot, const struct hd_
     lock->owner_whereabouts = HD_OWNER_GONE;
 }
 
-static void translate_child(const struct hd_snapshot *snapshot, const struct hd_process *process, struct hd_wait *wait)
+/* wait4's pid: a child's pid there is its main thread's id there */
+static void translate_child(const struct translation *t, const struct hd_process *process, struct hd_wait *wait)
 {
     if (wait->kind != HD_WAIT_CHILD || wait->child_selector != HD_CHILD_PID || wait->child <= 0)
         return;
-    for (size_t p = 0; p < snapshot->nprocesses; p++)
-        if (snapshot->processes[p].pid_namespace == process->pid_namespace &&
-            snapshot->processes[p].ns_pid == wait->child) {
-            wait->child = snapshot->processes[p].pid;
-            return;
-        }
+    pid_t host = snapshot_task_in(t, process->pid_namespace, wait->child);
+    if (host)
+        wait->child = host;
 }
 
 void probe_translate_namespaced_ids(struct hd_snapshot *snapshot)
 {
+    struct translation t = { 0 };
+    bool any = false;
+    for (size_t p = 0; p < snapshot->nprocesses && !any; p++)
+        any = snapshot->processes[p].ns_pid != 0;
+    if (!any)
+        return;
+    if (!index_tasks(snapshot, &t)) {
+        hd_snapshot_note(snapshot, 0, 0, "PID namespaces: out of memory; the ids read from processes in other "
+                                         "namespaces are not translated");
+        return;
+    }
     for (size_t p = 0; p < snapshot->nprocesses; p++) {
         struct hd_process *process = &snapshot->processes[p];
         if (!process->ns_pid || !process->pid_namespace)
             continue;
-        for (size_t t = 0; t < process->nthreads; t++) {
-            translate_owner(snapshot, process, &process->threads[t].wait.lock);
-            translate_child(snapshot, process, &process->threads[t].wait);
+        for (size_t i = 0; i < process->nthreads; i++) {
+            translate_owner(&t, process, &process->threads[i].wait.lock);
+            translate_child(&t, process, &process->threads[i].wait);
         }
     }
+    free(t.tasks);
 }

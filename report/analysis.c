@@ -31,6 +31,8 @@ struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot,
     struct report_rule_context c = { .snapshot = snapshot, .catalogue = catalogue, .analysis = analysis };
     for (int id = 0; id < REPORT_FINDING_IDS && !c.failed; id++)
         report_rule((enum report_finding_id)id)->apply(&c);
+    free(c.timer_bound[0]);
+    free(c.timer_bound[1]);
     if (!c.failed)
         report_attribute_lock_findings(&c);
     bool ok = !c.failed && report_add_specific_remedies(snapshot, analysis) && report_decide(snapshot, analysis);

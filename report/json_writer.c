@@ -46,26 +46,56 @@ static void newline_and_indent(struct report_json *json)
     }
 }
 
-/* JSON's quoting of text that is already valid UTF-8 (the escaping of buffer.h made it so): the quote, the
- * backslash and any control character. */
-static void emit_quoted(struct report_json *json, const char *text, size_t length)
+/* The length of the valid UTF-8 sequence at `bytes` (at most `left` bytes), or 0 when it is not one: overlong forms,
+ * surrogates and code points past U+10FFFF are not. */
+static size_t utf8_sequence(const unsigned char *bytes, size_t left)
+{
+    unsigned char first = bytes[0];
+    size_t length = first < 0x80 ? 1 : first >= 0xc2 && first <= 0xdf ? 2 : first >= 0xe0 && first <= 0xef ? 3
+                  : first >= 0xf0 && first <= 0xf4 ? 4 : 0;
+    if (length == 0 || length > left)
+        return 0;
+    for (size_t i = 1; i < length; i++)
+        if ((bytes[i] & 0xc0) != 0x80)
+            return 0;
+    if ((first == 0xe0 && bytes[1] < 0xa0) || (first == 0xed && bytes[1] >= 0xa0) ||
+        (first == 0xf0 && bytes[1] < 0x90) || (first == 0xf4 && bytes[1] >= 0x90))
+        return 0;
+    return length;
+}
+
+/* Any string as JSON: its exact value. Valid UTF-8 as it is, with JSON's escapes for the quote, the backslash and
+ * control characters (DEL too), and each byte that is not part of valid UTF-8 as the lone surrogate U+DC00 + byte,
+ * as Python's "surrogateescape" does, so that value.encode('utf-8', 'surrogateescape') gives the bytes back. Keys,
+ * hangdoc's own names and a target's bytes all go through here. */
+static void emit_quoted(struct report_json *json, const char *bytes, size_t length)
 {
     emit(json, "\"", 1);
+    const unsigned char *text = (const unsigned char *)bytes;
     size_t plain = 0;
-    for (size_t i = 0; i < length; i++) {
-        unsigned char byte = (unsigned char)text[i];
-        if (byte >= 0x20 && byte != '"' && byte != '\\')
+    for (size_t i = 0; i < length;) {
+        size_t sequence = utf8_sequence(text + i, length - i);
+        bool needs_escape = sequence == 0 || (sequence == 1 && (text[i] < 0x20 || text[i] == '"' ||
+                                                                text[i] == '\\' || text[i] == 0x7f));
+        if (!needs_escape) {
+            i += sequence;
             continue;
-        emit(json, text + plain, i - plain);
+        }
+        emit(json, bytes + plain, i - plain);
         char escape[8];
-        if (byte == '"' || byte == '\\')
-            snprintf(escape, sizeof escape, "\\%c", byte);
+        if (sequence == 0)
+            snprintf(escape, sizeof escape, "\\udc%02x", text[i]);
+        else if (text[i] == '"' || text[i] == '\\')
+            snprintf(escape, sizeof escape, "\\%c", text[i]);
+        else if (text[i] == '\n' || text[i] == '\t' || text[i] == '\r')
+            snprintf(escape, sizeof escape, "\\%c", text[i] == '\n' ? 'n' : text[i] == '\t' ? 't' : 'r');
         else
-            snprintf(escape, sizeof escape, "\\u%04x", byte);
+            snprintf(escape, sizeof escape, "\\u%04x", text[i]);
         emit_text(json, escape);
-        plain = i + 1;
+        i++;
+        plain = i;
     }
-    emit(json, text + plain, length - plain);
+    emit(json, bytes + plain, length - plain);
     emit(json, "\"", 1);
 }
 
@@ -146,58 +176,10 @@ void report_json_end_array(struct report_json *json)
     close_container(json, ']');
 }
 
-/* The length of the valid UTF-8 sequence at `bytes` (at most `left` bytes), or 0 when it is not one: overlong forms,
- * surrogates and code points past U+10FFFF are not. */
-static size_t utf8_sequence(const unsigned char *bytes, size_t left)
-{
-    unsigned char first = bytes[0];
-    size_t length = first < 0x80 ? 1 : first >= 0xc2 && first <= 0xdf ? 2 : first >= 0xe0 && first <= 0xef ? 3
-                  : first >= 0xf0 && first <= 0xf4 ? 4 : 0;
-    if (length == 0 || length > left)
-        return 0;
-    for (size_t i = 1; i < length; i++)
-        if ((bytes[i] & 0xc0) != 0x80)
-            return 0;
-    if ((first == 0xe0 && bytes[1] < 0xa0) || (first == 0xed && bytes[1] >= 0xa0) ||
-        (first == 0xf0 && bytes[1] < 0x90) || (first == 0xf4 && bytes[1] >= 0x90))
-        return 0;
-    return length;
-}
-
-/* The exact value of a target's bytes as a JSON string: valid UTF-8 as it is (JSON's own escapes for the quote,
- * the backslash and control characters), and each byte that is not part of valid UTF-8 as the lone surrogate
- * U+DC00 + byte, as Python's "surrogateescape" does, so that value.encode('utf-8', 'surrogateescape') gives the
- * bytes back. The text report escapes for a terminal instead (buffer.h). */
 void report_json_bytes(struct report_json *json, const char *key, const char *bytes, size_t length)
 {
     begin_value(json, key);
-    emit(json, "\"", 1);
-    const unsigned char *text = (const unsigned char *)bytes;
-    size_t plain = 0;
-    for (size_t i = 0; i < length;) {
-        size_t sequence = utf8_sequence(text + i, length - i);
-        bool needs_escape = sequence == 0 || (sequence == 1 && (text[i] < 0x20 || text[i] == '"' ||
-                                                                text[i] == '\\' || text[i] == 0x7f));
-        if (!needs_escape) {
-            i += sequence;
-            continue;
-        }
-        emit(json, bytes + plain, i - plain);
-        char escape[8];
-        if (sequence == 0)
-            snprintf(escape, sizeof escape, "\\udc%02x", text[i]);
-        else if (text[i] == '"' || text[i] == '\\')
-            snprintf(escape, sizeof escape, "\\%c", text[i]);
-        else if (text[i] == '\n' || text[i] == '\t' || text[i] == '\r')
-            snprintf(escape, sizeof escape, "\\%c", text[i] == '\n' ? 'n' : text[i] == '\t' ? 't' : 'r');
-        else
-            snprintf(escape, sizeof escape, "\\u%04x", text[i]);
-        emit_text(json, escape);
-        i++;
-        plain = i;
-    }
-    emit(json, bytes + plain, length - plain);
-    emit(json, "\"", 1);
+    emit_quoted(json, bytes, length);
 }
 
 void report_json_string(struct report_json *json, const char *key, const char *text)
@@ -215,8 +197,7 @@ void report_json_string_or_null(struct report_json *json, const char *key, const
 
 void report_json_name(struct report_json *json, const char *key, const char *name)
 {
-    begin_value(json, key);
-    emit_quoted(json, name ? name : "", name ? strlen(name) : 0);
+    report_json_string(json, key, name);
 }
 
 void report_json_null(struct report_json *json, const char *key)

@@ -46,7 +46,8 @@ void report_json_string(struct report_json *json, const char *key, const char *t
 void report_json_bytes(struct report_json *json, const char *key, const char *bytes, size_t length);
 /* A target's string, or null for NULL. */
 void report_json_string_or_null(struct report_json *json, const char *key, const char *text);
-/* One of hangdoc's own names (an enum's name, a finding id): no terminal escaping, still JSON-quoted. */
+/* One of hangdoc's own names (an enum's name, a finding id): the same exact form as a target's string; the name
+ * says at the call that the value is hangdoc's. */
 void report_json_name(struct report_json *json, const char *key, const char *name);
 void report_json_null(struct report_json *json, const char *key);
 void report_json_bool(struct report_json *json, const char *key, bool value);

@@ -65,7 +65,7 @@ static void syscall_json(struct report_json *json, const struct hd_thread *threa
     report_json_end_array(json);
     struct report_buffer words = { 0 };
     report_describe_wait(&words, thread);
-    /* already escaped where it quotes the target */
+    /* hangdoc's words: the call, its object and its timeout, no string of the target's */
     report_json_name(json, "description", words.data ? words.data : "");
     report_buffer_release(&words);
     report_json_end_object(json);

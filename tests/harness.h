@@ -27,6 +27,10 @@ void fixture_start_within(struct fixture *fixture, const char *name, long ready_
 /* The same with a command of the caller's: `path` run with `argv` (NULL-terminated), such as a wrapper that execs
  * the fixture (setarch -R) or a fixture given arguments. */
 void fixture_start_command(struct fixture *fixture, const char *path, const char *const *argv, long ready_timeout_ms);
+/* The same for a Python scenario of scenarios/ that writes its ready line itself: `script` run with Debian's
+ * /usr/bin/python3 and up to two arguments (NULL when fewer). */
+void fixture_start_python(struct fixture *fixture, const char *script, const char *first, const char *second,
+                          long ready_timeout_ms);
 /* Kills the fixture's process group and every pid it reported, and reaps the leader. Idempotent. */
 void fixture_stop(struct fixture *fixture);
 /* Stops every fixture still running: the suite's .fini. */

@@ -402,14 +402,11 @@ Test(inheritance, forkserver_pool_workers_come_from_the_forkserver)
 static void start_blas_fork(struct fixture *fixture, const char *mode)
 {
     const char *directory = getenv("HANGDOC_OPENBLAS_OPENMP");
-    char library[512], script[512];
+    char library[512];
     snprintf(library, sizeof library, "%s/libblas.so.3", directory ? directory : "");
     if (!directory || access(library, R_OK) != 0)
         cr_skip_test("OpenBLAS's OpenMP build is not unpacked in %s: run bash setup.sh test", library);
-    snprintf(script, sizeof script, "%s/tests/scenarios/blas_fork.py", getenv("HANGDOC_SOURCE_ROOT"));
-    fixture_start_command(fixture, "/usr/bin/python3",
-                          (const char *[]){ "/usr/bin/python3", script, directory, mode, NULL },
-                          PYTHON_READY_TIMEOUT_MS);
+    fixture_start_python(fixture, "blas_fork.py", directory, mode, PYTHON_READY_TIMEOUT_MS);
 }
 
 /* numpy's product in a child forked after the parent's: the child spins in sched_yield inside libgomp (called

@@ -107,20 +107,12 @@ Test(timers, an_idle_server_whose_acceptor_waits_on_a_listening_socket_is_not_hu
     expect_not_hung("server");
 }
 
-static void start_python(struct fixture *fixture, const char *script, const char *mode)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/tests/scenarios/%s", getenv("HANGDOC_SOURCE_ROOT"), script);
-    fixture_start_command(fixture, "/usr/bin/python3", (const char *[]){ "/usr/bin/python3", path, mode, NULL },
-                          PYTHON_READY_TIMEOUT_MS);
-}
-
 /* multiprocessing.Pool, a worker killed with its task: the subject is the main thread in AsyncResult.get(), not an
  * idle worker, and the replacement worker is named. */
 Test(timers, a_pool_whose_killed_worker_was_replaced_names_the_waiting_main_thread)
 {
     struct fixture fixture;
-    start_python(&fixture, "pool_killed.py", NULL);
+    fixture_start_python(&fixture, "pool_killed.py", NULL, NULL, PYTHON_READY_TIMEOUT_MS);
     pid_t parent = fixture.pids[0], replacement = fixture.pids[1];
     json_object *document = diagnose(parent, HUNG);
     json_object *finding = the_finding(document, "replaced-worker", parent);
@@ -144,7 +136,7 @@ Test(timers, a_pool_whose_killed_worker_was_replaced_names_the_waiting_main_thre
 Test(timers, qt_wait_for_done_in_a_forked_child_is_fork_inheritance)
 {
     struct fixture fixture;
-    start_python(&fixture, "qt_fork.py", "hang");
+    fixture_start_python(&fixture, "qt_fork.py", "hang", NULL, PYTHON_READY_TIMEOUT_MS);
     pid_t child = fixture.pids[1];
     sleep(1);
     json_object *document = diagnose(fixture.pids[0], HUNG_BY_FORK);
@@ -165,7 +157,7 @@ Test(timers, qt_wait_for_done_in_a_forked_child_is_fork_inheritance)
 Test(timers, qt_wait_for_a_long_task_of_the_childs_own_is_not_hung)
 {
     struct fixture fixture;
-    start_python(&fixture, "qt_fork.py", "slow");
+    fixture_start_python(&fixture, "qt_fork.py", "slow", NULL, PYTHON_READY_TIMEOUT_MS);
     sleep(1);
     json_object *document = diagnose(fixture.pids[0], NOT_HUNG);
     cr_assert_eq(json_count_findings(document, "fork-unsafe-runtime", 0), 0);

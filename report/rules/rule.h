@@ -18,6 +18,9 @@ struct report_rule_context {
     const struct report_catalogue *catalogue;
     struct report_analysis *analysis;
     bool failed; /* memory ran out: report_analyze() gives up */
+    /* report_timer_bound()'s answers, by idle_timers_too: worked out once for the rules that ask (timers.c) */
+    bool *timer_bound[2];
+    bool timer_bound_known[2];
 };
 
 /* A finding about the thread of `node`, its summary formatted like printf. The pointer stays valid until the next
@@ -78,8 +81,8 @@ void report_rule_timer_only_wakers(struct report_rule_context *c);
 /* Per node: asleep without timeout for at least the snapshot's stuck_after_s, and nothing but threads that merely
  * wake on timers could wake it; `idle_timers_too` counts timer threads not seen to wake while sampled as such too
  * (the fork rules, which have other evidence). NULL when there is none, the rule is off, or memory ran out
- * (c->failed). The caller frees it. */
-bool *report_timer_bound(const struct report_rule_context *c, bool idle_timers_too);
+ * (c->failed). Worked out once per analysis and kept in the context, which report_analyze() releases. */
+const bool *report_timer_bound(struct report_rule_context *c, bool idle_timers_too);
 /* The thread of `process` a finding about its timer-bound threads is about: its main thread if bound, else the one
  * asleep longest; REPORT_NO_NODE when none is. */
 size_t report_timer_bound_subject(const struct report_rule_context *c, const struct hd_process *process,

@@ -212,12 +212,13 @@ static void asleep_behind_timers_in_an_inherited_runtime(struct report_rule_cont
 {
     for (size_t p = 0; p < c->snapshot->nprocesses && !c->failed; p++) {
         const struct hd_process *process = &c->snapshot->processes[p];
-        if (process->origin != HD_ORIGIN_FORKED || has_finding(c->analysis, REPORT_FORK_UNSAFE_RUNTIME, process->pid))
+        if (process->origin != HD_ORIGIN_FORKED)
             continue;
+        /* the cheap test first: a scan of the findings only for a child with a thread behind timers */
         size_t stuck = report_timer_bound_subject(c, process, bound);
         const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, process->ppid);
         struct report_attribution attribution;
-        if (stuck == REPORT_NO_NODE || !parent)
+        if (stuck == REPORT_NO_NODE || !parent || has_finding(c->analysis, REPORT_FORK_UNSAFE_RUNTIME, process->pid))
             continue;
         const struct hd_thread *thread = c->analysis->graph.nodes[stuck].thread;
         if (!report_attribute_thread(c->catalogue, process, thread, &attribution) ||
@@ -251,10 +252,9 @@ static void asleep_behind_timers_in_an_inherited_runtime(struct report_rule_cont
 void report_rule_fork_unsafe_runtime(struct report_rule_context *c)
 {
     each_stuck_forked_child(c, fork_unsafe_runtimes);
-    bool *bound = report_timer_bound(c, true);
+    const bool *bound = report_timer_bound(c, true);
     if (bound)
         asleep_behind_timers_in_an_inherited_runtime(c, bound);
-    free(bound);
     size_t count = c->analysis->nfindings;
     for (size_t f = 0; f < count && !c->failed; f++)
         if (c->analysis->findings[f].kind == REPORT_SPINNING)

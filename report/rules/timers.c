@@ -67,16 +67,17 @@ static bool asleep_long(const struct hd_snapshot *snapshot, const struct report_
            !thread->progressing && thread->blocked_for_s >= snapshot->stuck_after_s;
 }
 
-bool *report_timer_bound(const struct report_rule_context *c, bool idle_timers_too)
+/* The answer for one kind of timer thread, worked out once. */
+static bool *timer_bound_now(struct report_rule_context *c, bool idle_timers_too)
 {
     const struct report_graph *graph = &c->analysis->graph;
-    if (c->snapshot->stuck_after_s <= 0)
-        return NULL;
     bool *seeds = calloc(graph->nnodes + 1, sizeof *seeds);
     bool *live = calloc(graph->nnodes + 1, sizeof *live);
     bool *bound = calloc(graph->nnodes + 1, sizeof *bound);
     bool any = false;
-    if (seeds && live && bound) {
+    if (!seeds || !live || !bound) {
+        c->failed = true;
+    } else {
         /* what can still wake someone: a thread that runs or waits on the outside world, or in the kernel; and a
          * waiter that ran lately (blocked for less than the threshold, or for a time unknown): someone woke it, so
          * the wakeups of its process reach somewhere */
@@ -98,16 +99,12 @@ bool *report_timer_bound(const struct report_rule_context *c, bool idle_timers_t
                 break;
             }
         }
-        if (report_graph_reach(graph, seeds, live))
-            for (size_t i = 0; i < graph->nnodes; i++) {
-                bound[i] = graph->nodes[i].wake == REPORT_WAKE_WAKER && !live[i] &&
-                           asleep_long(c->snapshot, &graph->nodes[i]);
-                any |= bound[i];
-            }
-        else
-            ((struct report_rule_context *)c)->failed = true;
-    } else {
-        ((struct report_rule_context *)c)->failed = true;
+        c->failed |= !report_graph_reach(graph, seeds, live);
+        for (size_t i = 0; !c->failed && i < graph->nnodes; i++) {
+            bound[i] = graph->nodes[i].wake == REPORT_WAKE_WAKER && !live[i] &&
+                       asleep_long(c->snapshot, &graph->nodes[i]);
+            any |= bound[i];
+        }
     }
     free(seeds);
     free(live);
@@ -116,6 +113,17 @@ bool *report_timer_bound(const struct report_rule_context *c, bool idle_timers_t
         return NULL;
     }
     return bound;
+}
+
+const bool *report_timer_bound(struct report_rule_context *c, bool idle_timers_too)
+{
+    if (c->snapshot->stuck_after_s <= 0)
+        return NULL;
+    if (!c->timer_bound_known[idle_timers_too]) {
+        c->timer_bound[idle_timers_too] = timer_bound_now(c, idle_timers_too);
+        c->timer_bound_known[idle_timers_too] = true;
+    }
+    return c->timer_bound[idle_timers_too];
 }
 
 /* The timer threads one edge of the stuck thread reaches (those of its OR-set's process, or the one thread). */
@@ -208,7 +216,7 @@ size_t report_timer_bound_subject(const struct report_rule_context *c, const str
  * them, with the others as members. */
 void report_rule_timer_only_wakers(struct report_rule_context *c)
 {
-    bool *bound = report_timer_bound(c, false);
+    const bool *bound = report_timer_bound(c, false);
     const struct report_graph *graph = &c->analysis->graph;
     for (size_t p = 0; bound && p < graph->nprocesses && !c->failed; p++) {
         const struct report_graph_process *process = &graph->processes[p];
@@ -238,5 +246,4 @@ void report_rule_timer_only_wakers(struct report_rule_context *c)
                                 "callback that completes this call): it is gone, never started, or waits for this "
                                 "thread. In a forked child, it may have stayed in the parent.");
     }
-    free(bound);
 }

@@ -267,7 +267,7 @@ void report_rule_replaced_worker(struct report_rule_context *c)
 {
     const struct hd_snapshot *snapshot = c->snapshot;
     const struct report_graph *graph = &c->analysis->graph;
-    bool *bound = report_timer_bound(c, false);
+    const bool *bound = report_timer_bound(c, false);
     for (size_t p = 0; p < snapshot->nprocesses && !c->failed; p++) {
         const struct hd_process *parent = &snapshot->processes[p];
         size_t waiter = long_waiter(c, parent, bound);
@@ -328,5 +328,4 @@ void report_rule_replaced_worker(struct report_rule_context *c)
         rule_remedy(c, finding, "Give the workers less to hold (fewer workers, smaller chunks, maxtasksperchild) or "
                                 "the job more memory.");
     }
-    free(bound);
 }

@@ -27,12 +27,9 @@ if __name__ == "__main__":
     result = pool.map_async(work, range(6), chunksize=1)
     time.sleep(1.0)  # every task but the first is done; the worker that took it sleeps in it
     before = {process.pid for process in pool._pool}
-    holder = None
-    # the worker asleep in time.sleep holds task 0: its wait channel is a sleep, the others wait for tasks
-    for pid in before:
-        with open(f"/proc/{pid}/syscall") as syscall:
-            if syscall.read().split()[0] in ("230", "35"):  # clock_nanosleep, nanosleep
-                holder = pid
+    # the worker asleep in time.sleep holds task 0: its wait channel is the kernel's nanosleep (on every
+    # architecture), the others wait for tasks
+    holder = next(pid for pid in before if "nanosleep" in open(f"/proc/{pid}/wchan").read())
     os.kill(holder, signal.SIGKILL)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and {process.pid for process in pool._pool} - before == set():
