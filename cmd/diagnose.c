@@ -227,7 +227,7 @@ bool hangdoc_report_unfinished(const struct hangdoc_options *options, const stru
         snprintf(snapshot.kernel, sizeof snapshot.kernel, "%s", names.release);
     }
     struct report_analysis *analysis = NULL;
-    written &= hd_snapshot_note(&snapshot, 0, 0, "%s", why) && (analysis = report_analyze(&snapshot));
+    written &= hd_snapshot_note(&snapshot, HD_NOTE_TARGET, 0, 0, "%s", why) && (analysis = report_analyze(&snapshot));
     if (analysis) {
         analysis->verdict.hung = REPORT_HUNG_UNKNOWN;
         analysis->verdict.cause = REPORT_CAUSE_UNKNOWN;

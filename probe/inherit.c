@@ -192,7 +192,7 @@ static void read_unix_socket_names(struct hd_snapshot *snapshot)
     snprintf(path, sizeof path, "/proc/%d/net/unix", (int)snapshot->processes[0].pid);
     FILE *file = fopen(path, "re");
     if (!file) {
-        hd_snapshot_note(snapshot, 0, 0, "unix socket names: %s: %s", path, strerror(errno));
+        hd_snapshot_note(snapshot, HD_NOTE_SOCKETS, 0, 0, "unix socket names: %s: %s", path, strerror(errno));
         free(wanted);
         return;
     }
@@ -263,8 +263,9 @@ static int kcmp_files(pid_t a, int fd_a, pid_t b, int fd_b)
 static void note_kcmp_refusal(struct hd_snapshot *snapshot, const struct hd_process *child, int error)
 {
     if (error == -ENOSYS) {
-        hd_snapshot_note(snapshot, child->pid, 0, "inherited fds: kcmp() is not available (a kernel without "
-                                                  "CONFIG_KCMP): which fds came from the parent is not proven");
+        hd_snapshot_note(snapshot, HD_NOTE_KERNEL, child->pid, 0,
+                         "inherited fds: kcmp() is not available (a kernel without CONFIG_KCMP): which fds came "
+                         "from the parent is not proven");
         return;
     }
     char scope[16] = "?";
@@ -275,7 +276,7 @@ static void note_kcmp_refusal(struct hd_snapshot *snapshot, const struct hd_proc
         scope[strcspn(scope, "\n")] = '\0';
         fclose(file);
     }
-    hd_snapshot_note(snapshot, child->pid, 0,
+    hd_snapshot_note(snapshot, HD_NOTE_KERNEL, child->pid, 0,
                      "inherited fds: kcmp(KCMP_FILE) against parent %d refused (%s): it needs ptrace read access to "
                      "both processes (the same uid, Yama ptrace_scope %s allowing it, or CAP_SYS_PTRACE)",
                      (int)child->ppid, strerror(-error), scope);

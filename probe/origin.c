@@ -138,7 +138,7 @@ static void note_unreadable(struct hd_snapshot *snapshot, const struct hd_proces
         snprintf(whom, sizeof whom, "its");
     else
         snprintf(whom, sizeof whom, "its parent %d's", (int)whose->pid);
-    hd_snapshot_note(snapshot, child->pid, 0,
+    hd_snapshot_note(snapshot, HD_NOTE_ORIGIN, child->pid, 0,
                      "origin unknown (the AT_RANDOM bytes tell a fork from an exec): %s %s could not be read: %s", whom,
                      failed->auxv_read ? "AT_RANDOM bytes" : "auxv", why);
 }

@@ -154,8 +154,9 @@ void probe_translate_namespaced_ids(struct hd_snapshot *snapshot)
     if (!any)
         return;
     if (!index_tasks(snapshot, &t)) {
-        hd_snapshot_note(snapshot, 0, 0, "PID namespaces: out of memory; the ids read from processes in other "
-                                         "namespaces are not translated");
+        hd_snapshot_note(snapshot, HD_NOTE_NAMESPACE, 0, 0,
+                         "PID namespaces: out of memory; the ids read from processes in other namespaces are not "
+                         "translated");
         return;
     }
     for (size_t p = 0; p < snapshot->nprocesses; p++) {

@@ -113,12 +113,12 @@ static bool resolve_roots(const struct probe_options *options, struct hd_snapsho
         pid_t tgid;
         enum probe_pid_problem problem = check_pid_and_group(pid, &tgid);
         if (problem != PROBE_PID_OK) {
-            hd_snapshot_note(snapshot, pid, 0, "pid %d: %s", (int)pid, probe_pid_problem_text(problem));
+            hd_snapshot_note(snapshot, HD_NOTE_TARGET, pid, 0, "pid %d: %s", (int)pid, probe_pid_problem_text(problem));
             continue;
         }
         if (tgid != pid)
-            hd_snapshot_note(snapshot, tgid, pid, "pid %d is a thread of process %d: diagnosing the process",
-                             (int)pid, (int)tgid);
+            hd_snapshot_note(snapshot, HD_NOTE_TARGET, tgid, pid,
+                             "pid %d is a thread of process %d: diagnosing the process", (int)pid, (int)tgid);
         bool seen = false;
         for (size_t r = 0; r < snapshot->nroots; r++)
             seen |= snapshot->roots[r] == tgid;
@@ -273,7 +273,8 @@ static void note_departures(struct hd_snapshot *final, struct hd_snapshot **samp
             const struct hd_process *now = hd_snapshot_find_process(final, then->pid);
             if (!now) {
                 if (probe_pid_map_add(&processes_noted, then->pid, 0, NULL)) {
-                    hd_snapshot_note(final, then->pid, 0, "process %d exited during sampling", (int)then->pid);
+                    hd_snapshot_note(final, HD_NOTE_DEPARTED, then->pid, 0,
+                                     "process %d exited during sampling", (int)then->pid);
                     hd_snapshot_add_departed(final, then);
                 }
                 continue;
@@ -281,7 +282,8 @@ static void note_departures(struct hd_snapshot *final, struct hd_snapshot **samp
             for (size_t t = 0; t < then->nthreads; t++) {
                 pid_t tid = then->threads[t].tid;
                 if (!hd_process_find_thread(now, tid) && probe_pid_map_add(&threads_noted, tid, 0, NULL))
-                    hd_snapshot_note(final, then->pid, tid, "thread %d exited during sampling", (int)tid);
+                    hd_snapshot_note(final, HD_NOTE_DEPARTED, then->pid, tid,
+                                     "thread %d exited during sampling", (int)tid);
             }
         }
     probe_pid_map_clear(&processes_noted);
@@ -362,12 +364,14 @@ static void note_deadline_cuts(struct hd_snapshot *final, unsigned samples_wante
                                const struct probe_stacks_skipped *skipped)
 {
     if (samples_taken < samples_wanted)
-        hd_snapshot_note(final, 0, 0, "--timeout near: took %u of %u samples", samples_taken, samples_wanted);
+        hd_snapshot_note(final, HD_NOTE_DEADLINE, 0, 0,
+                         "--timeout near: took %u of %u samples", samples_taken, samples_wanted);
     if (skipped->processes > 0)
-        hd_snapshot_note(final, 0, 0, "--timeout near: native stacks of %zu of %zu processes not taken",
+        hd_snapshot_note(final, HD_NOTE_DEADLINE, 0, 0,
+                         "--timeout near: native stacks of %zu of %zu processes not taken",
                          skipped->processes, skipped->stoppable);
     if (skipped->threads > 0)
-        hd_snapshot_note(final, skipped->threads_of_process, 0,
+        hd_snapshot_note(final, HD_NOTE_DEADLINE, skipped->threads_of_process, 0,
                          "--timeout near: native stacks of %zu of %zu threads of process %d not taken",
                          skipped->threads, skipped->threads_in_process, (int)skipped->threads_of_process);
 }
@@ -398,7 +402,7 @@ static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot 
     probe_mark_origins(final);
     int error = probe_read_unix_peers(&final->unix_peers, &final->nunix_peers);
     if (error)
-        hd_snapshot_note(final, 0, 0, "unix socket peers: sock_diag refused: %s", strerror(-error));
+        hd_snapshot_note(final, HD_NOTE_SOCKETS, 0, 0, "unix socket peers: sock_diag refused: %s", strerror(-error));
     probe_refine_origins(final);
     probe_classify_fds(final);
     probe_prove_inherited_fds(final);
@@ -458,4 +462,9 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
     probe_tree_free(tree);
     probe_stacks_free(stacks);
     return result;
+}
+
+void probe_release_stopped(void)
+{
+    probe_stop_release_all();
 }

@@ -58,3 +58,7 @@ enum probe_pid_problem {
 enum probe_pid_problem probe_check_pid(pid_t pid);
 /* The problem in words (static). */
 const char *probe_pid_problem_text(enum probe_pid_problem problem);
+
+/* Lets go of every thread a snapshot still holds stopped, at once. Async-signal-safe: for a deadline's handler
+ * that is about to end hangdoc (the kernel would let them go on exit too, but only once hangdoc is gone). */
+void probe_release_stopped(void);

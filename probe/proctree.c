@@ -336,10 +336,10 @@ static bool full(const struct read_context *c)
 }
 
 /* Notes only in the full read, so that a sample taken five times is noted once. */
-#define NOTE(c, pid, tid, ...)                                                                                       \
+#define NOTE(c, kind, pid, tid, ...)                                                                                 \
     do {                                                                                                             \
         if (full(c))                                                                                                 \
-            hd_snapshot_note((c)->notes, (pid), (tid), __VA_ARGS__);                                                 \
+            hd_snapshot_note((c)->notes, (kind), (pid), (tid), __VA_ARGS__);                                         \
     } while (0)
 
 static const char *why_unreadable(int error)
@@ -389,10 +389,10 @@ static void read_cmdline(struct read_context *c, struct hd_process *process)
         length = probe_read_file(path, bytes, CMDLINE_MAX_BYTES);
     }
     if (length < 0)
-        NOTE(c, process->pid, 0, "cmdline: %s", why_unreadable((int)-length));
+        NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "cmdline: %s", why_unreadable((int)-length));
     else if (!probe_parse_cmdline(bytes, (size_t)length, CMDLINE_MAX_ARGS, &process->argv, &process->argc,
                                   &process->cmdline_truncated))
-        NOTE(c, process->pid, 0, "cmdline: out of memory");
+        NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "cmdline: out of memory");
     if (length == CMDLINE_MAX_BYTES - 1)
         process->cmdline_truncated = true;
     if (bytes != usual)
@@ -408,7 +408,7 @@ static void read_exe(struct read_context *c, struct hd_process *process)
         process->exe_errno = errno;
         /* kernel threads and zombies have no executable: ENOENT there is the normal answer */
         if (!process->kernel_thread && !process->zombie)
-            NOTE(c, process->pid, 0, "exe: %s", why_unreadable(errno));
+            NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "exe: %s", why_unreadable(errno));
         return;
     }
     target[length] = '\0';
@@ -422,14 +422,14 @@ static void read_maps_and_fds(struct read_context *c, struct hd_process *process
     bool truncated;
     int error = probe_read_maps(process->pid, MAPPINGS_MAX, &process->mappings, &process->nmappings, &truncated);
     if (error)
-        NOTE(c, process->pid, 0, "maps: %s", why_unreadable(-error));
+        NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "maps: %s", why_unreadable(-error));
     else if (truncated)
-        NOTE(c, process->pid, 0, "maps: more than %d mappings, the rest not read", MAPPINGS_MAX);
+        NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "maps: more than %d mappings, the rest not read", MAPPINGS_MAX);
     error = probe_read_fds(process->pid, FDS_MAX, &process->fds, &process->nfds, &truncated);
     if (error)
-        NOTE(c, process->pid, 0, "fds: %s", why_unreadable(-error));
+        NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "fds: %s", why_unreadable(-error));
     else if (truncated)
-        NOTE(c, process->pid, 0, "fds: more than %d open files, the rest not read", FDS_MAX);
+        NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "fds: more than %d open files, the rest not read", FDS_MAX);
 }
 
 static void read_process_files(struct read_context *c, struct hd_process *process)
@@ -581,11 +581,11 @@ static void read_thread_syscall(struct read_context *c, const struct hd_process 
     ssize_t length = probe_read_file(path, text, sizeof text);
     if (length < 0) {
         if (!process->kernel_thread)
-            NOTE(c, process->pid, thread->tid, "syscall: %s", why_unreadable((int)-length));
+            NOTE(c, HD_NOTE_PROCFS, process->pid, thread->tid, "syscall: %s", why_unreadable((int)-length));
         return;
     }
     if (!probe_parse_syscall(text, (size_t)length, &thread->syscall)) {
-        NOTE(c, process->pid, thread->tid, "syscall: unexpected contents");
+        NOTE(c, HD_NOTE_PROCFS, process->pid, thread->tid, "syscall: unexpected contents");
         return;
     }
     if (thread->syscall.state != HD_SYSCALL_IN)
@@ -713,7 +713,7 @@ static void take_notes(struct hd_snapshot *to, struct hd_snapshot *from)
 {
     for (size_t n = 0; n < from->nnotes; n++) {
         struct hd_note *note = &from->notes[n];
-        hd_snapshot_note(to, note->pid, note->tid, "%s", note->text);
+        hd_snapshot_note(to, note->kind, note->pid, note->tid, "%s", note->text);
         free(note->text);
     }
     free(from->notes);
@@ -811,7 +811,7 @@ static bool collect_process(struct read_context *c, pid_t pid, struct hd_process
     }
     if (!leader_seen) {
         free(process.threads);
-        NOTE(c, pid, 0, "process %d exited during the scan", (int)pid);
+        NOTE(c, HD_NOTE_DEPARTED, pid, 0, "process %d exited during the scan", (int)pid);
         return true;
     }
     fill_process_from_leader(c, &process, &reads.leader);
@@ -870,19 +870,24 @@ static void note_kernel_gaps(struct read_context *c)
     for (size_t p = 0; p < c->snapshot->nprocesses; p++)
         nthreads += c->snapshot->processes[p].nthreads;
     if (c->details_skipped > 0)
-        hd_snapshot_note(c->snapshot, 0, 0, "--timeout near: kernel stacks, blocked-for times and context switches "
-                                            "of %zu of %zu threads not read", c->details_skipped, nthreads);
+        hd_snapshot_note(c->snapshot, HD_NOTE_DEADLINE, 0, 0,
+                         "--timeout near: kernel stacks, blocked-for times and context switches of %zu of %zu "
+                         "threads not read",
+                         c->details_skipped, nthreads);
     if (c->threads_unread > 0)
-        hd_snapshot_note(c->snapshot, 0, 0, "--timeout near: the waits of %zu of %zu threads not read (only their "
-                                            "state): the verdict cannot count on them", c->threads_unread, nthreads);
+        hd_snapshot_note(c->snapshot, HD_NOTE_DEADLINE, 0, 0,
+                         "--timeout near: the waits of %zu of %zu threads not read (only their state): the verdict "
+                         "cannot count on them",
+                         c->threads_unread, nthreads);
     if (c->details_skipped == 0 && c->threads_unread == 0 && !any_stack && c->snapshot->nprocesses > 0)
-        hd_snapshot_note(c->snapshot, 0, 0, "kernel stacks: /proc/<tid>/stack is not readable (it needs root)");
+        hd_snapshot_note(c->snapshot, HD_NOTE_KERNEL, 0, 0,
+                         "kernel stacks: /proc/<tid>/stack is not readable (it needs root)");
     if (c->sched_clock_inexact)
-        hd_snapshot_note(c->snapshot, 0, 0,
+        hd_snapshot_note(c->snapshot, HD_NOTE_KERNEL, 0, 0,
                          "blocked-for times: hangdoc may not run on every CPU (cpuset), so some come from another "
                          "CPU's scheduler clock and may be off by the difference between the clocks");
     if (!any_blocked_for && any_sleeping)
-        hd_snapshot_note(c->snapshot, 0, 0,
+        hd_snapshot_note(c->snapshot, HD_NOTE_KERNEL, 0, 0,
                          "blocked-for times: /proc/<tid>/sched is missing (kernel built without "
                          "CONFIG_SCHED_DEBUG) or unreadable");
 }

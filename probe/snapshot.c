@@ -31,6 +31,7 @@ static void process_free(struct hd_process *process)
         free(process->threads[i].wait.mapping.path);
         hd_stack_release(&process->threads[i].stack);
         free(process->threads[i].leaf_function);
+        hd_python_frames_release(&process->threads[i]);
     }
     free(process->threads);
     for (size_t i = 0; i < process->nmappings; i++)
@@ -90,7 +91,8 @@ bool hd_snapshot_add_departed(struct hd_snapshot *snapshot, const struct hd_proc
     return true;
 }
 
-bool hd_snapshot_note(struct hd_snapshot *snapshot, pid_t pid, pid_t tid, const char *format, ...)
+bool hd_snapshot_note(struct hd_snapshot *snapshot, enum hd_note_kind kind, pid_t pid, pid_t tid, const char *format,
+                      ...)
 {
     va_list args;
     va_start(args, format);
@@ -105,7 +107,7 @@ bool hd_snapshot_note(struct hd_snapshot *snapshot, pid_t pid, pid_t tid, const 
         return false;
     }
     snapshot->notes = grown;
-    snapshot->notes[snapshot->nnotes++] = (struct hd_note){ .pid = pid, .tid = tid, .text = text };
+    snapshot->notes[snapshot->nnotes++] = (struct hd_note){ .kind = kind, .pid = pid, .tid = tid, .text = text };
     return true;
 }
 
@@ -371,6 +373,38 @@ const char *hd_wait_kind_name(enum hd_wait_kind kind)
         [HD_WAIT_SIGNAL] = "signal", [HD_WAIT_LOCK] = "file-lock",  [HD_WAIT_OTHER] = "syscall",
     };
     return (size_t)kind < sizeof names / sizeof names[0] ? names[kind] : "none";
+}
+
+void hd_python_frames_release(struct hd_thread *thread)
+{
+    for (size_t f = 0; f < thread->npython_frames; f++) {
+        free(thread->python_frames[f].function);
+        free(thread->python_frames[f].file);
+    }
+    free(thread->python_frames);
+    thread->python_frames = NULL;
+    thread->npython_frames = 0;
+    thread->python_truncated = false;
+}
+
+const char *hd_gil_state_name(enum hd_gil_state state)
+{
+    static const char *const names[] = {
+        [HD_GIL_UNKNOWN] = NULL,      [HD_GIL_NONE] = "none",         [HD_GIL_HOLDS] = "holds",
+        [HD_GIL_WAITS] = "waits",     [HD_GIL_RELEASED] = "released",
+    };
+    return (size_t)state < sizeof names / sizeof names[0] ? names[state] : NULL;
+}
+
+const char *hd_note_kind_name(enum hd_note_kind kind)
+{
+    static const char *const names[HD_NOTE_KINDS] = {
+        [HD_NOTE_TARGET] = "target",   [HD_NOTE_DEPARTED] = "departed", [HD_NOTE_DEADLINE] = "deadline",
+        [HD_NOTE_PROCFS] = "procfs",   [HD_NOTE_KERNEL] = "kernel",     [HD_NOTE_STACKS] = "stacks",
+        [HD_NOTE_ORIGIN] = "origin",   [HD_NOTE_SOCKETS] = "sockets",   [HD_NOTE_NAMESPACE] = "namespace",
+        [HD_NOTE_PYTHON] = "python",
+    };
+    return (size_t)kind < HD_NOTE_KINDS ? names[kind] : "target";
 }
 
 const char *hd_fd_class_name(enum hd_fd_class fd_class)

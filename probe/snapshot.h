@@ -181,6 +181,34 @@ struct hd_stack {
     char *why_not;       /* owned; NULL when taken whole */
 };
 
+/* One frame of a thread's Python stack (probe/python.h), innermost first. Strings are the target's, unescaped. */
+struct hd_python_frame {
+    char *function; /* qualified name (co_qualname from 3.11, co_name before); owned */
+    char *file;     /* co_filename; owned */
+    int line;       /* from the code object's line table; 0 when it could not be read */
+    bool entry;     /* the outermost frame of one run of the eval loop (3.11+: entered from C); a native stack holds
+                     * one _PyEval_EvalFrameDefault per such run, which is where these frames belong */
+};
+
+/* A thread's standing with its interpreter's global lock. */
+enum hd_gil_state {
+    HD_GIL_UNKNOWN,  /* not a Python process, or its interpreter could not be read */
+    HD_GIL_NONE,     /* no Python thread state: a native thread (a C library's, or not yet attached) */
+    HD_GIL_HOLDS,    /* the thread state the GIL names as its holder, while it is locked */
+    HD_GIL_WAITS,    /* in a futex wait on the GIL's own mutex or condition variable: waits to take it */
+    HD_GIL_RELEASED, /* a thread state that neither holds nor waits: released it around a blocking call */
+};
+
+/* The CPython interpreter of a process, when hangdoc could read it (probe/python.h). */
+struct hd_python {
+    bool read;              /* false: not Python, or unreadable (a note says why) */
+    char version[16];       /* "3.11.2" */
+    bool gil_locked;
+    pid_t gil_holder;       /* tid of the thread holding the GIL; 0 when free or unknown */
+    uint64_t gil_address;   /* the GIL's state in the target's memory: a futex wait at an address in */
+    uint64_t gil_size;      /* [gil_address, gil_address + gil_size) waits for the GIL */
+};
+
 /* One thread as the last sample saw it, plus what changed across all samples. */
 struct hd_thread {
     pid_t tid;
@@ -220,6 +248,12 @@ struct hd_thread {
     unsigned leaf_samples;
     bool leaf_same;
     char *leaf_function;
+
+    /* Python (probe/python.h): the thread's Python stack, innermost first, read without stopping the process */
+    struct hd_python_frame *python_frames;
+    size_t npython_frames;
+    bool python_truncated; /* depth cap hit, or the frame chain looped */
+    enum hd_gil_state gil;
 };
 
 enum hd_fd_kind {
@@ -363,10 +397,28 @@ struct hd_process {
     enum hd_python_start_method python_start_method; /* how it was created (children of the main: how they are) */
     /* ptrace: how long the process was stopped to take its stacks, in total over the run (0 when never) */
     double stopped_for_s;
+    struct hd_python python;
+};
+
+/* What a note is about, so that a program reading the report (and a test) can tell notes apart without matching
+ * their prose. */
+enum hd_note_kind {
+    HD_NOTE_TARGET,    /* a pid asked for: gone, a thread, not diagnosable, or the diagnosis could not finish */
+    HD_NOTE_DEPARTED,  /* a process or thread exited while hangdoc read it */
+    HD_NOTE_DEADLINE,  /* --timeout drew near: something was left out to end in time */
+    HD_NOTE_PROCFS,    /* a /proc file of the target unreadable or cut at a limit (cmdline, exe, maps, fds, syscall) */
+    HD_NOTE_KERNEL,    /* the kernel lacks or refuses a facility (kernel stacks, sched clock, kcmp) */
+    HD_NOTE_STACKS,    /* native stacks not taken */
+    HD_NOTE_ORIGIN,    /* how a process came to be could not be told */
+    HD_NOTE_SOCKETS,   /* unix socket peers or names */
+    HD_NOTE_NAMESPACE, /* PID namespace translation */
+    HD_NOTE_PYTHON,    /* a Python interpreter's state could not be read */
+    HD_NOTE_KINDS
 };
 
 /* Something that could not be read, and why. pid/tid are 0 when the note is about the whole run. */
 struct hd_note {
+    enum hd_note_kind kind;
     pid_t pid;
     pid_t tid;
     char *text;
@@ -418,8 +470,8 @@ void hd_snapshot_free(struct hd_snapshot *snapshot);
 void hd_stack_release(struct hd_stack *stack);
 
 /* Adds a note; the text is formatted like printf. Returns false only when memory ran out. */
-bool hd_snapshot_note(struct hd_snapshot *snapshot, pid_t pid, pid_t tid, const char *format, ...)
-    __attribute__((format(printf, 4, 5)));
+bool hd_snapshot_note(struct hd_snapshot *snapshot, enum hd_note_kind kind, pid_t pid, pid_t tid,
+                      const char *format, ...) __attribute__((format(printf, 5, 6)));
 
 /* Records a process that vanished during sampling. False only when memory ran out. */
 bool hd_snapshot_add_departed(struct hd_snapshot *snapshot, const struct hd_process *process);
@@ -467,3 +519,7 @@ const char *hd_basename(const char *path);
  * program)? The one test probe (Python roles) and report (Python remedies) both ask. */
 bool hd_process_is_python(const struct hd_process *process);
 const char *hd_wait_kind_name(enum hd_wait_kind kind);
+const char *hd_note_kind_name(enum hd_note_kind kind);
+const char *hd_gil_state_name(enum hd_gil_state state); /* NULL for HD_GIL_UNKNOWN */
+/* Frees what a thread's Python stack owns and empties it. */
+void hd_python_frames_release(struct hd_thread *thread);

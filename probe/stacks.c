@@ -330,7 +330,7 @@ static void take_process(struct probe_stacks *stacks, struct hd_snapshot *snapsh
     if (!unwound) {
         if (result == PROBE_STOP_REFUSED)
             stacks->processes_refused++;
-        hd_snapshot_note(snapshot, process->pid, 0, "native stacks not taken: %s", why);
+        hd_snapshot_note(snapshot, HD_NOTE_STACKS, process->pid, 0, "native stacks not taken: %s", why);
         for (size_t t = 0; t < process->nthreads; t++)
             fail_stack(&process->threads[t], HD_STACK_FAILED, why);
         return;

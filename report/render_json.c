@@ -545,6 +545,7 @@ static void notes_json(struct report_json *json, const struct hd_snapshot *snaps
     for (size_t n = 0; n < snapshot->nnotes; n++) {
         const struct hd_note *note = &snapshot->notes[n];
         report_json_begin_object(json, NULL);
+        report_json_string(json, "kind", hd_note_kind_name(note->kind));
         report_json_pid_or_null(json, "pid", note->pid);
         report_json_pid_or_null(json, "tid", note->tid);
         report_json_string(json, "text", note->text);

@@ -51,7 +51,7 @@ static struct hd_snapshot *two_process_snapshot(void)
                   .futex_private = true, .expected = 2, .fd = -1, .timeout = { .kind = HD_TIMEOUT_NONE } },
     };
     strcpy(child->threads[0].name, "w\nrk)er");
-    hd_snapshot_note(snapshot, 4012, 0, "exe: permission denied");
+    hd_snapshot_note(snapshot, HD_NOTE_PROCFS, 4012, 0, "exe: permission denied");
     return snapshot;
 }
 
