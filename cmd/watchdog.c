@@ -1,7 +1,7 @@
 /* The --timeout backstops: SIGALRM and the watchdog thread (watchdog.h). */
 #include "watchdog.h"
 
-#include "../probe/ptrace_stop.h"
+#include "../probe/probe.h"
 #include "exit_codes.h"
 #include "options.h"
 
@@ -29,7 +29,7 @@ static double alarm_deadline; /* 0: not armed */
 static void deadline_passed(int signal_number)
 {
     (void)signal_number;
-    probe_stop_release_all();
+    probe_release_stopped();
     static const char message[] = "hangdoc: gave up: --timeout passed before the report was done\n";
     ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
     (void)ignored;
