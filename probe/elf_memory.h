@@ -9,6 +9,12 @@
  * The memory is the target's: hostile. Every count, offset and address in it is bounded; every read stays inside
  * a readable mapping of the object's own file. What cannot be decided from memory is left UNDECIDED for the
  * caller to read from the file.
+ *
+ * Why by hand, not libelf's elf_memory(): it takes one contiguous image of the object, and what is read here is a
+ * few scattered pieces of it (headers, notes, .dynamic, one string), batched across all the objects of a process;
+ * the section headers it would look for are not mapped at all. What is parsed is small and fixed (the ELF header,
+ * program headers, note headers, dynamic entries), byte order and class handled by probe_elf_host_order, and it is
+ * the most fuzzed reader of the project (tests/fuzz/elf).
  */
 #pragma once
 

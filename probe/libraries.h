@@ -1,4 +1,5 @@
-/* The ELF objects a process maps: path, soname and build-id, read from each file with libelf.
+/* The ELF objects a process maps: path, soname and build-id, from the process's memory (elf_memory.h, which says
+ * why), and from each file with libelf for what memory could not decide.
  *
  * The files are the target's: hostile input. libelf checks every offset against the file's size; what it cannot
  * parse is left NULL, never guessed.

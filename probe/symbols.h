@@ -8,6 +8,15 @@
  * [start, start + size) holds it: an address no symbol covers gets no name (the caller prints module+0xoffset),
  * never the nearest unrelated one. C++ names are demangled. ELF files are hostile input: a malformed one gives no
  * names, never a crash.
+ *
+ * Why libelf, and not libdwfl's dwfl_module_addrinfo and dwfl_standard_find_debuginfo: libelf does the parsing
+ * here (section and program headers, notes with gelf_getnote, symbols converted with gelf_xlatetom); what this
+ * module adds is the lookup. libdwfl sorts every symbol of a module into a table on its first lookup and keeps it
+ * for the session; a worker's stacks land on a handful of pcs in each of dozens of modules (libtorch_cpu alone
+ * has 24,600 exported functions), so one pass over the symbols for those pcs costs less time and no memory. It
+ * would also open the module's files by their paths in hangdoc's mount namespace, where the target's own files
+ * are read through /proc/<pid>/root or map_files here (the symbols of a container's libc are its own). The
+ * debug-file search (build-id directory, then .gnu_debuglink) is the same one libdwfl's standard callback does.
  */
 #pragma once
 
