@@ -1,4 +1,4 @@
-/* fds, wait fds and unix socket peers (fds.h). */
+/* fds, wait fds and unix sockets (fds.h). */
 #include "fds.h"
 
 #include "memory.h"
@@ -256,97 +256,239 @@ void probe_read_wait_fds(pid_t pid, const struct hd_syscall *syscall, struct hd_
     }
 }
 
-/* ---- unix socket peers --------------------------------------------------------------------------------------- */
+/* ---- unix sockets ---------------------------------------------------------------------------------------------- */
 
-static int compare_peers(const void *a, const void *b)
+/* A datagram of the dump: the kernel fills at most max_recvmsg_len, which it caps at 32 KiB (net/netlink/af_netlink.c,
+ * netlink_recvmsg), so a bigger one was not the kernel's. */
+#define UNIX_DIAG_DATAGRAM_MAX 32768
+/* sizeof(((struct sockaddr_un *)0)->sun_path): a longer name is no address the kernel binds */
+#define SUN_PATH_MAX 108
+/* The errno an NLMSG_ERROR or NLMSG_DONE may carry: the kernel's are below 4096 (include/linux/err.h, MAX_ERRNO) */
+#define ERRNO_MAX 4095
+
+static int compare_inodes(const void *a, const void *b)
 {
-    const struct hd_socket_peer *x = a, *y = b;
-    return (x->inode > y->inode) - (x->inode < y->inode);
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
 }
 
-static bool add_peer(struct hd_socket_peer **peers, size_t *count, size_t *cap, uint64_t inode, uint64_t peer)
+/* Messages and attributes start on 4-byte boundaries (NLMSG_ALIGN, NLA_ALIGN), computed in size_t: the macros'
+ * unsigned int mask would cut a length near 4 GiB to a step of 0. */
+static size_t align4(size_t length)
 {
-    if (*count == *cap) {
-        *cap = *cap ? *cap * 2 : 256;
-        struct hd_socket_peer *grown = reallocarray(*peers, *cap, sizeof *grown);
+    return (length + 3) & ~(size_t)3;
+}
+
+/* UNIX_DIAG_NAME is the socket's sun_path as it was bound, as long as the address is (net/unix/diag.c,
+ * sk_diag_dump_name): a path with its terminating NUL, or an abstract name, a NUL byte and then bytes that may
+ * hold NULs. Shown as /proc/net/unix shows it (net/unix/af_unix.c, unix_seq_show): a path up to its NUL; an
+ * abstract name as '@' and the rest, each NUL as '@'. NULL for an empty name (no address), or memory ran out
+ * (*failed). */
+static char *unix_socket_name(const unsigned char *path, size_t length, bool *failed)
+{
+    if (length == 0)
+        return NULL;
+    char *name = path[0] ? strndup((const char *)path, length) : malloc(length + 1);
+    if (!name) {
+        *failed = true;
+        return NULL;
+    }
+    if (path[0] == '\0') {
+        for (size_t i = 0; i < length; i++)
+            name[i] = path[i] ? (char)path[i] : '@';
+        name[length] = '\0';
+    }
+    return name;
+}
+
+static bool add_socket(struct probe_unix_socket_table *table, const struct probe_unix_socket *socket)
+{
+    if (table->count == table->capacity) {
+        size_t capacity = table->capacity ? table->capacity * 2 : 256;
+        struct probe_unix_socket *grown = reallocarray(table->sockets, capacity, sizeof *grown);
         if (!grown)
             return false;
-        *peers = grown;
+        table->sockets = grown;
+        table->capacity = capacity;
     }
-    (*peers)[(*count)++] = (struct hd_socket_peer){ .inode = inode, .peer_inode = peer };
+    table->sockets[table->count++] = *socket;
     return true;
 }
 
-/* Walks one netlink answer; returns 1 when the dump is done, 0 to read more, -errno on error. */
-static int parse_unix_diag(const char *buffer, ssize_t length, struct hd_socket_peer **peers, size_t *count,
-                           size_t *cap)
+/* The attributes after a unix_diag_msg: the peer's inode and the name; an attribute whose length runs past the
+ * message ends the walk, keeping what came before. False when memory ran out. */
+static bool read_attributes(const unsigned char *bytes, size_t length, struct probe_unix_socket *socket)
 {
-    for (const struct nlmsghdr *header = (const void *)buffer; NLMSG_OK(header, (unsigned)length);
-         header = NLMSG_NEXT(header, length)) {
-        if (header->nlmsg_type == NLMSG_DONE)
-            return 1;
-        if (header->nlmsg_type == NLMSG_ERROR)
-            return -EPROTO;
-        if (header->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
-            continue;
-        const struct unix_diag_msg *message = NLMSG_DATA(header);
-        int attributes_length = (int)(header->nlmsg_len - NLMSG_LENGTH(sizeof *message));
-        for (const struct nlattr *attribute = (const void *)(message + 1);
-             attributes_length >= (int)sizeof *attribute && attribute->nla_len >= sizeof *attribute &&
-             attribute->nla_len <= attributes_length;
-             attributes_length -= NLA_ALIGN(attribute->nla_len),
-                                 attribute = (const void *)((const char *)attribute + NLA_ALIGN(attribute->nla_len))) {
-            if (attribute->nla_type != UNIX_DIAG_PEER || attribute->nla_len < NLA_HDRLEN + sizeof(uint32_t))
-                continue;
+    bool failed = false;
+    size_t offset = 0;
+    while (length - offset >= NLA_HDRLEN) {
+        struct nlattr attribute;
+        memcpy(&attribute, bytes + offset, sizeof attribute);
+        if (attribute.nla_len < NLA_HDRLEN || attribute.nla_len > length - offset)
+            break;
+        const unsigned char *value = bytes + offset + NLA_HDRLEN;
+        size_t value_length = attribute.nla_len - NLA_HDRLEN;
+        uint16_t type = attribute.nla_type & NLA_TYPE_MASK;
+        if (type == UNIX_DIAG_PEER && value_length >= sizeof(uint32_t)) {
             uint32_t peer;
-            memcpy(&peer, (const char *)attribute + NLA_HDRLEN, sizeof peer);
-            if (!add_peer(peers, count, cap, message->udiag_ino, peer))
-                return -ENOMEM;
+            memcpy(&peer, value, sizeof peer);
+            socket->peer_inode = peer;
+        } else if (type == UNIX_DIAG_NAME && !socket->name && value_length <= SUN_PATH_MAX) {
+            socket->name = unix_socket_name(value, value_length, &failed);
         }
+        size_t step = align4(attribute.nla_len);
+        if (step > length - offset)
+            break;
+        offset += step;
+    }
+    return !failed;
+}
+
+/* One SOCK_DIAG_BY_FAMILY message: a unix_diag_msg, then its attributes. */
+static int read_socket(const unsigned char *payload, size_t length, struct probe_unix_socket_table *table)
+{
+    struct unix_diag_msg message;
+    if (length < sizeof message)
+        return -EPROTO;
+    memcpy(&message, payload, sizeof message);
+    struct probe_unix_socket socket = { .inode = message.udiag_ino };
+    size_t attributes = align4(sizeof message);
+    if (length > attributes && !read_attributes(payload + attributes, length - attributes, &socket))
+        return -ENOMEM;
+    if (!add_socket(table, &socket)) {
+        free(socket.name);
+        return -ENOMEM;
     }
     return 0;
 }
 
-int probe_read_unix_peers(struct hd_socket_peer **peers, size_t *count)
+/* The int after the header of an NLMSG_ERROR or NLMSG_DONE: a negative errno (for NLMSG_DONE the dump's own,
+ * net/netlink/af_netlink.c, netlink_dump_done), 0, or `absent` when there is none. Bounded: it is negated for
+ * strerror() later. */
+static int answer_errno(const unsigned char *payload, size_t length, int absent)
 {
-    *peers = NULL;
-    *count = 0;
+    int error;
+    if (length < sizeof error)
+        return absent;
+    memcpy(&error, payload, sizeof error);
+    return error <= 0 && error >= -ERRNO_MAX ? error : -EPROTO;
+}
+
+int probe_parse_unix_diag(const void *datagram, size_t length, struct probe_unix_socket_table *table)
+{
+    const unsigned char *bytes = datagram;
+    size_t offset = 0;
+    /* Copied out with memcpy, never read in place: the bytes need not be aligned (a fuzzer's are not). */
+    while (length - offset >= NLMSG_HDRLEN) {
+        struct nlmsghdr header;
+        memcpy(&header, bytes + offset, sizeof header);
+        if (header.nlmsg_len < NLMSG_HDRLEN || header.nlmsg_len > length - offset)
+            return -EPROTO;
+        const unsigned char *payload = bytes + offset + NLMSG_HDRLEN;
+        size_t payload_length = header.nlmsg_len - NLMSG_HDRLEN;
+        if (header.nlmsg_type == NLMSG_DONE) {
+            int error = answer_errno(payload, payload_length, 0);
+            return error < 0 ? error : 1; /* a dump that failed midway ends too: what came is not the whole */
+        }
+        if (header.nlmsg_type == NLMSG_ERROR) {
+            int error = answer_errno(payload, payload_length, -EPROTO);
+            return error < 0 ? error : -EPROTO; /* 0 acknowledges a request: it ends no dump */
+        }
+        if (header.nlmsg_type == SOCK_DIAG_BY_FAMILY) {
+            int result = read_socket(payload, payload_length, table);
+            if (result < 0)
+                return result;
+        }
+        size_t step = align4(header.nlmsg_len);
+        if (step > length - offset)
+            break;
+        offset += step;
+    }
+    return 0;
+}
+
+void probe_unix_socket_table_release(struct probe_unix_socket_table *table)
+{
+    for (size_t i = 0; i < table->count; i++)
+        free(table->sockets[i].name);
+    free(table->sockets);
+    *table = (struct probe_unix_socket_table){ 0 };
+}
+
+/* The dump: datagrams until NLMSG_DONE. 0 or -errno. */
+static int read_dump(int sock, struct probe_unix_socket_table *table)
+{
+    static unsigned char datagram[UNIX_DIAG_DATAGRAM_MAX] __attribute__((aligned(8)));
+    for (;;) {
+        /* MSG_TRUNC: the datagram's whole length, so that one cut short is noticed, not parsed as if whole */
+        ssize_t length = recv(sock, datagram, sizeof datagram, MSG_TRUNC);
+        if (length < 0 && errno == EINTR)
+            continue;
+        if (length < 0)
+            return -errno;
+        if (length == 0)
+            return -EPROTO;
+        if ((size_t)length > sizeof datagram)
+            return -EMSGSIZE;
+        int result = probe_parse_unix_diag(datagram, (size_t)length, table);
+        if (result != 0)
+            return result < 0 ? result : 0;
+    }
+}
+
+int probe_read_unix_sockets(struct probe_unix_socket_table *table)
+{
+    *table = (struct probe_unix_socket_table){ 0 };
     int sock = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
     if (sock < 0)
         return -errno;
     /* A bounded wait: sock_diag answers at once, but hangdoc never blocks without a deadline. */
     struct timeval timeout = { .tv_sec = 2 };
     setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    /* the peers and the names in one dump: one consistent view of the namespace's sockets */
     struct {
         struct nlmsghdr header;
         struct unix_diag_req request;
     } query = {
         .header = { .nlmsg_len = sizeof query, .nlmsg_type = SOCK_DIAG_BY_FAMILY,
                     .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
-        .request = { .sdiag_family = AF_UNIX, .udiag_states = ~0u, .udiag_show = UDIAG_SHOW_PEER },
+        .request = { .sdiag_family = AF_UNIX, .udiag_states = ~0u, .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_NAME },
     };
-    int result = 0;
-    if (send(sock, &query, sizeof query, 0) < 0)
-        result = -errno;
-    size_t cap = 0;
-    static char buffer[32768] __attribute__((aligned(8)));
-    while (result == 0) {
-        ssize_t length = recv(sock, buffer, sizeof buffer, 0);
-        if (length < 0 && errno == EINTR)
-            continue;
-        if (length <= 0) {
-            result = length < 0 ? -errno : -EPROTO;
-            break;
-        }
-        result = parse_unix_diag(buffer, length, peers, count, &cap);
-    }
+    int result = send(sock, &query, sizeof query, 0) < 0 ? -errno : read_dump(sock, table);
     close(sock);
     if (result < 0) {
-        free(*peers);
-        *peers = NULL;
-        *count = 0;
+        probe_unix_socket_table_release(table);
         return result;
     }
-    qsort(*peers, *count, sizeof **peers, compare_peers);
+    if (table->count)
+        qsort(table->sockets, table->count, sizeof *table->sockets, compare_inodes);
     return 0;
+}
+
+const struct probe_unix_socket *probe_unix_socket_find(const struct probe_unix_socket_table *table, uint64_t inode)
+{
+    /* bsearch() must not be given a NULL array, even of no element */
+    return inode && table->count ? bsearch(&inode, table->sockets, table->count, sizeof *table->sockets,
+                                           compare_inodes)
+                                 : NULL;
+}
+
+bool probe_unix_socket_peers(const struct probe_unix_socket_table *table, struct hd_socket_peer **peers,
+                             size_t *count)
+{
+    size_t connected = 0;
+    for (size_t i = 0; i < table->count; i++)
+        connected += table->sockets[i].peer_inode != 0;
+    *peers = NULL;
+    *count = 0;
+    if (connected == 0)
+        return true;
+    *peers = calloc(connected, sizeof **peers);
+    if (!*peers)
+        return false;
+    for (size_t i = 0; i < table->count; i++)
+        if (table->sockets[i].peer_inode)
+            (*peers)[(*count)++] = (struct hd_socket_peer){ .inode = table->sockets[i].inode,
+                                                            .peer_inode = table->sockets[i].peer_inode };
+    return true;
 }

@@ -1,6 +1,8 @@
 /* Inheritance forensics (inherit.h). */
 #include "inherit.h"
 
+#include "fds.h"
+
 #include <errno.h>
 #include <fnmatch.h>
 #include <linux/kcmp.h>
@@ -16,7 +18,6 @@
 /* include/uapi/linux/major.h has no name for it: the NVIDIA driver registers character major 195 */
 #define NVIDIA_CHARACTER_MAJOR 195
 #define DRM_CHARACTER_MAJOR 226
-#define NET_UNIX_LINE_MAX 8192
 
 /* First match wins: fnmatch patterns over the fd's target. */
 static const struct {
@@ -65,161 +66,6 @@ enum hd_fd_class probe_unix_socket_class(const char *name)
     return HD_FD_CLASS_UNIX_SOCKET;
 }
 
-/* "Num RefCount Protocol Flags Type St Inode Path": the path is the 8th field and may hold spaces. */
-bool probe_parse_net_unix_line(const char *line, size_t length, uint64_t *inode, char **name)
-{
-    *name = NULL;
-    const char *p = line, *end = line + length;
-    while (end > p && (end[-1] == '\n' || end[-1] == '\r'))
-        end--;
-    for (int field = 0; field < 6; field++) {
-        while (p < end && *p == ' ')
-            p++;
-        if (p == end)
-            return false;
-        while (p < end && *p != ' ')
-            p++;
-    }
-    while (p < end && *p == ' ')
-        p++;
-    uint64_t value = 0;
-    const char *digits = p;
-    for (; p < end && *p >= '0' && *p <= '9' && value < UINT64_MAX / 10; p++)
-        value = value * 10 + (uint64_t)(*p - '0');
-    if (p == digits || (p < end && *p != ' '))
-        return false;
-    *inode = value;
-    while (p < end && *p == ' ')
-        p++;
-    if (p < end) {
-        *name = strndup(p, (size_t)(end - p));
-        if (*name && **name == '\0') {
-            free(*name);
-            *name = NULL;
-        }
-    }
-    return true;
-}
-
-static int compare_inodes(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* The peer of a connected unix socket (sock_diag), 0 when unknown */
-static uint64_t peer_of(const struct hd_snapshot *snapshot, uint64_t inode)
-{
-    struct hd_socket_peer key = { .inode = inode };
-    /* bsearch() must not be given a NULL array, even of no element */
-    const struct hd_socket_peer *found =
-        snapshot->nunix_peers ? bsearch(&key, snapshot->unix_peers, snapshot->nunix_peers, sizeof key, compare_inodes)
-                              : NULL;
-    return found ? found->peer_inode : 0;
-}
-
-/* The socket inodes the snapshot's fds hold and their peers, sorted: only their lines of /proc/net/unix matter,
- * and a host may have a hundred thousand. NULL when there are none (or memory ran out). */
-static uint64_t *wanted_inodes(const struct hd_snapshot *snapshot, size_t *count)
-{
-    size_t total = 0;
-    for (size_t p = 0; p < snapshot->nprocesses; p++)
-        total += snapshot->processes[p].nfds;
-    uint64_t *inodes = total ? calloc(total * 2, sizeof *inodes) : NULL;
-    *count = 0;
-    for (size_t p = 0; inodes && p < snapshot->nprocesses; p++)
-        for (size_t f = 0; f < snapshot->processes[p].nfds; f++) {
-            const struct hd_fd *fd = &snapshot->processes[p].fds[f];
-            if (fd->kind != HD_FD_SOCKET)
-                continue;
-            inodes[(*count)++] = fd->inode;
-            uint64_t peer = peer_of(snapshot, fd->inode);
-            if (peer)
-                inodes[(*count)++] = peer;
-        }
-    if (inodes)
-        qsort(inodes, *count, sizeof *inodes, compare_inodes);
-    return inodes;
-}
-
-/* A line of /proc/net/unix that concerns the snapshot; `name` NULL for an unnamed socket. */
-struct unix_socket {
-    uint64_t inode; /* first: sorted and searched by it */
-    char *name;
-};
-
-static const struct unix_socket *find_socket(const struct unix_socket *sockets, size_t count, uint64_t inode)
-{
-    return inode && count ? bsearch(&inode, sockets, count, sizeof *sockets, compare_inodes) : NULL;
-}
-
-/* Unix sockets get the class of their name, or, for a client's unnamed end, of its peer's: the accepted socket of
- * a server is listed with the server's path. */
-static void name_sockets(struct hd_snapshot *snapshot, const struct unix_socket *sockets, size_t count)
-{
-    for (size_t p = 0; p < snapshot->nprocesses; p++)
-        for (size_t f = 0; f < snapshot->processes[p].nfds; f++) {
-            struct hd_fd *fd = &snapshot->processes[p].fds[f];
-            const struct unix_socket *own = fd->kind == HD_FD_SOCKET ? find_socket(sockets, count, fd->inode) : NULL;
-            if (!own)
-                continue; /* not a unix socket: TCP, UDP, netlink */
-            const struct unix_socket *named = own->name ? own : find_socket(sockets, count, peer_of(snapshot, fd->inode));
-            const char *name = named ? named->name : NULL;
-            fd->fd_class = name ? probe_unix_socket_class(name) : HD_FD_CLASS_UNIX_SOCKET;
-            if (name && !fd->socket_name)
-                fd->socket_name = strdup(name);
-        }
-}
-
-static bool keep_socket(struct unix_socket **sockets, size_t *count, uint64_t inode, char *name)
-{
-    struct unix_socket *grown = reallocarray(*sockets, *count + 1, sizeof *grown);
-    if (!grown)
-        return false;
-    *sockets = grown;
-    (*sockets)[(*count)++] = (struct unix_socket){ .inode = inode, .name = name };
-    return true;
-}
-
-/* The unix sockets of the network namespace of the first process (a tree shares one, as a rule). */
-static void read_unix_socket_names(struct hd_snapshot *snapshot)
-{
-    size_t nwanted, nsockets = 0;
-    uint64_t *wanted = wanted_inodes(snapshot, &nwanted);
-    if (!wanted)
-        return;
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/net/unix", (int)snapshot->processes[0].pid);
-    FILE *file = fopen(path, "re");
-    if (!file) {
-        hd_snapshot_note(snapshot, HD_NOTE_SOCKETS, 0, 0, "unix socket names: %s: %s", path, strerror(errno));
-        free(wanted);
-        return;
-    }
-    struct unix_socket *sockets = NULL;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t length;
-    while ((length = getline(&line, &cap, file)) > 0) {
-        uint64_t inode;
-        char *name;
-        if (length > NET_UNIX_LINE_MAX || !probe_parse_net_unix_line(line, (size_t)length, &inode, &name))
-            continue;
-        if (nwanted == 0 || !bsearch(&inode, wanted, nwanted, sizeof *wanted, compare_inodes) ||
-            !keep_socket(&sockets, &nsockets, inode, name))
-            free(name);
-    }
-    free(line);
-    fclose(file);
-    free(wanted);
-    if (sockets)
-        qsort(sockets, nsockets, sizeof *sockets, compare_inodes);
-    name_sockets(snapshot, sockets, nsockets);
-    for (size_t i = 0; i < nsockets; i++)
-        free(sockets[i].name);
-    free(sockets);
-}
-
 /* /dev files: the device's own numbers, so that a renamed NVIDIA node (major 195) is still recognised. */
 static void read_device_numbers(pid_t pid, struct hd_fd *fd)
 {
@@ -240,16 +86,81 @@ static void read_device_numbers(pid_t pid, struct hd_fd *fd)
         fd->fd_class = HD_FD_CLASS_DRI;
 }
 
-void probe_classify_fds(struct hd_snapshot *snapshot)
+/* A unix socket gets the class of its name, or, unnamed (a client's end), of its peer's: the accepted socket of a
+ * server has the server's name, so a client of /tmp/.X11-unix/X0 is an X11 connection too. */
+static void name_unix_socket(struct hd_fd *fd, const struct probe_unix_socket_table *unix_sockets)
+{
+    const struct probe_unix_socket *own =
+        fd->kind == HD_FD_SOCKET ? probe_unix_socket_find(unix_sockets, fd->inode) : NULL;
+    if (!own)
+        return; /* not a unix socket (TCP, UDP, netlink), or one of another network namespace */
+    const struct probe_unix_socket *peer = own->name ? NULL : probe_unix_socket_find(unix_sockets, own->peer_inode);
+    const char *name = own->name ? own->name : peer ? peer->name : NULL;
+    fd->fd_class = name ? probe_unix_socket_class(name) : HD_FD_CLASS_UNIX_SOCKET;
+    if (name && !fd->socket_name)
+        fd->socket_name = strdup(name);
+}
+
+/* The inode of the network namespace of `pid` (0: hangdoc's own), 0 when it cannot be told: /proc/<pid>/ns needs
+ * ptrace read access to the process. */
+static uint64_t network_namespace_of(pid_t pid)
+{
+    char path[64];
+    if (pid)
+        snprintf(path, sizeof path, "/proc/%d/ns/net", (int)pid);
+    else
+        snprintf(path, sizeof path, "/proc/self/ns/net");
+    struct stat status;
+    return stat(path, &status) == 0 ? (uint64_t)status.st_ino : 0;
+}
+
+static bool has_sockets(const struct hd_process *process)
+{
+    for (size_t f = 0; f < process->nfds; f++)
+        if (process->fds[f].kind == HD_FD_SOCKET)
+            return true;
+    return false;
+}
+
+/* sock_diag answers for the network namespace of the socket that asks, hangdoc's (net/core/sock_diag.c, by
+ * sock_net()): the unix sockets of a process in another one are not in the table. One note for them all. */
+static void note_other_network_namespaces(struct hd_snapshot *snapshot)
+{
+    uint64_t own = network_namespace_of(0), first_namespace = 0;
+    pid_t first = 0;
+    size_t count = 0;
+    for (size_t p = 0; own && p < snapshot->nprocesses; p++) {
+        const struct hd_process *process = &snapshot->processes[p];
+        if (process->kernel_thread || !has_sockets(process))
+            continue;
+        uint64_t theirs = network_namespace_of(process->pid);
+        if (!theirs || theirs == own)
+            continue;
+        if (count++ == 0) {
+            first = process->pid;
+            first_namespace = theirs;
+        }
+    }
+    if (count)
+        hd_snapshot_note(snapshot, HD_NOTE_SOCKETS, first, 0,
+                         "unix sockets: %zu process%s in another network namespace than hangdoc's (process %d in "
+                         "net:[%llu]): sock_diag lists hangdoc's alone, so the names and peers of their unix sockets "
+                         "are unknown (nsenter --target %d --net runs hangdoc in that one)",
+                         count, count == 1 ? "" : "es", (int)first, (unsigned long long)first_namespace, (int)first);
+}
+
+void probe_classify_fds(struct hd_snapshot *snapshot, const struct probe_unix_socket_table *unix_sockets)
 {
     for (size_t p = 0; p < snapshot->nprocesses; p++) {
         struct hd_process *process = &snapshot->processes[p];
         for (size_t f = 0; f < process->nfds; f++) {
-            process->fds[f].fd_class = probe_fd_class_of_target(process->fds[f].target);
-            read_device_numbers(process->pid, &process->fds[f]);
+            struct hd_fd *fd = &process->fds[f];
+            fd->fd_class = probe_fd_class_of_target(fd->target);
+            read_device_numbers(process->pid, fd);
+            name_unix_socket(fd, unix_sockets);
         }
     }
-    read_unix_socket_names(snapshot);
+    note_other_network_namespaces(snapshot);
 }
 
 /* ---- kcmp ------------------------------------------------------------------------------------------------------ */

@@ -14,12 +14,13 @@
 enum hd_fd_class probe_fd_class_of_target(const char *target);
 /* The class of a unix socket bound to `name` (a path, or "@abstract") */
 enum hd_fd_class probe_unix_socket_class(const char *name);
-/* One line of /proc/net/unix: the socket's inode and its name (NULL when unnamed, "@..." for abstract names;
- * free it). False when the line is not a socket line. */
-bool probe_parse_net_unix_line(const char *line, size_t length, uint64_t *inode, char **name);
 
-/* Classifies every fd of the snapshot: device numbers of /dev files, names of unix sockets. */
-void probe_classify_fds(struct hd_snapshot *snapshot);
+struct probe_unix_socket_table; /* fds.h */
+
+/* Classifies every fd of the snapshot: device numbers of /dev files, names of unix sockets from sock_diag's table
+ * (probe_read_unix_sockets, sorted). Notes the processes in another network namespace, whose unix sockets that
+ * table cannot hold. */
+void probe_classify_fds(struct hd_snapshot *snapshot, const struct probe_unix_socket_table *unix_sockets);
 /* Proves with kcmp(KCMP_FILE) which fds of each child are open files of its parent; notes refusals. */
 void probe_prove_inherited_fds(struct hd_snapshot *snapshot);
 

@@ -400,11 +400,16 @@ static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot 
     probe_translate_namespaced_ids(final);
     probe_resolve_owners(final);
     probe_mark_origins(final);
-    int error = probe_read_unix_peers(&final->unix_peers, &final->nunix_peers);
+    struct probe_unix_socket_table unix_sockets;
+    int error = probe_read_unix_sockets(&unix_sockets);
     if (error)
-        hd_snapshot_note(final, HD_NOTE_SOCKETS, 0, 0, "unix socket peers: sock_diag refused: %s", strerror(-error));
+        hd_snapshot_note(final, HD_NOTE_SOCKETS, 0, 0, "unix socket peers and names: sock_diag refused: %s",
+                         strerror(-error));
+    if (!probe_unix_socket_peers(&unix_sockets, &final->unix_peers, &final->nunix_peers))
+        result = PROBE_NO_MEMORY;
     probe_refine_origins(final);
-    probe_classify_fds(final);
+    probe_classify_fds(final, &unix_sockets);
+    probe_unix_socket_table_release(&unix_sockets);
     probe_prove_inherited_fds(final);
     if (!probe_read_libraries(final))
         result = PROBE_NO_MEMORY;

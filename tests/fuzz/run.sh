@@ -17,10 +17,11 @@ declare -A sources=(
     [catalogue]="report/catalogue.c probe/snapshot.c"
     [waits]="probe/syscalls.c probe/locks.c probe/memory.c probe/procfs.c probe/snapshot.c"
     [elf]="probe/elf_memory.c probe/memory.c probe/snapshot.c"
+    [sock_diag]="probe/fds.c probe/memory.c probe/procfs.c probe/snapshot.c"
 )
 mkdir -p "$work"
 status=0
-for name in procfs text catalogue waits elf; do
+for name in procfs text catalogue waits elf sock_diag; do
     files=()
     for file in ${sources[$name]}; do files+=("$root/$file"); done
     clang "${flags[@]}" "$root/tests/fuzz/fuzz_$name.c" "${files[@]}" -o "$work/fuzz_$name"

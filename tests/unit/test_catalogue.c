@@ -1,17 +1,24 @@
-/* The runtime catalogue (report/catalogue.h), the inheritance probes' parsers (probe/inherit.h, probe/libraries.h)
- * and the inheritance rules (report/inheritance.h) over hand-built snapshots. */
+/* The runtime catalogue (report/catalogue.h), the inheritance probes (probe/inherit.h, probe/libraries.h: fd
+ * classes, unix socket names from sock_diag's table) and the inheritance rules (report/inheritance.h) over
+ * hand-built snapshots (snapshot_builder.h). */
+#include "../../probe/fds.h"
 #include "../../probe/inherit.h"
 #include "../../probe/libraries.h"
 #include "../../report/analysis.h"
 #include "../../report/catalogue.h"
 #include "../../report/inheritance.h"
 #include "../../report/report.h"
+#include "analysis_checks.h"
+#include "snapshot_builder.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- the catalogue ------------------------------------------------------------------------------------------------ */
@@ -159,31 +166,83 @@ Test(probe_inherit, unix_socket_names)
     cr_assert_eq(probe_unix_socket_class(NULL), HD_FD_CLASS_UNIX_SOCKET);
 }
 
-Test(probe_inherit, net_unix_lines)
-{
-    uint64_t inode = 0;
-    char *name = NULL;
-    const char *header = "Num       RefCount Protocol Flags    Type St Inode Path\n";
-    cr_assert_not(probe_parse_net_unix_line(header, strlen(header), &inode, &name));
-    const char *bound = "0000000000000000: 00000002 00000000 00010000 0001 01 23456 /tmp/.X11-unix/X0\n";
-    cr_assert(probe_parse_net_unix_line(bound, strlen(bound), &inode, &name));
-    cr_assert_eq(inode, 23456);
-    cr_assert_str_eq(name, "/tmp/.X11-unix/X0");
-    free(name);
-    const char *spaces = "0000000000000000: 00000002 00000000 00010000 0001 01 77 /tmp/a b c\n";
-    cr_assert(probe_parse_net_unix_line(spaces, strlen(spaces), &inode, &name));
-    cr_assert_str_eq(name, "/tmp/a b c");
-    free(name);
-    const char *unnamed = "0000000000000000: 00000003 00000000 00000000 0001 03 99\n";
-    cr_assert(probe_parse_net_unix_line(unnamed, strlen(unnamed), &inode, &name));
-    cr_assert_eq(inode, 99);
-    cr_assert_null(name);
-    const char *truncated = "0000000000000000: 00000003 00000000";
-    cr_assert_not(probe_parse_net_unix_line(truncated, strlen(truncated), &inode, &name));
-}
-
 /* argv strings are writable in a process; string literals are not */
 #define S(text) ((char *)(text))
+
+/* The class of a unix socket comes from its own name in sock_diag's table, or, unnamed, from its peer's (the
+ * client's end of an X11 connection is X11); a socket the table lacks is no unix socket (TCP) and keeps its class. */
+Test(probe_inherit, unix_sockets_are_named_from_sock_diag)
+{
+    struct probe_unix_socket sockets[] = { /* sorted by inode, as probe_read_unix_sockets() leaves them */
+        { .inode = 10, .peer_inode = 11, .name = S("@/tmp/.X11-unix/X0") }, /* the server's accepted end */
+        { .inode = 11, .peer_inode = 10 },                                  /* the client's */
+        { .inode = 12, .name = S("/run/user/1000/bus") },
+        { .inode = 13 },                                                    /* neither bound nor connected */
+    };
+    const struct probe_unix_socket_table table = { .sockets = sockets, .count = 4, .capacity = 4 };
+    static const struct {
+        uint64_t inode;
+        enum hd_fd_class fd_class;
+        const char *name;
+    } expected[] = {
+        { 10, HD_FD_CLASS_X11, "@/tmp/.X11-unix/X0" }, { 11, HD_FD_CLASS_X11, "@/tmp/.X11-unix/X0" },
+        { 12, HD_FD_CLASS_DBUS, "/run/user/1000/bus" }, { 13, HD_FD_CLASS_UNIX_SOCKET, NULL },
+        { 14, HD_FD_CLASS_SOCKET, NULL },
+    };
+    struct hd_snapshot *snapshot = new_snapshot(getpid());
+    struct hd_process *process = add_process(snapshot, getpid(), getppid(), HD_ORIGIN_EXEC, 1);
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        add_fd(process, 20 + (int)i, HD_FD_SOCKET, expected[i].inode, 2);
+    probe_classify_fds(snapshot, &table);
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+        const struct hd_fd *fd = &process->fds[i];
+        cr_assert_eq(fd->fd_class, expected[i].fd_class, "socket %d: %s", (int)fd->inode,
+                     hd_fd_class_name(fd->fd_class));
+        if (expected[i].name)
+            cr_assert_str_eq(fd->socket_name, expected[i].name, "socket %d", (int)fd->inode);
+        else
+            cr_assert_null(fd->socket_name, "socket %d", (int)fd->inode);
+    }
+    cr_assert_eq(snapshot->nnotes, 0u, "this process is in hangdoc's network namespace: nothing to note");
+    hd_snapshot_free(snapshot);
+}
+
+/* sock_diag answers for hangdoc's network namespace alone: a process in another one has sockets it cannot list,
+ * and the report says so. */
+Test(probe_inherit, a_process_in_another_network_namespace_is_noted)
+{
+    int ready[2];
+    cr_assert_eq(pipe(ready), 0);
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        char answer = unshare(CLONE_NEWNET) == 0 || unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0 ? 'y' : 'n';
+        if (write(ready[1], &answer, 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    char answer = 'n';
+    cr_assert_eq(read(ready[0], &answer, 1), 1);
+    if (answer != 'y') {
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        cr_skip_test("unshare(CLONE_NEWNET) refused here: no network namespace of its own");
+    }
+    struct hd_snapshot *snapshot = new_snapshot(child);
+    add_fd(add_process(snapshot, child, getpid(), HD_ORIGIN_FORKED, 1), 3, HD_FD_SOCKET, 77, 2);
+    const struct probe_unix_socket_table empty = { 0 };
+    probe_classify_fds(snapshot, &empty);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    cr_assert_eq(snapshot->nnotes, 1u);
+    cr_assert_eq(snapshot->notes[0].kind, HD_NOTE_SOCKETS);
+    cr_assert_eq(snapshot->notes[0].pid, child);
+    cr_assert(strstr(snapshot->notes[0].text, "1 process in another network namespace than hangdoc's"), "%s",
+              snapshot->notes[0].text);
+    cr_assert_eq(snapshot->processes[0].fds[0].fd_class, HD_FD_CLASS_SOCKET, "unknown: not called a unix socket");
+    hd_snapshot_free(snapshot);
+}
 
 Test(probe_inherit, python_roles_from_command_lines)
 {
@@ -226,40 +285,23 @@ Test(probe_inherit, elf_identity_of_a_real_file_and_of_text)
 
 #define DRIVER_DATA 0x7f0000201000ull
 
-static struct hd_process *add_process(struct hd_snapshot *snapshot, pid_t pid, pid_t ppid, enum hd_origin origin,
-                                      size_t nthreads)
+/* A process of the CUDA tree, its threads running: the driver mapped (code, then its data, file-backed, as ld.so maps
+ * it) and /dev/nvidiactl open as fd 9, which a child got from its parent (kcmp said so). */
+static struct hd_process *cuda_process(struct hd_snapshot *snapshot, pid_t pid, pid_t ppid, enum hd_origin origin,
+                                       size_t nthreads)
 {
-    struct hd_process *process = &snapshot->processes[snapshot->nprocesses++];
-    *process = (struct hd_process){ .pid = pid, .ppid = ppid, .state = 'S', .origin = origin,
-                                    .thread_count = (int)nthreads, .nthreads = nthreads,
-                                    .threads = calloc(nthreads, sizeof *process->threads) };
-    snprintf(process->comm, sizeof process->comm, "proc%d", (int)pid);
-    for (size_t t = 0; t < nthreads; t++) {
-        struct hd_thread *thread = &process->threads[t];
-        thread->tid = pid + (pid_t)t;
-        snprintf(thread->name, sizeof thread->name, "proc%d", (int)pid);
-        thread->state = 'R';
-        thread->syscall.state = HD_SYSCALL_RUNNING;
-        thread->progressing = true;
-        thread->samples_seen = 2;
-        thread->wait.fd = -1;
-    }
-    /* the driver: code, then its data (file-backed), as ld.so maps it */
-    process->libraries = calloc(1, sizeof *process->libraries);
-    process->libraries[0] = (struct hd_library){ .path = strdup("/usr/lib/libcuda.so.535.1"),
-                                                 .soname = strdup("libcuda.so.1"), .start = 0x7f0000000000ull,
-                                                 .end = 0x7f0000202000ull, .inode = 42, .in_parent = ppid != 1 };
-    process->nlibraries = 1;
-    process->mappings = calloc(1, sizeof *process->mappings);
-    process->mappings[0] = (struct hd_mapping){ .start = 0x7f0000200000ull, .end = 0x7f0000202000ull, .inode = 42,
-                                                .permissions = "rw-p", .path = strdup("/usr/lib/libcuda.so.535.1") };
-    process->nmappings = 1;
-    process->fds = calloc(1, sizeof *process->fds);
-    process->fds[0] = (struct hd_fd){ .fd = 9, .kind = HD_FD_FILE, .target = strdup("/dev/nvidiactl"),
-                                      .fd_class = HD_FD_CLASS_NVIDIA, .inherited_checked = ppid != 1 };
+    struct hd_process *process = add_process(snapshot, pid, ppid, origin, nthreads);
+    for (size_t t = 0; t < nthreads; t++)
+        process->threads[t].progressing = true;
+    struct hd_library *driver = add_library(process, 0x7f0000000000ull, 0x7f0000202000ull, "/usr/lib/libcuda.so.535.1",
+                                            "libcuda.so.1");
+    driver->inode = 42;
+    driver->in_parent = ppid != 1;
+    add_mapping(process, 0x7f0000200000ull, 0x7f0000202000ull, "rw-p", "/usr/lib/libcuda.so.535.1")->inode = 42;
+    struct hd_fd *handle = add_file(process, 9, "/dev/nvidiactl", HD_FD_CLASS_NVIDIA);
+    handle->inherited_checked = ppid != 1;
     if (ppid != 1)
-        process->fds[0].inherited_from = (struct hd_fd_origin){ .pid = ppid, .fd = 9 };
-    process->nfds = 1;
+        handle->inherited_from = (struct hd_fd_origin){ .pid = ppid, .fd = 9 };
     return process;
 }
 
@@ -267,62 +309,31 @@ static struct hd_process *add_process(struct hd_snapshot *snapshot, pid_t pid, p
  * asleep for ever on the driver's mutex (owned by 101) or running. */
 static struct hd_snapshot *cuda_tree(bool child_stuck)
 {
-    struct hd_snapshot *snapshot = calloc(1, sizeof *snapshot);
-    snapshot->processes = calloc(2, sizeof *snapshot->processes);
-    snapshot->roots = malloc(sizeof *snapshot->roots);
-    snapshot->roots[0] = 100;
-    snapshot->nroots = 1;
-    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 2);
-    struct hd_process *child = add_process(snapshot, 200, 100, HD_ORIGIN_FORKED, 1);
-    struct hd_thread *event = &snapshot->processes[0].threads[1];
-    snprintf(event->name, sizeof event->name, "cuda-EvtHandlr");
-    if (!child_stuck)
-        return snapshot;
-    struct hd_thread *worker = &child->threads[0];
-    worker->state = 'S';
-    worker->progressing = false;
-    worker->syscall = (struct hd_syscall){ .state = HD_SYSCALL_IN, .name = "futex" };
-    worker->wait = (struct hd_wait){
-        .kind = HD_WAIT_FUTEX, .operation = "FUTEX_WAIT", .fd = -1, .address = DRIVER_DATA, .futex_private = true,
-        .expected = 2, .timeout = { .kind = HD_TIMEOUT_NONE }, .mapping_kind = HD_MAPPING_FILE_PRIVATE,
-        .lock = { .kind = HD_LOCK_MUTEX, .object_address = DRIVER_DATA, .type = "normal", .word_read = true,
-                  .word = 2, .owner_tid = 101, .owner_pid = 100, .owner_whereabouts = HD_OWNER_OTHER_PROCESS },
-    };
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    cuda_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 2);
+    cuda_process(snapshot, 200, 100, HD_ORIGIN_FORKED, 1);
+    snprintf(thread_of(snapshot, 101)->name, HD_COMM_MAX, "cuda-EvtHandlr");
+    if (child_stuck)
+        waiting_on_mutex(thread_of(snapshot, 200), DRIVER_DATA, 101, 100, HD_OWNER_OTHER_PROCESS,
+                         HD_MAPPING_FILE_PRIVATE);
     return snapshot;
-}
-
-static const struct report_finding *finding_of(const struct report_analysis *analysis, const char *id)
-{
-    for (size_t f = 0; f < analysis->nfindings; f++)
-        if (strcmp(analysis->findings[f].id, id) == 0)
-            return &analysis->findings[f];
-    return NULL;
-}
-
-static const char *evidence_of(const struct report_finding *finding, const char *name)
-{
-    for (size_t e = 0; finding && e < finding->nevidence; e++)
-        if (strcmp(finding->evidence[e].name, name) == 0)
-            return finding->evidence[e].value;
-    return NULL;
 }
 
 Test(inheritance_rules, stuck_child_of_a_cuda_parent)
 {
     struct hd_snapshot *snapshot = cuda_tree(true);
-    struct report_analysis *analysis = report_analyze(snapshot);
-    cr_assert_not_null(analysis);
-    const struct report_finding *lock = finding_of(analysis, "inherited-lock");
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *lock = first_finding(analysis, "inherited-lock");
     cr_assert_not_null(lock);
     cr_assert_str_eq(evidence_of(lock, "runtime"), "cuda");
     cr_assert_str_eq(evidence_of(lock, "runtime_text"), "inside libcuda.so.1, NVIDIA CUDA, not fork-safe");
     cr_assert_str_eq(evidence_of(lock, "attributed_by"), "the memory its futex lies in");
     cr_assert(strstr(evidence_of(lock, "parent_thread"), "thread 101 'cuda-EvtHandlr'"));
     cr_assert(strstr(evidence_of(lock, "inherited_handle"), "fd 9 /dev/nvidiactl (nvidia) is fd 9 of parent 100"));
-    const struct report_finding *runtime = finding_of(analysis, "fork-unsafe-runtime");
+    const struct report_finding *runtime = first_finding(analysis, "fork-unsafe-runtime");
     cr_assert_not_null(runtime);
     cr_assert_eq(runtime->tid, 200);
-    const struct report_finding *cuda = finding_of(analysis, "cuda-inherited");
+    const struct report_finding *cuda = first_finding(analysis, "cuda-inherited");
     cr_assert_not_null(cuda);
     cr_assert_eq(cuda->pid, 200);
     cr_assert_str_eq(analysis->findings[analysis->verdict.root_cause].id, "inherited-lock");
@@ -333,10 +344,9 @@ Test(inheritance_rules, stuck_child_of_a_cuda_parent)
 Test(inheritance_rules, a_healthy_child_that_merely_inherited_cuda_gets_no_finding)
 {
     struct hd_snapshot *snapshot = cuda_tree(false);
-    struct report_analysis *analysis = report_analyze(snapshot);
-    cr_assert_not_null(analysis);
-    cr_assert_null(finding_of(analysis, "fork-unsafe-runtime"));
-    cr_assert_null(finding_of(analysis, "cuda-inherited"));
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_null(first_finding(analysis, "fork-unsafe-runtime"));
+    cr_assert_null(first_finding(analysis, "cuda-inherited"));
     cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
@@ -354,34 +364,19 @@ Test(inheritance_rules, a_fork_aware_runtime_is_named_but_not_blamed)
         library->soname = strdup("libomp.so.5");
         library->path = strdup("/usr/lib/llvm-14/lib/libomp.so.5");
     }
-    snprintf(snapshot->processes[0].threads[1].name, HD_COMM_MAX, "omp-pool");
-    struct hd_thread *worker = &snapshot->processes[1].threads[0];
-    worker->state = 'S';
-    worker->progressing = false;
-    worker->syscall = (struct hd_syscall){ .state = HD_SYSCALL_IN, .name = "futex", .program_counter = 0x7f0000001234ull };
-    worker->wait = (struct hd_wait){ .kind = HD_WAIT_FUTEX, .operation = "FUTEX_WAIT", .fd = -1, .address = 0x5000,
-                                     .futex_private = true, .timeout = { .kind = HD_TIMEOUT_NONE },
-                                     .mapping_kind = HD_MAPPING_ANONYMOUS_PRIVATE,
-                                     .mapping = { .start = 0x5000, .end = 0x6000, .permissions = "rw-p" },
-                                     .lock = { .kind = HD_LOCK_UNKNOWN, .why_unknown = "no owner recorded" } };
-    /* the parent maps that memory at the same place: the child got it at fork() */
-    struct hd_process *parent = &snapshot->processes[0];
-    struct hd_mapping *mappings = calloc(parent->nmappings + 1, sizeof *mappings);
-    cr_assert_not_null(mappings);
-    mappings[0] = (struct hd_mapping){ .start = 0x5000, .end = 0x6000, .permissions = "rw-p" };
-    memcpy(mappings + 1, parent->mappings, parent->nmappings * sizeof *mappings);
-    free(parent->mappings);
-    parent->mappings = mappings;
-    parent->nmappings++;
-    struct report_analysis *analysis = report_analyze(snapshot);
-    cr_assert_not_null(analysis);
-    const struct report_finding *orphaned = finding_of(analysis, "orphaned-wait");
+    snprintf(thread_of(snapshot, 101)->name, HD_COMM_MAX, "omp-pool");
+    struct hd_thread *worker = thread_of(snapshot, 200);
+    asleep_in_futex(worker, 0x5000);
+    worker->syscall.program_counter = 0x7f0000001234ull;
+    add_futex_memory(process_of(snapshot, 100), 0x5000); /* the parent maps it at the same place: it came by fork() */
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *orphaned = first_finding(analysis, "orphaned-wait");
     cr_assert_not_null(orphaned);
     cr_assert_str_eq(evidence_of(orphaned, "runtime"), "llvm-openmp");
     cr_assert_str_eq(evidence_of(orphaned, "runtime_text"), "inside libomp.so.5, LLVM OpenMP, fork-aware");
     cr_assert_str_eq(evidence_of(orphaned, "attributed_by"), "the code that made its system call");
-    cr_assert_null(finding_of(analysis, "fork-unsafe-runtime"), "fork-aware: not blamed");
-    cr_assert_null(finding_of(analysis, "cuda-inherited"));
+    cr_assert_null(first_finding(analysis, "fork-unsafe-runtime"), "fork-aware: not blamed");
+    cr_assert_null(first_finding(analysis, "cuda-inherited"));
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
@@ -489,6 +484,7 @@ Test(inheritance_render, a_catalogue_name_with_escapes_is_escaped_in_the_text_re
     cr_assert_eq(report_catalogue_load(catalogue, path, error, sizeof error), 0, "%s", error);
     unlink(path);
     struct hd_snapshot *snapshot = cuda_tree(true);
+    finish_snapshot(snapshot);
     struct report_analysis *analysis = report_analyze_with(snapshot, catalogue);
     cr_assert_not_null(analysis);
     char *text = NULL;

@@ -1,14 +1,23 @@
 /* /proc/<pid>/maps lines, mapping lookup and classification (probe/maps.h, probe/snapshot.h), fd targets, fdinfo
- * and unix socket peers (probe/fds.h): parsers over hand-written text, readers over this test's own process. */
+ * and unix sockets with their peers and names (probe/fds.h): parsers over hand-written text and hand-built sock_diag
+ * datagrams, readers over this test's own process. */
 #include "../../probe/fds.h"
 #include "../../probe/maps.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static bool parse(const char *line, struct hd_mapping *mapping)
@@ -324,34 +333,281 @@ static uint64_t inode_of(int fd)
     return (uint64_t)st.st_ino;
 }
 
-static const struct hd_socket_peer *peer_entry(const struct hd_socket_peer *peers, size_t count, uint64_t inode)
-{
-    for (size_t i = 0; i < count; i++)
-        if (peers[i].inode == inode)
-            return &peers[i];
-    return NULL;
-}
-
-Test(unix_peers, socketpair_is_listed_with_its_peer)
+Test(unix_sockets, socketpair_is_listed_with_its_peer)
 {
     int pair[2];
     cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
     uint64_t a = inode_of(pair[0]), b = inode_of(pair[1]);
-    struct hd_socket_peer *peers;
-    size_t count;
-    int result = probe_read_unix_peers(&peers, &count);
-    cr_assert_eq(result, 0, "probe_read_unix_peers: %s", strerror(-result));
-    cr_assert(count >= 2);
-    for (size_t i = 1; i < count; i++)
-        cr_assert(peers[i - 1].inode <= peers[i].inode, "entry %zu out of order", i);
-    const struct hd_socket_peer *first = peer_entry(peers, count, a), *second = peer_entry(peers, count, b);
+    struct probe_unix_socket_table table;
+    int result = probe_read_unix_sockets(&table);
+    cr_assert_eq(result, 0, "probe_read_unix_sockets: %s", strerror(-result));
+    cr_assert(table.count >= 2);
+    for (size_t i = 1; i < table.count; i++)
+        cr_assert(table.sockets[i - 1].inode <= table.sockets[i].inode, "entry %zu out of order", i);
+    const struct probe_unix_socket *first = probe_unix_socket_find(&table, a),
+                                    *second = probe_unix_socket_find(&table, b);
     cr_assert_not_null(first, "socket %llu not listed", (unsigned long long)a);
     cr_assert_not_null(second, "socket %llu not listed", (unsigned long long)b);
     cr_assert_eq(first->peer_inode, b);
     cr_assert_eq(second->peer_inode, a);
+    cr_assert_null(first->name, "a socketpair is unnamed");
+    struct hd_socket_peer *peers;
+    size_t count;
+    cr_assert(probe_unix_socket_peers(&table, &peers, &count));
+    cr_assert_geq(count, 2);
+    for (size_t i = 1; i < count; i++)
+        cr_assert(peers[i - 1].inode <= peers[i].inode, "peer %zu out of order", i);
     free(peers);
+    probe_unix_socket_table_release(&table);
+    cr_assert_eq(table.count, 0u);
     close(pair[0]);
     close(pair[1]);
+}
+
+/* A listening socket bound to a path, the connection accepted from it (which has the listener's name, as the
+ * kernel gives it) and the client's unnamed end; an abstract name with a NUL byte inside. Names as /proc/net/unix
+ * shows them. */
+Test(unix_sockets, names_of_bound_and_abstract_sockets)
+{
+    struct sockaddr_un address = { .sun_family = AF_UNIX };
+    snprintf(address.sun_path, sizeof address.sun_path, "/tmp/hangdoc-test-unix-%d", (int)getpid());
+    unlink(address.sun_path);
+    int listener = socket(AF_UNIX, SOCK_STREAM, 0), client = socket(AF_UNIX, SOCK_STREAM, 0);
+    cr_assert_eq(bind(listener, (struct sockaddr *)&address, sizeof address), 0, "bind: %s", strerror(errno));
+    cr_assert_eq(listen(listener, 1), 0);
+    cr_assert_eq(connect(client, (struct sockaddr *)&address, sizeof address), 0, "connect: %s", strerror(errno));
+    int accepted = accept(listener, NULL, NULL);
+    cr_assert_geq(accepted, 0);
+    unlink(address.sun_path);
+
+    struct sockaddr_un abstract = { .sun_family = AF_UNIX };
+    int length = snprintf(abstract.sun_path + 1, sizeof abstract.sun_path - 1, "hangdoc-test-%d_x", (int)getpid());
+    abstract.sun_path[length - 1] = '\0'; /* the '_': a NUL inside the name */
+    int bound = socket(AF_UNIX, SOCK_DGRAM, 0);
+    socklen_t size = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)length);
+    cr_assert_eq(bind(bound, (struct sockaddr *)&abstract, size), 0, "bind: %s", strerror(errno));
+
+    struct probe_unix_socket_table table;
+    int result = probe_read_unix_sockets(&table);
+    cr_assert_eq(result, 0, "probe_read_unix_sockets: %s", strerror(-result));
+    const struct probe_unix_socket *listening = probe_unix_socket_find(&table, inode_of(listener)),
+                                    *server_end = probe_unix_socket_find(&table, inode_of(accepted)),
+                                    *client_end = probe_unix_socket_find(&table, inode_of(client)),
+                                    *named = probe_unix_socket_find(&table, inode_of(bound));
+    cr_assert(listening && server_end && client_end && named, "each socket is listed");
+    cr_assert_str_eq(listening->name, address.sun_path);
+    cr_assert_eq(listening->peer_inode, 0u, "a listening socket has no peer");
+    cr_assert_str_eq(server_end->name, address.sun_path, "the accepted socket has the listener's name");
+    cr_assert_eq(server_end->peer_inode, inode_of(client));
+    cr_assert_null(client_end->name);
+    cr_assert_eq(client_end->peer_inode, inode_of(accepted));
+    char expected[sizeof abstract.sun_path + 1];
+    snprintf(expected, sizeof expected, "@hangdoc-test-%d@x", (int)getpid());
+    cr_assert_str_eq(named->name, expected);
+    probe_unix_socket_table_release(&table);
+    close(bound);
+    close(accepted);
+    close(client);
+    close(listener);
+}
+
+/* ---- probe_parse_unix_diag: datagrams built by hand ---------------------------------------------------------- */
+
+struct datagram {
+    unsigned char bytes[1024] __attribute__((aligned(4)));
+    size_t length;
+    size_t message; /* where the message being written starts */
+};
+
+static void append(struct datagram *d, const void *bytes, size_t length)
+{
+    cr_assert(d->length + length <= sizeof d->bytes);
+    memcpy(d->bytes + d->length, bytes, length);
+    d->length += length;
+}
+
+static void pad(struct datagram *d)
+{
+    static const unsigned char zeros[4];
+    append(d, zeros, NLMSG_ALIGN(d->length) - d->length);
+}
+
+/* Starts a netlink message of `type`; its length is set by end_message(). */
+static void begin_message(struct datagram *d, uint16_t type)
+{
+    d->message = d->length;
+    struct nlmsghdr header = { .nlmsg_type = type, .nlmsg_flags = NLM_F_MULTI, .nlmsg_seq = 1 };
+    append(d, &header, sizeof header);
+}
+
+static void end_message(struct datagram *d)
+{
+    uint32_t length = (uint32_t)(d->length - d->message);
+    memcpy(d->bytes + d->message + offsetof(struct nlmsghdr, nlmsg_len), &length, sizeof length);
+    pad(d);
+}
+
+static void unix_socket(struct datagram *d, uint32_t inode)
+{
+    begin_message(d, SOCK_DIAG_BY_FAMILY);
+    struct unix_diag_msg message = { .udiag_family = AF_UNIX, .udiag_type = SOCK_STREAM, .udiag_ino = inode };
+    append(d, &message, sizeof message);
+}
+
+static void attribute(struct datagram *d, uint16_t type, const void *value, size_t length)
+{
+    struct nlattr header = { .nla_len = (uint16_t)(NLA_HDRLEN + length), .nla_type = type };
+    append(d, &header, sizeof header);
+    append(d, value, length);
+    pad(d);
+}
+
+static void done(struct datagram *d)
+{
+    begin_message(d, NLMSG_DONE);
+    int zero = 0;
+    append(d, &zero, sizeof zero);
+    end_message(d);
+}
+
+static int parse_datagram(const struct datagram *d, struct probe_unix_socket_table *table)
+{
+    *table = (struct probe_unix_socket_table){ 0 };
+    return probe_parse_unix_diag(d->bytes, d->length, table);
+}
+
+Test(unix_diag, peers_and_names_as_proc_net_unix_shows_them)
+{
+    struct datagram d = { .length = 0 };
+    unix_socket(&d, 1001);
+    attribute(&d, UNIX_DIAG_NAME, "/tmp/.X11-unix/X0", sizeof "/tmp/.X11-unix/X0"); /* with its NUL */
+    end_message(&d);
+    unix_socket(&d, 1002);
+    uint32_t peer = 1003;
+    attribute(&d, UNIX_DIAG_PEER, &peer, sizeof peer);
+    end_message(&d);
+    unix_socket(&d, 1004);
+    attribute(&d, UNIX_DIAG_NAME, "\0dbus\0abstract", 14); /* abstract, a NUL inside */
+    attribute(&d, UNIX_DIAG_NAME, "/second", 8);           /* a second name: the first stays */
+    end_message(&d);
+    unix_socket(&d, 1005); /* neither bound nor connected */
+    end_message(&d);
+    size_t before_done = d.length;
+    done(&d);
+
+    struct probe_unix_socket_table table;
+    cr_assert_eq(parse_datagram(&d, &table), 1, "NLMSG_DONE ends the dump");
+    cr_assert_eq(table.count, 4u);
+    cr_assert_eq(table.sockets[0].inode, 1001u);
+    cr_assert_str_eq(table.sockets[0].name, "/tmp/.X11-unix/X0");
+    cr_assert_eq(table.sockets[0].peer_inode, 0u);
+    cr_assert_eq(table.sockets[1].peer_inode, 1003u);
+    cr_assert_null(table.sockets[1].name);
+    cr_assert_str_eq(table.sockets[2].name, "@dbus@abstract");
+    cr_assert_eq(table.sockets[3].inode, 1005u);
+    struct hd_socket_peer *peers;
+    size_t count;
+    cr_assert(probe_unix_socket_peers(&table, &peers, &count));
+    cr_assert_eq(count, 1u);
+    cr_assert_eq(peers[0].inode, 1002u);
+    cr_assert_eq(peers[0].peer_inode, 1003u);
+    free(peers);
+    cr_assert_eq(probe_unix_socket_find(&table, 1004), &table.sockets[2], "sorted already");
+    cr_assert_null(probe_unix_socket_find(&table, 0), "inode 0 is no socket");
+    probe_unix_socket_table_release(&table);
+
+    d.length = before_done;
+    cr_assert_eq(parse_datagram(&d, &table), 0, "no NLMSG_DONE: more is to come");
+    cr_assert_eq(table.count, 4u);
+    probe_unix_socket_table_release(&table);
+}
+
+/* Lengths the kernel would never send: the parser reads only inside the datagram, and says what it made of it. */
+Test(unix_diag, hostile_lengths_stay_inside_the_datagram)
+{
+    static const char long_name[200] = "/tmp/long";
+    static const struct {
+        const char *name;
+        int message_length_delta; /* added to the message's true length */
+        uint16_t attribute_length; /* 0: the attribute's true length */
+        size_t value_length;
+        const void *value;
+        int result;
+        size_t sockets;
+        bool named;
+    } cases[] = {
+        { "a sound message", 0, 0, 5, "/a/b", 0, 1, true },
+        { "message longer than the datagram", 4, 0, 5, "/a/b", -EPROTO, 0, false },
+        { "message shorter than its header", -30, 0, 0, "", -EPROTO, 0, false },
+        { "message too short for unix_diag_msg", -8, 0, 0, "", -EPROTO, 0, false },
+        { "attribute longer than the message", 0, 200, 5, "/a/b", 0, 1, false },
+        { "attribute shorter than its header", 0, 2, 5, "/a/b", 0, 1, false },
+        { "name longer than sun_path", 0, 0, sizeof long_name, long_name, 0, 1, false },
+        { "empty name", 0, 0, 0, "", 0, 1, false },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct datagram d = { .length = 0 };
+        unix_socket(&d, 77);
+        size_t attribute_at = d.length;
+        attribute(&d, UNIX_DIAG_NAME, cases[i].value, cases[i].value_length);
+        if (cases[i].attribute_length)
+            memcpy(d.bytes + attribute_at, &cases[i].attribute_length, sizeof cases[i].attribute_length);
+        end_message(&d);
+        uint32_t length = (uint32_t)((int)(d.length - d.message) + cases[i].message_length_delta);
+        if (cases[i].message_length_delta)
+            memcpy(d.bytes + d.message, &length, sizeof length);
+        struct probe_unix_socket_table table;
+        cr_assert_eq(parse_datagram(&d, &table), cases[i].result, "%s", cases[i].name);
+        cr_assert_eq(table.count, cases[i].sockets, "%s", cases[i].name);
+        if (cases[i].sockets)
+            cr_assert_eq(table.sockets[0].name != NULL, cases[i].named, "%s", cases[i].name);
+        probe_unix_socket_table_release(&table);
+    }
+}
+
+Test(unix_diag, errors_peers_too_short_and_other_messages)
+{
+    struct datagram d = { .length = 0 };
+    begin_message(&d, NLMSG_NOOP); /* another type: passed over */
+    end_message(&d);
+    unix_socket(&d, 5);
+    uint16_t short_peer = 9;
+    attribute(&d, UNIX_DIAG_PEER, &short_peer, sizeof short_peer); /* two bytes: no inode */
+    end_message(&d);
+    append(&d, "\1\2\3", 3); /* a tail too short for a header: the datagram ends there */
+    struct probe_unix_socket_table table;
+    cr_assert_eq(parse_datagram(&d, &table), 0);
+    cr_assert_eq(table.count, 1u);
+    cr_assert_eq(table.sockets[0].peer_inode, 0u);
+    probe_unix_socket_table_release(&table);
+
+    static const struct {
+        int error;
+        int result;
+    } errors[] = { { -EPERM, -EPERM }, { INT_MIN, -EPROTO }, { 0, -EPROTO }, { 5, -EPROTO } };
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++) {
+        d = (struct datagram){ .length = 0 };
+        begin_message(&d, NLMSG_ERROR);
+        append(&d, &errors[i].error, sizeof errors[i].error);
+        end_message(&d);
+        cr_assert_eq(parse_datagram(&d, &table), errors[i].result, "NLMSG_ERROR %d", errors[i].error);
+        probe_unix_socket_table_release(&table);
+    }
+    d = (struct datagram){ .length = 0 };
+    begin_message(&d, NLMSG_ERROR); /* no room for the errno */
+    end_message(&d);
+    cr_assert_eq(parse_datagram(&d, &table), -EPROTO);
+    d = (struct datagram){ .length = 0 };
+    begin_message(&d, NLMSG_DONE); /* the dump failed midway: the kernel's error in NLMSG_DONE */
+    int failed = -ENOBUFS;
+    append(&d, &failed, sizeof failed);
+    end_message(&d);
+    cr_assert_eq(parse_datagram(&d, &table), -ENOBUFS);
+    d = (struct datagram){ .length = 0 };
+    begin_message(&d, NLMSG_DONE); /* without the int: done all the same */
+    end_message(&d);
+    cr_assert_eq(parse_datagram(&d, &table), 1);
+    cr_assert_eq(probe_parse_unix_diag(d.bytes, 0, &table), 0, "nothing: more is to come");
 }
 
 Test(read_fds, socketpair_and_pipe)

@@ -1,5 +1,11 @@
-/* Unit tests for the /proc parsers and the bounded file reader (probe/procfs.h). */
+/* Unit tests for the /proc parsers and the bounded file reader (probe/procfs.h).
+ *
+ * Each parser has a table of cases, text in and fields out, run one by one as the parameterized test
+ * <parser>::cases: a case is a line of its table, and a failure names it. A field is compared only when the case's
+ * `checks` name it; a "has_" flag and its values are one field. Adding a case is adding a line.
+ */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 
 #include "../../probe/procfs.h"
 
@@ -9,6 +15,34 @@
 #include <string.h>
 #include <unistd.h>
 
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+/* The cases of `table` as the runs of the parameterized test Suite::cases. The parameter is a case's index, not a
+ * pointer: Criterion runs each case in a fresh image of this program, where this one's addresses mean nothing. */
+#define TABLE_OF_CASES(Suite, table)                                                                              \
+    ParameterizedTestParameters(Suite, cases)                                                                     \
+    {                                                                                                             \
+        static size_t indices[COUNT(table)];                                                                      \
+        for (size_t i = 0; i < COUNT(indices); i++)                                                               \
+            indices[i] = i;                                                                                       \
+        return cr_make_param_array(size_t, indices, COUNT(indices));                                              \
+    }
+
+/* What a parser must answer: true, false, or either (the case is about the fields alone). */
+enum outcome { PARSED, REFUSED, EITHER };
+
+/* The length of a case's text: its own when given, else up to its NUL. */
+static size_t text_length(const char *text, size_t length)
+{
+    return length ? length : strlen(text);
+}
+
+static void expect_outcome(const char *name, bool parsed, enum outcome outcome)
+{
+    if (outcome != EITHER)
+        cr_expect_eq(parsed, outcome == PARSED, "%s: the parser said %s", name, parsed ? "yes" : "no");
+}
+
 /* ---- probe_parse_stat ---------------------------------------------------------------------------------------- */
 
 /* Fields 10..51 of a real /proc/<pid>/stat line (42 of them), between flags (9) and exit_code (52). */
@@ -17,15 +51,99 @@
     "140735833835760 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 94232362507312 94232362508928 94232762966016 "                  \
     "140735833844354 140735833844374 140735833844374 140735833845739"
 
-/* A complete 52-field stat line with the given comm (raw bytes, no NUL inside), flags and exit code. */
-static size_t stat_line(char *buffer, size_t cap, const char *comm, char state, int ppid, unsigned long flags,
-                        int exit_code)
-{
-    int written = snprintf(buffer, cap, "5057 (%s) %c %d 5048 3915 0 -1 %lu " STAT_FIELDS_10_TO_51 " %d\n", comm,
-                           state, ppid, flags, exit_code);
-    cr_assert(written > 0 && (size_t)written < cap);
-    return (size_t)written;
-}
+/* A complete 52-field stat line with the given comm (raw bytes, no NUL inside), state, ppid, flags and exit code,
+ * each a string literal. */
+#define STAT_LINE(comm, state, ppid, flags, exit_code)                                                               \
+    "5057 (" comm ") " state " " ppid " 5048 3915 0 -1 " flags " " STAT_FIELDS_10_TO_51 " " exit_code "\n"
+
+/* utime 14, stime 15, num_threads 20, starttime 22 and processor 39 with distinct values; the unsigned 64-bit
+ * fields between them (rsslim of RLIM_INFINITY) must be skipped, not parsed as signed. */
+#define STAT_LINE_DISTINCT                                                                                            \
+    "77 (python3) S 1 77 77 0 -1 4194560 10 0 0 0 1234 567 0 0 20 0 17 0 987654321 1 2 "                           \
+    "18446744073709551615 1 2 3 0 0 0 0 0 0 0 0 0 17 13 0 0 0 0 0 1 2 3 4 5 6 7 0\n"
+
+enum stat_field {
+    STAT_COMM = 1 << 0,
+    STAT_STATE = 1 << 1,
+    STAT_PPID = 1 << 2,
+    STAT_FLAGS = 1 << 3,
+    STAT_TIMES = 1 << 4,     /* has_times, cpu_ticks */
+    STAT_START = 1 << 5,     /* has_start, thread_count, start_ticks */
+    STAT_PROCESSOR = 1 << 6,
+    STAT_EXIT = 1 << 7,      /* has_exit_code, exit_code */
+};
+
+static const struct {
+    const char *name;
+    const char *line;
+    size_t length; /* 0: the whole line */
+    enum outcome outcome;
+    unsigned checks;
+    struct probe_stat expected;
+} stat_cases[] = {
+    { "a normal line", STAT_LINE("cat", "R", "5048", "4194304", "0"), 0, PARSED,
+      STAT_COMM | STAT_STATE | STAT_PPID | STAT_FLAGS | STAT_TIMES | STAT_START | STAT_PROCESSOR | STAT_EXIT,
+      { .comm = "cat", .state = 'R', .ppid = 5048, .flags = 4194304, .has_times = true, .cpu_ticks = 0,
+        .has_start = true, .thread_count = 1, .start_ticks = 79329, .processor = 1, .has_exit_code = true } },
+    { "times, threads, start and processor of distinct values", STAT_LINE_DISTINCT, 0, PARSED,
+      STAT_TIMES | STAT_START | STAT_PROCESSOR | STAT_EXIT,
+      { .has_times = true, .cpu_ticks = 1234 + 567, .has_start = true, .thread_count = 17, .start_ticks = 987654321,
+        .processor = 13, .has_exit_code = true } },
+    { "cut after the times, which it keeps", "77 (python3) S 1 77 77 0 -1 4194560 10 0 0 0 1234 567 0 0", 0, PARSED,
+      STAT_TIMES | STAT_START | STAT_PROCESSOR | STAT_EXIT, { .has_times = true, .cpu_ticks = 1801, .processor = -1 } },
+    { "comm with spaces", STAT_LINE("Web Content", "S", "77", "0", "0"), 0, PARSED,
+      STAT_COMM | STAT_STATE | STAT_PPID | STAT_EXIT,
+      { .comm = "Web Content", .state = 'S', .ppid = 77, .has_exit_code = true } },
+    { "comm \"x) S 1 (y\" ends early and fakes state S and ppid 1", STAT_LINE("x) S 1 (y", "D", "4242", "64", "0"), 0,
+      PARSED, STAT_COMM | STAT_STATE | STAT_PPID | STAT_FLAGS | STAT_EXIT,
+      { .comm = "x) S 1 (y", .state = 'D', .ppid = 4242, .flags = 64, .has_exit_code = true } },
+    { "comm made of parentheses", STAT_LINE(")) S 1 ", "T", "9", "0", "0"), 0, PARSED,
+      STAT_COMM | STAT_STATE | STAT_PPID, { .comm = ")) S 1 ", .state = 'T', .ppid = 9 } },
+    { "comm with a newline", STAT_LINE("a\nb", "S", "3", "0", "0"), 0, PARSED,
+      STAT_COMM | STAT_STATE | STAT_PPID | STAT_EXIT,
+      { .comm = "a\nb", .state = 'S', .ppid = 3, .has_exit_code = true } },
+    { "empty comm", STAT_LINE("", "S", "3", "0", "0"), 0, PARSED, STAT_COMM | STAT_STATE,
+      { .comm = "", .state = 'S' } },
+    { "a long comm is cut to HD_COMM_MAX - 1 bytes", STAT_LINE("abcdefghijklmnopqrstuvwxyz", "S", "3", "0", "0"), 0,
+      PARSED, STAT_COMM | STAT_STATE | STAT_PPID, { .comm = "abcdefghijklmno", .state = 'S', .ppid = 3 } },
+    { "comm of exactly 15 bytes", STAT_LINE("abcdefghijklmno", "S", "3", "0", "0"), 0, PARSED, STAT_COMM,
+      { .comm = "abcdefghijklmno" } },
+    /* kthreadd-style flags: PF_KTHREAD | PF_NOFREEZE | PF_FORKNOEXEC | PF_NO_SETAFFINITY... (0x00208040) */
+    { "kernel thread flags", STAT_LINE("kworker/0:1H", "I", "2", "2129984", "0"), 0, PARSED,
+      STAT_COMM | STAT_STATE | STAT_PPID | STAT_FLAGS,
+      { .comm = "kworker/0:1H", .state = 'I', .ppid = 2, .flags = 0x00208040UL } },
+    { "zombie that called exit(1)", STAT_LINE("child", "Z", "100", "4227148", "256"), 0, PARSED,
+      STAT_STATE | STAT_EXIT, { .state = 'Z', .has_exit_code = true, .exit_code = 256 } },
+    { "zombie killed by SIGKILL", STAT_LINE("child", "Z", "100", "4227148", "9"), 0, PARSED, STAT_STATE | STAT_EXIT,
+      { .state = 'Z', .has_exit_code = true, .exit_code = 9 } },
+    { "line without its newline", STAT_LINE("cat", "S", "1", "0", "139"),
+      sizeof STAT_LINE("cat", "S", "1", "0", "139") - 2, PARSED, STAT_EXIT,
+      { .has_exit_code = true, .exit_code = 139 } },
+    { "44 fields, as before Linux 3.3: no exit code",
+      "5057 (cat) S 1 5048 3915 0 -1 4194304 98 0 1 0 0 0 0 0 20 0 1 0 79329 3133440 383 18446744073709551615 "
+      "94232362471424 94232362491305 140735833835760 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
+      0, PARSED, STAT_FLAGS | STAT_EXIT, { .flags = 4194304 } },
+    { "cut after the ppid: comm, state and ppid kept", "1234 (sleepy) S 42 1234", 0, PARSED,
+      STAT_COMM | STAT_STATE | STAT_PPID | STAT_FLAGS | STAT_EXIT, { .comm = "sleepy", .state = 'S', .ppid = 42 } },
+    { "cut after the flags", "1234 (sleepy) S 42 1234 1234 0 -1 2097152 98 0 1", 0, PARSED,
+      STAT_PPID | STAT_FLAGS | STAT_EXIT, { .ppid = 42, .flags = 2097152 } },
+    { "a full line of which only the bytes up to the ppid lie within length",
+      STAT_LINE("cat", "S", "42", "2097152", "7"), sizeof "5057 (cat) S 42" - 1, PARSED,
+      STAT_COMM | STAT_PPID | STAT_FLAGS | STAT_EXIT, { .comm = "cat", .ppid = 42 } },
+    { "ppid 0, as init's and kthreadd's", "1 (systemd) S 0 1 1 0 -1 4194560", 0, PARSED, STAT_PPID | STAT_FLAGS,
+      { .ppid = 0, .flags = 4194560 } },
+    { "empty input", "", 0, REFUSED, STAT_STATE, { .state = '?' } },
+    { "no parentheses", "1234 cat S 1 1234 1234 0 -1 0", 0, REFUSED, 0 },
+    { "only an opening parenthesis", "1234 (cat S 1 1234", 0, REFUSED, 0 },
+    { "only a closing parenthesis", "1234 cat) S 1 1234", 0, REFUSED, 0 },
+    { "parentheses in the wrong order", "1234 )cat( S 1", 0, REFUSED, 0 },
+    { "nothing after comm", "1234 (cat)", 0, REFUSED, 0 },
+    { "only spaces after comm", "1234 (cat)    ", 0, REFUSED, 0 },
+    { "a state without ppid", "1234 (cat) S", 0, REFUSED, 0 },
+    { "noise", "\xff\xfe\x01 garbage )( \x7f", 0, REFUSED, 0 },
+    { "a ppid that is not a number", "1234 (cat) S x 1 2", 0, REFUSED, 0 },
+    { "a ppid past any pid", "1234 (cat) S 99999999999999999999999 1 2", 0, REFUSED, 0 },
+};
 
 static size_t count_fields(const char *line)
 {
@@ -40,303 +158,58 @@ static size_t count_fields(const char *line)
     return fields;
 }
 
-Test(parse_stat, helper_line_has_52_fields)
+Test(parse_stat, the_tables_full_lines_have_52_fields)
 {
-    char line[1024];
-    stat_line(line, sizeof line, "cat", 'S', 1, 4194304, 0);
-    cr_assert_eq(count_fields(line), 52);
+    cr_assert_eq(count_fields(STAT_LINE("cat", "S", "1", "4194304", "0")), 52);
+    cr_assert_eq(count_fields(STAT_LINE_DISTINCT), 52);
 }
 
-Test(parse_stat, normal_line)
+Test(parse_stat, pf_kthread_is_the_kernels_bit)
 {
-    char line[1024];
-    size_t length = stat_line(line, sizeof line, "cat", 'R', 5048, 4194304, 0);
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, length, &stat));
-    cr_assert_str_eq(stat.comm, "cat");
-    cr_assert_eq(stat.state, 'R');
-    cr_assert_eq(stat.ppid, 5048);
-    cr_assert_eq(stat.flags, 4194304UL);
-    cr_assert_eq(stat.flags & PROBE_PF_KTHREAD, 0UL);
-    cr_assert(stat.has_exit_code);
-    cr_assert_eq(stat.exit_code, 0);
-    cr_assert(stat.has_times);
-    cr_assert_eq(stat.cpu_ticks, 0);
-    cr_assert(stat.has_start);
-    cr_assert_eq(stat.thread_count, 1);
-    cr_assert_eq(stat.start_ticks, 79329);
-    cr_assert_eq(stat.processor, 1);
+    cr_assert_eq(PROBE_PF_KTHREAD, 0x00200000UL, "include/linux/sched.h");
+    cr_assert_eq(0x00208040UL & PROBE_PF_KTHREAD, PROBE_PF_KTHREAD, "the kernel thread case has it");
 }
 
-/* utime 14, stime 15, num_threads 20, starttime 22 and processor 39 from a line with distinct values; the
- * unsigned 64-bit fields between them (rsslim of RLIM_INFINITY) are skipped, not parsed as signed. */
-Test(parse_stat, times_threads_start_and_processor)
-{
-    const char *line = "77 (python3) S 1 77 77 0 -1 4194560 10 0 0 0 1234 567 0 0 20 0 17 0 987654321 1 2 "
-                       "18446744073709551615 1 2 3 0 0 0 0 0 0 0 0 0 17 13 0 0 0 0 0 1 2 3 4 5 6 7 0\n";
-    struct probe_stat stat;
-    cr_assert_eq(count_fields(line), 52);
-    cr_assert(probe_parse_stat(line, strlen(line), &stat));
-    cr_assert_eq(stat.cpu_ticks, 1234 + 567);
-    cr_assert_eq(stat.thread_count, 17);
-    cr_assert_eq(stat.start_ticks, 987654321ULL);
-    cr_assert_eq(stat.processor, 13);
-    cr_assert(stat.has_exit_code);
-}
+TABLE_OF_CASES(parse_stat, stat_cases)
 
-Test(parse_stat, cut_after_the_times_keeps_them)
+ParameterizedTest(size_t *index, parse_stat, cases)
 {
-    const char *line = "77 (python3) S 1 77 77 0 -1 4194560 10 0 0 0 1234 567 0 0";
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, strlen(line), &stat));
-    cr_assert(stat.has_times);
-    cr_assert_eq(stat.cpu_ticks, 1801);
-    cr_assert_not(stat.has_start);
-    cr_assert_eq(stat.processor, -1);
-    cr_assert_not(stat.has_exit_code);
-}
-
-Test(parse_stat, comm_with_spaces)
-{
-    char line[1024];
-    size_t length = stat_line(line, sizeof line, "Web Content", 'S', 77, 0, 0);
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, length, &stat));
-    cr_assert_str_eq(stat.comm, "Web Content");
-    cr_assert_eq(stat.state, 'S');
-    cr_assert_eq(stat.ppid, 77);
-    cr_assert(stat.has_exit_code);
-}
-
-Test(parse_stat, comm_with_closing_parenthesis_and_fake_fields)
-{
-    /* The comm "x) S 1 (y" tries to end the field early and fake state S and ppid 1. */
-    char line[1024];
-    size_t length = stat_line(line, sizeof line, "x) S 1 (y", 'D', 4242, 64, 0);
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, length, &stat));
-    cr_assert_str_eq(stat.comm, "x) S 1 (y");
-    cr_assert_eq(stat.state, 'D');
-    cr_assert_eq(stat.ppid, 4242);
-    cr_assert_eq(stat.flags, 64UL);
-    cr_assert(stat.has_exit_code);
-}
-
-Test(parse_stat, comm_made_of_parentheses)
-{
-    char line[1024];
-    size_t length = stat_line(line, sizeof line, ")) S 1 ", 'T', 9, 0, 0);
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, length, &stat));
-    cr_assert_str_eq(stat.comm, ")) S 1 ");
-    cr_assert_eq(stat.state, 'T');
-    cr_assert_eq(stat.ppid, 9);
-}
-
-Test(parse_stat, comm_with_newline)
-{
-    char line[1024];
-    size_t length = stat_line(line, sizeof line, "a\nb", 'S', 3, 0, 0);
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, length, &stat));
-    cr_assert_str_eq(stat.comm, "a\nb");
-    cr_assert_eq(stat.state, 'S');
-    cr_assert_eq(stat.ppid, 3);
-    cr_assert(stat.has_exit_code);
-}
-
-Test(parse_stat, empty_comm)
-{
-    char line[1024];
-    size_t length = stat_line(line, sizeof line, "", 'S', 3, 0, 0);
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, length, &stat));
-    cr_assert_str_eq(stat.comm, "");
-    cr_assert_eq(stat.state, 'S');
-}
-
-Test(parse_stat, long_comm_is_truncated)
-{
-    char line[1024];
-    size_t length = stat_line(line, sizeof line, "abcdefghijklmnopqrstuvwxyz", 'S', 3, 0, 0);
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, length, &stat));
-    cr_assert_eq(strlen(stat.comm), HD_COMM_MAX - 1);
-    cr_assert_str_eq(stat.comm, "abcdefghijklmno");
-    cr_assert_eq(stat.state, 'S');
-    cr_assert_eq(stat.ppid, 3);
-}
-
-Test(parse_stat, comm_of_exactly_15_bytes)
-{
-    char line[1024];
-    size_t length = stat_line(line, sizeof line, "abcdefghijklmno", 'S', 3, 0, 0);
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, length, &stat));
-    cr_assert_str_eq(stat.comm, "abcdefghijklmno");
-}
-
-Test(parse_stat, kernel_thread_flags)
-{
-    char line[1024];
-    /* kthreadd-style flags: PF_KTHREAD | PF_NOFREEZE | PF_FORKNOEXEC | PF_NO_SETAFFINITY... */
-    unsigned long flags = 0x00208040UL;
-    size_t length = stat_line(line, sizeof line, "kworker/0:1H", 'I', 2, flags, 0);
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, length, &stat));
-    cr_assert_str_eq(stat.comm, "kworker/0:1H");
-    cr_assert_eq(stat.state, 'I');
-    cr_assert_eq(stat.ppid, 2);
-    cr_assert_eq(stat.flags, flags);
-    cr_assert_eq(stat.flags & PROBE_PF_KTHREAD, PROBE_PF_KTHREAD);
-    cr_assert_eq(PROBE_PF_KTHREAD, 0x00200000UL);
-}
-
-Test(parse_stat, zombie_exit_code)
-{
-    char line[1024];
-    size_t length = stat_line(line, sizeof line, "child", 'Z', 100, 4227148, 256); /* exit(1) */
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, length, &stat));
-    cr_assert_eq(stat.state, 'Z');
-    cr_assert(stat.has_exit_code);
-    cr_assert_eq(stat.exit_code, 256);
-
-    length = stat_line(line, sizeof line, "child", 'Z', 100, 4227148, 9); /* killed by SIGKILL */
-    cr_assert(probe_parse_stat(line, length, &stat));
-    cr_assert(stat.has_exit_code);
-    cr_assert_eq(stat.exit_code, 9);
-}
-
-Test(parse_stat, line_without_trailing_newline)
-{
-    char line[1024];
-    size_t length = stat_line(line, sizeof line, "cat", 'S', 1, 0, 139);
-    line[--length] = '\0';
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, length, &stat));
-    cr_assert(stat.has_exit_code);
-    cr_assert_eq(stat.exit_code, 139);
-}
-
-Test(parse_stat, line_of_a_kernel_without_exit_code)
-{
-    /* 44 fields, as before Linux 3.3: no field 52 */
-    const char *line = "5057 (cat) S 1 5048 3915 0 -1 4194304 98 0 1 0 0 0 0 0 20 0 1 0 79329 3133440 383 "
-                       "18446744073709551615 94232362471424 94232362491305 140735833835760 0 0 0 0 0 0 0 0 0 17 1 "
-                       "0 0 0 0 0\n";
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, strlen(line), &stat));
-    cr_assert_eq(stat.flags, 4194304UL);
-    cr_assert_not(stat.has_exit_code);
-}
-
-Test(parse_stat, truncated_line_keeps_comm_state_ppid)
-{
-    const char *line = "1234 (sleepy) S 42 1234";
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, strlen(line), &stat));
-    cr_assert_str_eq(stat.comm, "sleepy");
-    cr_assert_eq(stat.state, 'S');
-    cr_assert_eq(stat.ppid, 42);
-    cr_assert_eq(stat.flags, 0UL);
-    cr_assert_not(stat.has_exit_code);
-}
-
-Test(parse_stat, truncated_after_flags)
-{
-    const char *line = "1234 (sleepy) S 42 1234 1234 0 -1 2097152 98 0 1";
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, strlen(line), &stat));
-    cr_assert_eq(stat.ppid, 42);
-    cr_assert_eq(stat.flags, 2097152UL);
-    cr_assert_not(stat.has_exit_code);
-}
-
-Test(parse_stat, length_bounds_the_parse)
-{
-    /* The buffer holds a full line, but only the bytes up to the ppid are inside `length`. */
-    char line[1024];
-    stat_line(line, sizeof line, "cat", 'S', 42, 2097152, 7);
-    size_t length = (size_t)(strstr(line, " 42 ") - line) + 3;
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, length, &stat));
-    cr_assert_str_eq(stat.comm, "cat");
-    cr_assert_eq(stat.ppid, 42);
-    cr_assert_eq(stat.flags, 0UL);
-    cr_assert_not(stat.has_exit_code);
-}
-
-Test(parse_stat, negative_ppid_field)
-{
-    /* ppid is a signed decimal; 0 for init and kthreadd */
-    const char *line = "1 (systemd) S 0 1 1 0 -1 4194560";
-    struct probe_stat stat;
-    cr_assert(probe_parse_stat(line, strlen(line), &stat));
-    cr_assert_eq(stat.ppid, 0);
-    cr_assert_eq(stat.flags, 4194560UL);
-}
-
-Test(parse_stat, empty_input)
-{
-    struct probe_stat stat;
-    cr_assert_not(probe_parse_stat("", 0, &stat));
-    cr_assert_eq(stat.state, '?');
-}
-
-Test(parse_stat, no_parentheses)
-{
-    const char *line = "1234 cat S 1 1234 1234 0 -1 0";
-    struct probe_stat stat;
-    cr_assert_not(probe_parse_stat(line, strlen(line), &stat));
-}
-
-Test(parse_stat, only_opening_parenthesis)
-{
-    const char *line = "1234 (cat S 1 1234";
-    struct probe_stat stat;
-    cr_assert_not(probe_parse_stat(line, strlen(line), &stat));
-}
-
-Test(parse_stat, only_closing_parenthesis)
-{
-    const char *line = "1234 cat) S 1 1234";
-    struct probe_stat stat;
-    cr_assert_not(probe_parse_stat(line, strlen(line), &stat));
-}
-
-Test(parse_stat, parentheses_in_the_wrong_order)
-{
-    const char *line = "1234 )cat( S 1";
-    struct probe_stat stat;
-    cr_assert_not(probe_parse_stat(line, strlen(line), &stat));
-}
-
-Test(parse_stat, nothing_after_comm)
-{
-    const char *line = "1234 (cat)";
-    struct probe_stat stat;
-    cr_assert_not(probe_parse_stat(line, strlen(line), &stat));
-    const char *spaces = "1234 (cat)    ";
-    cr_assert_not(probe_parse_stat(spaces, strlen(spaces), &stat));
-}
-
-Test(parse_stat, state_without_ppid)
-{
-    const char *line = "1234 (cat) S";
-    struct probe_stat stat;
-    cr_assert_not(probe_parse_stat(line, strlen(line), &stat));
-}
-
-Test(parse_stat, garbage)
-{
-    struct probe_stat stat;
-    const char *noise = "\xff\xfe\x01 garbage )( \x7f";
-    cr_assert_not(probe_parse_stat(noise, strlen(noise), &stat));
-    const char *not_a_number = "1234 (cat) S x 1 2";
-    cr_assert_not(probe_parse_stat(not_a_number, strlen(not_a_number), &stat));
-    const char *huge_ppid = "1234 (cat) S 99999999999999999999999 1 2";
-    cr_assert_not(probe_parse_stat(huge_ppid, strlen(huge_ppid), &stat));
+    const char *name = stat_cases[*index].name;
+    unsigned checks = stat_cases[*index].checks;
+    const struct probe_stat *expected = &stat_cases[*index].expected;
+    struct probe_stat got;
+    bool parsed = probe_parse_stat(stat_cases[*index].line,
+                                   text_length(stat_cases[*index].line, stat_cases[*index].length), &got);
+    expect_outcome(name, parsed, stat_cases[*index].outcome);
+    if (checks & STAT_COMM)
+        cr_expect_str_eq(got.comm, expected->comm, "%s: comm", name);
+    if (checks & STAT_STATE)
+        cr_expect_eq(got.state, expected->state, "%s: state %c", name, got.state);
+    if (checks & STAT_PPID)
+        cr_expect_eq(got.ppid, expected->ppid, "%s: ppid %d", name, (int)got.ppid);
+    if (checks & STAT_FLAGS)
+        cr_expect_eq(got.flags, expected->flags, "%s: flags %#lx", name, got.flags);
+    if (checks & STAT_TIMES) {
+        cr_expect_eq(got.has_times, expected->has_times, "%s: has_times", name);
+        if (expected->has_times)
+            cr_expect_eq(got.cpu_ticks, expected->cpu_ticks, "%s: cpu_ticks %llu", name,
+                         (unsigned long long)got.cpu_ticks);
+    }
+    if (checks & STAT_START) {
+        cr_expect_eq(got.has_start, expected->has_start, "%s: has_start", name);
+        if (expected->has_start) {
+            cr_expect_eq(got.thread_count, expected->thread_count, "%s: thread_count %d", name, got.thread_count);
+            cr_expect_eq(got.start_ticks, expected->start_ticks, "%s: start_ticks %llu", name,
+                         (unsigned long long)got.start_ticks);
+        }
+    }
+    if (checks & STAT_PROCESSOR)
+        cr_expect_eq(got.processor, expected->processor, "%s: processor %d", name, got.processor);
+    if (checks & STAT_EXIT) {
+        cr_expect_eq(got.has_exit_code, expected->has_exit_code, "%s: has_exit_code", name);
+        if (expected->has_exit_code)
+            cr_expect_eq(got.exit_code, expected->exit_code, "%s: exit_code %d", name, got.exit_code);
+    }
 }
 
 Test(parse_stat, own_stat_file)
@@ -358,171 +231,126 @@ Test(parse_stat, own_stat_file)
 
 /* ---- probe_parse_status -------------------------------------------------------------------------------------- */
 
-static const char status_text[] = "Name:\tcat\n"
-                                  "Umask:\t0022\n"
-                                  "State:\tS (sleeping)\n"
-                                  "Tgid:\t5057\n"
-                                  "Ngid:\t0\n"
-                                  "Pid:\t5057\n"
-                                  "PPid:\t5048\n"
-                                  "TracerPid:\t4321\n"
-                                  "Uid:\t1000\t1000\t1000\t1000\n"
-                                  "Threads:\t1\n"
-                                  "SigBlk:\t0000000000000000\n"
-                                  "SigIgn:\t0000000000010004\n"
-                                  "voluntary_ctxt_switches:\t12\n"
-                                  "nonvoluntary_ctxt_switches:\t3\n";
+#define STATUS_BEFORE_TRACER                                                                                         \
+    "Name:\tcat\n"                                                                                                    \
+    "Umask:\t0022\n"                                                                                                  \
+    "State:\tS (sleeping)\n"                                                                                          \
+    "Tgid:\t5057\n"                                                                                                   \
+    "Ngid:\t0\n"                                                                                                      \
+    "Pid:\t5057\n"                                                                                                    \
+    "PPid:\t5048\n"
+#define STATUS_TEXT                                                                                                  \
+    STATUS_BEFORE_TRACER                                                                                              \
+    "TracerPid:\t4321\n"                                                                                              \
+    "Uid:\t1000\t1000\t1000\t1000\n"                                                                                  \
+    "Threads:\t1\n"                                                                                                   \
+    "SigBlk:\t0000000000000000\n"                                                                                     \
+    "SigIgn:\t0000000000010004\n"                                                                                     \
+    "voluntary_ctxt_switches:\t12\n"                                                                                  \
+    "nonvoluntary_ctxt_switches:\t3\n"
 
-Test(parse_status, tracer_and_switches)
-{
-    struct probe_status status;
-    cr_assert(probe_parse_status(status_text, strlen(status_text), &status));
-    cr_assert(status.has_tracer_pid);
-    cr_assert_eq(status.tracer_pid, 4321);
-    cr_assert(status.has_switches);
-    cr_assert_eq(status.voluntary_switches, 12);
-    cr_assert_eq(status.involuntary_switches, 3);
-    cr_assert(status.has_signals_ignored);
-    cr_assert_eq(status.signals_ignored, 0x10004, "SIGCHLD (bit 16) and SIGINT (bit 2) ignored");
-}
+enum status_field {
+    STATUS_TRACER = 1 << 0,   /* has_tracer_pid, tracer_pid */
+    STATUS_SWITCHES = 1 << 1, /* has_switches, both counters */
+    STATUS_SIGIGN = 1 << 2,   /* has_signals_ignored, signals_ignored */
+    STATUS_EUID = 1 << 3,     /* has_euid, euid */
+    STATUS_NSPID = 1 << 4,    /* nspid_levels, nspid_innermost */
+};
 
-/* NSpid: the id in each PID namespace from /proc's down to the task's own; hostile lines stay bounded */
-Test(parse_status, pid_namespace_ids)
+static const struct {
+    const char *name;
+    const char *text;
+    size_t length; /* 0: the whole text */
+    enum outcome outcome;
+    unsigned checks;
+    struct probe_status expected;
+} status_cases[] = {
+    { "a real-looking file", STATUS_TEXT, 0, PARSED,
+      STATUS_TRACER | STATUS_SWITCHES | STATUS_SIGIGN | STATUS_EUID | STATUS_NSPID,
+      { .has_tracer_pid = true, .tracer_pid = 4321, .has_switches = true, .voluntary_switches = 12,
+        .involuntary_switches = 3, .has_signals_ignored = true,
+        .signals_ignored = 0x10004, /* SIGCHLD (bit 16) and SIGINT (bit 2) ignored */
+        .has_euid = true, .euid = 1000 } },
+    /* NSpid: the id in each PID namespace from /proc's down to the task's own; hostile lines stay bounded */
+    { "NSpid of one level", "Name:\tcat\nNSpid:\t8696\n", 0, EITHER, STATUS_NSPID,
+      { .nspid_levels = 1, .nspid_innermost = 8696 } },
+    { "NSpid of two levels", "Name:\tcat\nNSpid:\t8696\t2\nNSsid:\t1\n", 0, EITHER, STATUS_NSPID,
+      { .nspid_levels = 2, .nspid_innermost = 2 } },
+    { "NSpid nested twice, no final newline", "NSpid:\t8696\t40\t3", 0, EITHER, STATUS_NSPID,
+      { .nspid_levels = 3, .nspid_innermost = 3 } },
+    { "NSpid past a pid's range stops there", "NSpid:\t8696\t99999999999\t3\n", 0, EITHER, STATUS_NSPID,
+      { .nspid_levels = 1, .nspid_innermost = 8696 } },
+    { "NSpid not a number", "NSpid:\tx\n", 0, EITHER, STATUS_NSPID },
+    { "no NSpid line (kernels before 4.1)", "Name:\tcat\n", 0, EITHER, STATUS_NSPID },
+    { "not traced", "Name:\tcat\nTracerPid:\t0\n", 0, PARSED, STATUS_TRACER | STATUS_SWITCHES,
+      { .has_tracer_pid = true, .tracer_pid = 0 } },
+    { "no TracerPid line", "Name:\tcat\nPPid:\t1\nvoluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t6\n", 0,
+      PARSED, STATUS_TRACER | STATUS_SWITCHES,
+      { .has_switches = true, .voluntary_switches = 5, .involuntary_switches = 6 } },
+    { "last line without newline, a counter at UINT64_MAX",
+      "TracerPid:\t0\nvoluntary_ctxt_switches:\t18446744073709551615\nnonvoluntary_ctxt_switches:\t7", 0, PARSED,
+      STATUS_SWITCHES, { .has_switches = true, .voluntary_switches = UINT64_MAX, .involuntary_switches = 7 } },
+    /* "nonvoluntary_ctxt_switches:" ends with "voluntary_ctxt_switches:", but a key must start its line */
+    { "only one switch counter", "TracerPid:\t0\nnonvoluntary_ctxt_switches:\t3\n", 0, PARSED, STATUS_SWITCHES },
+    { "a key that is a prefix of another does not match",
+      "TracerPidNs:\t99\nTracerPid_extra:\t98\nvoluntary_ctxt_switches_total:\t97\nnonvoluntary_ctxt_switches:\t3\n", 0,
+      REFUSED, STATUS_TRACER | STATUS_SWITCHES },
+    { "a key must start its line", "Name:\tx TracerPid:\t5\n  TracerPid:\t6\n", 0, REFUSED, STATUS_TRACER },
+    { "TracerPid past a pid's range", "TracerPid:\t4294967296\n", 0, REFUSED, STATUS_TRACER },
+    { "empty input", "", 0, REFUSED, STATUS_TRACER | STATUS_SWITCHES },
+    { "cut right after a key: no value", STATUS_TEXT, sizeof(STATUS_BEFORE_TRACER "TracerPid:") - 1, REFUSED,
+      STATUS_TRACER },
+    { "cut inside a value: only the bytes within length count", STATUS_TEXT,
+      sizeof(STATUS_BEFORE_TRACER "TracerPid:") - 1 + 3, PARSED, STATUS_TRACER | STATUS_SWITCHES,
+      { .has_tracer_pid = true, .tracer_pid = 43 } },
+    { "cut inside a key", "TracerPid:\t1\nvoluntary_ctxt_switches:\t5\nnonvol", 0, PARSED, STATUS_SWITCHES },
+    { "values that are not numbers", "TracerPid:\tnone\nvoluntary_ctxt_switches:\t\nnonvoluntary_ctxt_switches:\t3\n",
+      0, REFUSED, 0 },
+    { "the effective uid is the second number", "Name:\tsu\nUid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n", 0,
+      PARSED, STATUS_EUID, { .has_euid = true, .euid = 0 } },
+    { "a Uid line of one number", "Uid:\t1000\n", 0, REFUSED, STATUS_EUID },
+    { "an effective uid past uid_t", "Uid:\t1\t99999999999\n", 0, EITHER, STATUS_EUID },
+};
+
+TABLE_OF_CASES(parse_status, status_cases)
+
+ParameterizedTest(size_t *index, parse_status, cases)
 {
-    static const struct {
-        const char *text;
-        unsigned levels;
-        pid_t innermost;
-    } cases[] = {
-        { "Name:\tcat\nNSpid:\t8696\n", 1, 8696 },
-        { "Name:\tcat\nNSpid:\t8696\t2\nNSsid:\t1\n", 2, 2 },
-        { "NSpid:\t8696\t40\t3", 3, 3 },                 /* nested twice, no final newline */
-        { "NSpid:\t8696\t99999999999\t3\n", 1, 8696 },  /* past a pid's range: stops there */
-        { "NSpid:\tx\n", 0, 0 },
-        { "Name:\tcat\n", 0, 0 },                         /* kernels before 4.1 */
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct probe_status status;
-        probe_parse_status(cases[i].text, strlen(cases[i].text), &status);
-        cr_assert_eq(status.nspid_levels, cases[i].levels, "case %zu", i);
-        cr_assert_eq(status.nspid_innermost, cases[i].innermost, "case %zu", i);
+    const char *name = status_cases[*index].name;
+    unsigned checks = status_cases[*index].checks;
+    const struct probe_status *expected = &status_cases[*index].expected;
+    struct probe_status got;
+    bool parsed = probe_parse_status(status_cases[*index].text,
+                                     text_length(status_cases[*index].text, status_cases[*index].length), &got);
+    expect_outcome(name, parsed, status_cases[*index].outcome);
+    if (checks & STATUS_TRACER) {
+        cr_expect_eq(got.has_tracer_pid, expected->has_tracer_pid, "%s: has_tracer_pid", name);
+        if (expected->has_tracer_pid)
+            cr_expect_eq(got.tracer_pid, expected->tracer_pid, "%s: tracer_pid %d", name, (int)got.tracer_pid);
     }
-}
-
-Test(parse_status, not_traced)
-{
-    const char *text = "Name:\tcat\nTracerPid:\t0\n";
-    struct probe_status status;
-    cr_assert(probe_parse_status(text, strlen(text), &status));
-    cr_assert(status.has_tracer_pid);
-    cr_assert_eq(status.tracer_pid, 0);
-    cr_assert_not(status.has_switches);
-}
-
-Test(parse_status, tracer_pid_absent)
-{
-    const char *text = "Name:\tcat\nPPid:\t1\nvoluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t6\n";
-    struct probe_status status;
-    cr_assert(probe_parse_status(text, strlen(text), &status));
-    cr_assert_not(status.has_tracer_pid);
-    cr_assert(status.has_switches);
-    cr_assert_eq(status.voluntary_switches, 5);
-    cr_assert_eq(status.involuntary_switches, 6);
-}
-
-Test(parse_status, last_line_without_newline)
-{
-    const char *text = "TracerPid:\t0\nvoluntary_ctxt_switches:\t18446744073709551615\nnonvoluntary_ctxt_switches:\t7";
-    struct probe_status status;
-    cr_assert(probe_parse_status(text, strlen(text), &status));
-    cr_assert(status.has_switches);
-    cr_assert_eq(status.voluntary_switches, UINT64_MAX);
-    cr_assert_eq(status.involuntary_switches, 7);
-}
-
-Test(parse_status, only_one_switch_counter)
-{
-    /* "nonvoluntary_ctxt_switches:" ends with "voluntary_ctxt_switches:", but the key must start its line. */
-    const char *text = "TracerPid:\t0\nnonvoluntary_ctxt_switches:\t3\n";
-    struct probe_status status;
-    cr_assert(probe_parse_status(text, strlen(text), &status));
-    cr_assert_not(status.has_switches);
-}
-
-Test(parse_status, key_that_is_a_prefix_of_another_does_not_match)
-{
-    const char *text = "TracerPidNs:\t99\n"
-                       "TracerPid_extra:\t98\n"
-                       "voluntary_ctxt_switches_total:\t97\n"
-                       "nonvoluntary_ctxt_switches:\t3\n";
-    struct probe_status status;
-    cr_assert_not(probe_parse_status(text, strlen(text), &status));
-    cr_assert_not(status.has_tracer_pid);
-    cr_assert_not(status.has_switches);
-}
-
-Test(parse_status, key_must_start_the_line)
-{
-    const char *text = "Name:\tx TracerPid:\t5\n  TracerPid:\t6\n";
-    struct probe_status status;
-    cr_assert_not(probe_parse_status(text, strlen(text), &status));
-    cr_assert_not(status.has_tracer_pid);
-}
-
-Test(parse_status, tracer_pid_out_of_range)
-{
-    const char *text = "TracerPid:\t4294967296\n";
-    struct probe_status status;
-    cr_assert_not(probe_parse_status(text, strlen(text), &status));
-    cr_assert_not(status.has_tracer_pid);
-}
-
-Test(parse_status, empty_input)
-{
-    struct probe_status status;
-    cr_assert_not(probe_parse_status("", 0, &status));
-    cr_assert_not(status.has_tracer_pid);
-    cr_assert_not(status.has_switches);
-}
-
-Test(parse_status, truncated_input)
-{
-    struct probe_status status;
-    /* cut right after the key: no value */
-    size_t cut = (size_t)(strstr(status_text, "TracerPid:") - status_text) + strlen("TracerPid:");
-    cr_assert_not(probe_parse_status(status_text, cut, &status));
-    cr_assert_not(status.has_tracer_pid);
-    /* cut inside the value: only the bytes within length count */
-    cr_assert(probe_parse_status(status_text, cut + 3, &status));
-    cr_assert(status.has_tracer_pid);
-    cr_assert_eq(status.tracer_pid, 43);
-    cr_assert_not(status.has_switches);
-    /* cut inside a key */
-    const char *text = "TracerPid:\t1\nvoluntary_ctxt_switches:\t5\nnonvol";
-    cr_assert(probe_parse_status(text, strlen(text), &status));
-    cr_assert_not(status.has_switches);
-}
-
-Test(parse_status, value_not_a_number)
-{
-    const char *text = "TracerPid:\tnone\nvoluntary_ctxt_switches:\t\nnonvoluntary_ctxt_switches:\t3\n";
-    struct probe_status status;
-    cr_assert_not(probe_parse_status(text, strlen(text), &status));
-}
-
-Test(parse_status, effective_uid_is_the_second_number)
-{
-    const char *text = "Name:\tsu\nUid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n";
-    struct probe_status status;
-    cr_assert(probe_parse_status(text, strlen(text), &status));
-    cr_assert(status.has_euid);
-    cr_assert_eq(status.euid, 0);
-    const char *one_number = "Uid:\t1000\n";
-    cr_assert_not(probe_parse_status(one_number, strlen(one_number), &status));
-    cr_assert_not(status.has_euid);
-    const char *too_big = "Uid:\t1\t99999999999\n";
-    probe_parse_status(too_big, strlen(too_big), &status);
-    cr_assert_not(status.has_euid);
+    if (checks & STATUS_SWITCHES) {
+        cr_expect_eq(got.has_switches, expected->has_switches, "%s: has_switches", name);
+        if (expected->has_switches) {
+            cr_expect_eq(got.voluntary_switches, expected->voluntary_switches, "%s: voluntary", name);
+            cr_expect_eq(got.involuntary_switches, expected->involuntary_switches, "%s: involuntary", name);
+        }
+    }
+    if (checks & STATUS_SIGIGN) {
+        cr_expect_eq(got.has_signals_ignored, expected->has_signals_ignored, "%s: has_signals_ignored", name);
+        if (expected->has_signals_ignored)
+            cr_expect_eq(got.signals_ignored, expected->signals_ignored, "%s: signals_ignored %#llx", name,
+                         (unsigned long long)got.signals_ignored);
+    }
+    if (checks & STATUS_EUID) {
+        cr_expect_eq(got.has_euid, expected->has_euid, "%s: has_euid", name);
+        if (expected->has_euid)
+            cr_expect_eq(got.euid, expected->euid, "%s: euid %u", name, (unsigned)got.euid);
+    }
+    if (checks & STATUS_NSPID) {
+        cr_expect_eq(got.nspid_levels, expected->nspid_levels, "%s: nspid_levels %u", name, got.nspid_levels);
+        cr_expect_eq(got.nspid_innermost, expected->nspid_innermost, "%s: nspid_innermost %d", name,
+                     (int)got.nspid_innermost);
+    }
 }
 
 Test(parse_status, own_status_file)
@@ -540,403 +368,243 @@ Test(parse_status, own_status_file)
 
 /* ---- probe_parse_sched --------------------------------------------------------------------------------------- */
 
-static const char sched_text[] = "sleeper (5058, #threads: 1)\n"
-                                 "-------------------------------------------------------------------\n"
-                                 "se.exec_start                                :         75225.050915\n"
-                                 "se.vruntime                                  :           142.697402\n"
-                                 "se.sum_exec_runtime                          :             0.866288\n"
-                                 "se.nr_migrations                             :                    2\n"
-                                 "nr_switches                                  :                   51\n"
-                                 "nr_voluntary_switches                        :                   42\n"
-                                 "nr_involuntary_switches                      :                    9\n"
-                                 "se.load.weight                               :              1048576\n"
-                                 "policy                                       :                    0\n"
-                                 "prio                                         :                  120\n"
-                                 "clock-delta                                  :                   70\n";
+#define SCHED_BEFORE_VALUE                                                                                           \
+    "sleeper (5058, #threads: 1)\n"                                                                                   \
+    "-------------------------------------------------------------------\n"                                           \
+    "se.exec_start                                :         "
+#define SCHED_TEXT                                                                                                   \
+    SCHED_BEFORE_VALUE "75225.050915\n"                                                                               \
+    "se.vruntime                                  :           142.697402\n"                                           \
+    "se.sum_exec_runtime                          :             0.866288\n"                                           \
+    "se.nr_migrations                             :                    2\n"                                           \
+    "nr_switches                                  :                   51\n"                                           \
+    "nr_voluntary_switches                        :                   42\n"                                           \
+    "nr_involuntary_switches                      :                    9\n"                                           \
+    "se.load.weight                               :              1048576\n"                                           \
+    "policy                                       :                    0\n"                                           \
+    "prio                                         :                  120\n"                                           \
+    "clock-delta                                  :                   70\n"
+#define SCHED_VALUE_AT (sizeof SCHED_BEFORE_VALUE - 1)
 
-Test(parse_sched, real_looking_file)
+enum sched_field {
+    SCHED_EXEC_START = 1 << 0, /* has_exec_start, exec_start_ms */
+    SCHED_RUNTIME = 1 << 1,    /* has_runtime, sum_exec_runtime_ms */
+    SCHED_SWITCHES = 1 << 2,   /* has_switches, both counters */
+};
+
+static const struct {
+    const char *name;
+    const char *text;
+    size_t length; /* 0: the whole text */
+    enum outcome outcome;
+    unsigned checks;
+    struct probe_sched expected;
+} sched_cases[] = {
+    { "a real-looking file", SCHED_TEXT, 0, PARSED, SCHED_EXEC_START | SCHED_RUNTIME | SCHED_SWITCHES,
+      { .has_exec_start = true, .exec_start_ms = 75225.050915, .has_runtime = true, .sum_exec_runtime_ms = 0.866288,
+        .has_switches = true, .voluntary_switches = 42, .involuntary_switches = 9 } },
+    { "a fraction with leading zeros, and an integer", "se.exec_start : 12.000001\nse.sum_exec_runtime : 7\n", 0,
+      PARSED, SCHED_EXEC_START | SCHED_RUNTIME,
+      { .has_exec_start = true, .exec_start_ms = 12.000001, .has_runtime = true, .sum_exec_runtime_ms = 7.0 } },
+    { "a negative value", "se.exec_start : -3.500000\n", 0, PARSED, SCHED_EXEC_START,
+      { .has_exec_start = true, .exec_start_ms = -3.5 } },
+    { "missing keys: the switches need both counters",
+      "se.exec_start                                :         75225.050915\n"
+      "nr_voluntary_switches                        :                   42\n",
+      0, PARSED, SCHED_EXEC_START | SCHED_RUNTIME | SCHED_SWITCHES,
+      { .has_exec_start = true, .exec_start_ms = 75225.050915 } },
+    { "no known key", "se.vruntime : 1.0\npolicy : 0\n", 0, REFUSED,
+      SCHED_EXEC_START | SCHED_RUNTIME | SCHED_SWITCHES },
+    { "a key that is a prefix of another does not match",
+      "se.exec_start_time                           :                 1.5\n"
+      "se.sum_exec_runtime_total                    :                 2.5\n"
+      "nr_voluntary_switches_total                  :                   3\n"
+      "nr_involuntary_switches                      :                   4\n",
+      0, REFUSED, SCHED_EXEC_START | SCHED_RUNTIME | SCHED_SWITCHES },
+    { "cut before the value: nothing", SCHED_TEXT, SCHED_VALUE_AT, REFUSED, 0 },
+    { "cut inside the whole part", SCHED_TEXT, SCHED_VALUE_AT + 3, PARSED, SCHED_EXEC_START | SCHED_RUNTIME,
+      { .has_exec_start = true, .exec_start_ms = 752.0 } },
+    { "cut inside the fraction", SCHED_TEXT, SCHED_VALUE_AT + 8, PARSED, SCHED_EXEC_START,
+      { .has_exec_start = true, .exec_start_ms = 75225.05 } },
+    { "a decimal point with no digits after it is no number", SCHED_TEXT, SCHED_VALUE_AT + 6, REFUSED, 0 },
+    { "empty input", "", 0, REFUSED, 0 },
+    { "not numbers", "se.exec_start : abc\nse.sum_exec_runtime : .5\n", 0, REFUSED, 0 },
+};
+
+/* Decimal fractions in binary: equal to 12 significant digits, as exact as the values the kernel prints */
+static bool about(double got, double expected)
 {
-    struct probe_sched sched;
-    cr_assert(probe_parse_sched(sched_text, strlen(sched_text), &sched));
-    cr_assert(sched.has_exec_start);
-    cr_assert_float_eq(sched.exec_start_ms, 75225.050915, 1e-9);
-    cr_assert(sched.has_runtime);
-    cr_assert_float_eq(sched.sum_exec_runtime_ms, 0.866288, 1e-12);
-    cr_assert(sched.has_switches);
-    cr_assert_eq(sched.voluntary_switches, 42);
-    cr_assert_eq(sched.involuntary_switches, 9);
+    double difference = got > expected ? got - expected : expected - got;
+    double scale = expected < -1.0 ? -expected : expected > 1.0 ? expected : 1.0;
+    return difference <= 1e-12 * scale;
 }
 
-Test(parse_sched, fraction_with_leading_zeros_and_integers)
-{
-    const char *text = "se.exec_start : 12.000001\nse.sum_exec_runtime : 7\n";
-    struct probe_sched sched;
-    cr_assert(probe_parse_sched(text, strlen(text), &sched));
-    cr_assert_float_eq(sched.exec_start_ms, 12.000001, 1e-12);
-    cr_assert_float_eq(sched.sum_exec_runtime_ms, 7.0, 1e-12);
-}
+TABLE_OF_CASES(parse_sched, sched_cases)
 
-Test(parse_sched, negative_value)
+ParameterizedTest(size_t *index, parse_sched, cases)
 {
-    const char *text = "se.exec_start : -3.500000\n";
-    struct probe_sched sched;
-    cr_assert(probe_parse_sched(text, strlen(text), &sched));
-    cr_assert_float_eq(sched.exec_start_ms, -3.5, 1e-12);
-}
-
-Test(parse_sched, missing_keys)
-{
-    const char *text = "se.exec_start                                :         75225.050915\n"
-                       "nr_voluntary_switches                        :                   42\n";
-    struct probe_sched sched;
-    cr_assert(probe_parse_sched(text, strlen(text), &sched));
-    cr_assert(sched.has_exec_start);
-    cr_assert_not(sched.has_runtime);
-    cr_assert_not(sched.has_switches); /* needs both counters */
-}
-
-Test(parse_sched, no_known_key)
-{
-    const char *text = "se.vruntime : 1.0\npolicy : 0\n";
-    struct probe_sched sched;
-    cr_assert_not(probe_parse_sched(text, strlen(text), &sched));
-    cr_assert_not(sched.has_exec_start);
-    cr_assert_not(sched.has_runtime);
-    cr_assert_not(sched.has_switches);
-}
-
-Test(parse_sched, key_that_is_a_prefix_of_another_does_not_match)
-{
-    const char *text = "se.exec_start_time                           :                 1.5\n"
-                       "se.sum_exec_runtime_total                    :                 2.5\n"
-                       "nr_voluntary_switches_total                  :                   3\n"
-                       "nr_involuntary_switches                      :                   4\n";
-    struct probe_sched sched;
-    cr_assert_not(probe_parse_sched(text, strlen(text), &sched));
-    cr_assert_not(sched.has_exec_start);
-    cr_assert_not(sched.has_runtime);
-    cr_assert_not(sched.has_switches);
-}
-
-Test(parse_sched, truncated)
-{
-    struct probe_sched sched;
-    const char *key = strstr(sched_text, "se.exec_start");
-    size_t value = (size_t)(strstr(key, "75225") - sched_text);
-    /* cut before the value: nothing */
-    cr_assert_not(probe_parse_sched(sched_text, value, &sched));
-    /* cut inside the whole part, then inside the fraction */
-    cr_assert(probe_parse_sched(sched_text, value + 3, &sched));
-    cr_assert_float_eq(sched.exec_start_ms, 752.0, 1e-12);
-    cr_assert_not(sched.has_runtime);
-    cr_assert(probe_parse_sched(sched_text, value + 8, &sched));
-    cr_assert_float_eq(sched.exec_start_ms, 75225.05, 1e-9);
-    /* a decimal point with no digits after it is not a number */
-    cr_assert_not(probe_parse_sched(sched_text, value + 6, &sched));
-}
-
-Test(parse_sched, empty_input)
-{
-    struct probe_sched sched;
-    cr_assert_not(probe_parse_sched("", 0, &sched));
-}
-
-Test(parse_sched, not_a_number)
-{
-    const char *text = "se.exec_start : abc\nse.sum_exec_runtime : .5\n";
-    struct probe_sched sched;
-    cr_assert_not(probe_parse_sched(text, strlen(text), &sched));
+    const char *name = sched_cases[*index].name;
+    unsigned checks = sched_cases[*index].checks;
+    const struct probe_sched *expected = &sched_cases[*index].expected;
+    struct probe_sched got;
+    bool parsed = probe_parse_sched(sched_cases[*index].text,
+                                    text_length(sched_cases[*index].text, sched_cases[*index].length), &got);
+    expect_outcome(name, parsed, sched_cases[*index].outcome);
+    if (checks & SCHED_EXEC_START) {
+        cr_expect_eq(got.has_exec_start, expected->has_exec_start, "%s: has_exec_start", name);
+        if (expected->has_exec_start)
+            cr_expect(about(got.exec_start_ms, expected->exec_start_ms), "%s: exec_start_ms %.9f", name,
+                      got.exec_start_ms);
+    }
+    if (checks & SCHED_RUNTIME) {
+        cr_expect_eq(got.has_runtime, expected->has_runtime, "%s: has_runtime", name);
+        if (expected->has_runtime)
+            cr_expect(about(got.sum_exec_runtime_ms, expected->sum_exec_runtime_ms), "%s: sum_exec_runtime_ms %.9f",
+                      name, got.sum_exec_runtime_ms);
+    }
+    if (checks & SCHED_SWITCHES) {
+        cr_expect_eq(got.has_switches, expected->has_switches, "%s: has_switches", name);
+        if (expected->has_switches) {
+            cr_expect_eq(got.voluntary_switches, expected->voluntary_switches, "%s: voluntary", name);
+            cr_expect_eq(got.involuntary_switches, expected->involuntary_switches, "%s: involuntary", name);
+        }
+    }
 }
 
 /* ---- probe_parse_syscall ------------------------------------------------------------------------------------- */
 
-Test(parse_syscall, running)
-{
-    struct hd_syscall syscall;
-    cr_assert(probe_parse_syscall("running", 7, &syscall));
-    cr_assert_eq(syscall.state, HD_SYSCALL_RUNNING);
-    cr_assert_null(syscall.name);
-}
+enum syscall_field {
+    SYSCALL_STATE = 1 << 0,
+    SYSCALL_NR = 1 << 1,
+    SYSCALL_ARGS = 1 << 2, /* all six */
+    SYSCALL_SP = 1 << 3,
+    SYSCALL_PC = 1 << 4,
+    SYSCALL_NO_NAME = 1 << 5, /* the parser leaves `name` to the caller: NULL */
+};
 
-Test(parse_syscall, running_with_newline)
-{
-    struct hd_syscall syscall;
-    cr_assert(probe_parse_syscall("running\n", 8, &syscall));
-    cr_assert_eq(syscall.state, HD_SYSCALL_RUNNING);
-}
+static const struct {
+    const char *name;
+    const char *text;
+    size_t length; /* 0: the whole text */
+    enum outcome outcome;
+    unsigned checks;
+    struct hd_syscall expected;
+} syscall_cases[] = {
+    { "running", "running", 0, PARSED, SYSCALL_STATE | SYSCALL_NO_NAME, { .state = HD_SYSCALL_RUNNING } },
+    { "running with a newline", "running\n", 0, PARSED, SYSCALL_STATE, { .state = HD_SYSCALL_RUNNING } },
+    { "running with a suffix is not running", "runningx\n", 0, REFUSED, 0 },
+    { "running and a number is not running", "running 1\n", 0, REFUSED, 0 },
+    { "a prefix of running is not running", "runnin", 0, REFUSED, 0 },
+    { "not in a system call", "-1 0x7ffd 0x7f12\n", 0, PARSED, SYSCALL_STATE | SYSCALL_NR | SYSCALL_SP | SYSCALL_PC,
+      { .state = HD_SYSCALL_NONE, .nr = -1, .stack_pointer = 0x7ffd, .program_counter = 0x7f12 } },
+    { "in a system call", "202 0x55d2a0c4e040 0x80 0x2 0x0 0x0 0x0 0x7ffd1 0x7f2\n", 0, PARSED,
+      SYSCALL_STATE | SYSCALL_NR | SYSCALL_ARGS | SYSCALL_SP | SYSCALL_PC | SYSCALL_NO_NAME,
+      { .state = HD_SYSCALL_IN, .nr = 202, .args = { 0x55d2a0c4e040ULL, 0x80, 0x2, 0, 0, 0 },
+        .stack_pointer = 0x7ffd1, .program_counter = 0x7f2 } },
+    { "full-width values",
+      "0 0xffffffffffffffff 0xABCDEF 0x7fffffffffffffff 0x1 0x2 0x3 0x7ffe6105a6c8 0x7f1e20ddd2ad", 0, PARSED,
+      SYSCALL_STATE | SYSCALL_NR | SYSCALL_ARGS | SYSCALL_SP | SYSCALL_PC,
+      { .state = HD_SYSCALL_IN, .nr = 0, .args = { UINT64_MAX, 0xabcdef, 0x7fffffffffffffffULL, 1, 2, 3 },
+        .stack_pointer = 0x7ffe6105a6c8ULL, .program_counter = 0x7f1e20ddd2adULL } },
+    { "a call without its pc", "202 0x55d2a0c4e040 0x80 0x2 0x0 0x0 0x0 0x7ffd1\n", 0, REFUSED, SYSCALL_STATE,
+      { .state = HD_SYSCALL_UNREAD } },
+    { "no call, without its pc", "-1 0x7ffd\n", 0, REFUSED, 0 },
+    { "a number alone", "202", 0, REFUSED, 0 },
+    { "-1 alone", "-1", 0, REFUSED, 0 },
+    { "one field too many", "202 0x55d2a0c4e040 0x80 0x2 0x0 0x0 0x0 0x7ffd1 0x7f2 0x9\n", 0, REFUSED, SYSCALL_STATE,
+      { .state = HD_SYSCALL_UNREAD } },
+    { "junk after the pc", "202 0x55d2a0c4e040 0x80 0x2 0x0 0x0 0x0 0x7ffd1 0x7f2zz\n", 0, REFUSED, 0 },
+    { "no call, one field too many", "-1 0x7ffd 0x7f12 0x1\n", 0, REFUSED, 0 },
+    { "not hex", "202 0xg 0x80 0x2 0x0 0x0 0x0 0x7ffd1 0x7f2\n", 0, REFUSED, 0 },
+    { "an argument past 64 bits", "202 0x1ffffffffffffffff 0x80 0x2 0x0 0x0 0x0 0x7ffd1 0x7f2\n", 0, REFUSED,
+      SYSCALL_STATE, { .state = HD_SYSCALL_UNREAD } },
+    { "a pc past 64 bits", "-1 0x7ffd 0x1ffffffffffffffff\n", 0, REFUSED, 0 },
+    { "a number past 64 bits", "99999999999999999999 0x1 0x80 0x2 0x0 0x0 0x0 0x7ffd1 0x7f2\n", 0, REFUSED, 0 },
+    { "only \"-1 0x7ffd\" lies within length", "-1 0x7ffd 0x7f12\n", 9, REFUSED, 0 },
+    { "\"runn\" is not running, however the buffer goes on", "running", 4, REFUSED, 0 },
+    { "empty", "", 0, REFUSED, SYSCALL_STATE | SYSCALL_NR, { .state = HD_SYSCALL_UNREAD, .nr = -1 } },
+    { "a newline alone", "\n", 0, REFUSED, 0 },
+    { "spaces", "   \n", 0, REFUSED, 0 },
+};
 
-Test(parse_syscall, running_with_suffix_is_not_running)
-{
-    struct hd_syscall syscall;
-    cr_assert_not(probe_parse_syscall("runningx\n", 9, &syscall));
-    cr_assert_not(probe_parse_syscall("running 1\n", 10, &syscall));
-    cr_assert_not(probe_parse_syscall("runnin", 6, &syscall));
-}
+TABLE_OF_CASES(parse_syscall, syscall_cases)
 
-Test(parse_syscall, not_in_a_syscall)
+ParameterizedTest(size_t *index, parse_syscall, cases)
 {
-    const char *text = "-1 0x7ffd 0x7f12\n";
-    struct hd_syscall syscall;
-    cr_assert(probe_parse_syscall(text, strlen(text), &syscall));
-    cr_assert_eq(syscall.state, HD_SYSCALL_NONE);
-    cr_assert_eq(syscall.nr, -1);
-    cr_assert_eq(syscall.stack_pointer, 0x7ffd);
-    cr_assert_eq(syscall.program_counter, 0x7f12);
-}
-
-Test(parse_syscall, full_line)
-{
-    const char *text = "202 0x55d2a0c4e040 0x80 0x2 0x0 0x0 0x0 0x7ffd1 0x7f2\n";
-    struct hd_syscall syscall;
-    cr_assert(probe_parse_syscall(text, strlen(text), &syscall));
-    cr_assert_eq(syscall.state, HD_SYSCALL_IN);
-    cr_assert_eq(syscall.nr, 202);
-    cr_assert_null(syscall.name);
-    cr_assert_eq(syscall.args[0], 0x55d2a0c4e040ULL);
-    cr_assert_eq(syscall.args[1], 0x80);
-    cr_assert_eq(syscall.args[2], 0x2);
-    cr_assert_eq(syscall.args[3], 0);
-    cr_assert_eq(syscall.args[4], 0);
-    cr_assert_eq(syscall.args[5], 0);
-    cr_assert_eq(syscall.stack_pointer, 0x7ffd1);
-    cr_assert_eq(syscall.program_counter, 0x7f2);
-}
-
-Test(parse_syscall, full_width_values)
-{
-    const char *text = "0 0xffffffffffffffff 0xABCDEF 0x7fffffffffffffff 0x1 0x2 0x3 0x7ffe6105a6c8 0x7f1e20ddd2ad";
-    struct hd_syscall syscall;
-    cr_assert(probe_parse_syscall(text, strlen(text), &syscall));
-    cr_assert_eq(syscall.state, HD_SYSCALL_IN);
-    cr_assert_eq(syscall.nr, 0);
-    cr_assert_eq(syscall.args[0], UINT64_MAX);
-    cr_assert_eq(syscall.args[1], 0xabcdef);
-    cr_assert_eq(syscall.args[2], 0x7fffffffffffffffULL);
-    cr_assert_eq(syscall.args[5], 3);
-    cr_assert_eq(syscall.stack_pointer, 0x7ffe6105a6c8ULL);
-    cr_assert_eq(syscall.program_counter, 0x7f1e20ddd2adULL);
-}
-
-Test(parse_syscall, too_few_fields)
-{
-    struct hd_syscall syscall;
-    const char *in_call = "202 0x55d2a0c4e040 0x80 0x2 0x0 0x0 0x0 0x7ffd1\n";
-    cr_assert_not(probe_parse_syscall(in_call, strlen(in_call), &syscall));
-    cr_assert_eq(syscall.state, HD_SYSCALL_UNREAD);
-    const char *not_in_call = "-1 0x7ffd\n";
-    cr_assert_not(probe_parse_syscall(not_in_call, strlen(not_in_call), &syscall));
-    cr_assert_not(probe_parse_syscall("202", 3, &syscall));
-    cr_assert_not(probe_parse_syscall("-1", 2, &syscall));
-}
-
-Test(parse_syscall, trailing_garbage)
-{
-    struct hd_syscall syscall;
-    const char *extra_field = "202 0x55d2a0c4e040 0x80 0x2 0x0 0x0 0x0 0x7ffd1 0x7f2 0x9\n";
-    cr_assert_not(probe_parse_syscall(extra_field, strlen(extra_field), &syscall));
-    cr_assert_eq(syscall.state, HD_SYSCALL_UNREAD);
-    const char *junk = "202 0x55d2a0c4e040 0x80 0x2 0x0 0x0 0x0 0x7ffd1 0x7f2zz\n";
-    cr_assert_not(probe_parse_syscall(junk, strlen(junk), &syscall));
-    const char *none_extra = "-1 0x7ffd 0x7f12 0x1\n";
-    cr_assert_not(probe_parse_syscall(none_extra, strlen(none_extra), &syscall));
-    const char *not_hex = "202 0xg 0x80 0x2 0x0 0x0 0x0 0x7ffd1 0x7f2\n";
-    cr_assert_not(probe_parse_syscall(not_hex, strlen(not_hex), &syscall));
-}
-
-Test(parse_syscall, overflowing_hex)
-{
-    struct hd_syscall syscall;
-    const char *text = "202 0x1ffffffffffffffff 0x80 0x2 0x0 0x0 0x0 0x7ffd1 0x7f2\n";
-    cr_assert_not(probe_parse_syscall(text, strlen(text), &syscall));
-    cr_assert_eq(syscall.state, HD_SYSCALL_UNREAD);
-    const char *pc = "-1 0x7ffd 0x1ffffffffffffffff\n";
-    cr_assert_not(probe_parse_syscall(pc, strlen(pc), &syscall));
-}
-
-Test(parse_syscall, overflowing_number)
-{
-    struct hd_syscall syscall;
-    const char *text = "99999999999999999999 0x1 0x80 0x2 0x0 0x0 0x0 0x7ffd1 0x7f2\n";
-    cr_assert_not(probe_parse_syscall(text, strlen(text), &syscall));
-}
-
-Test(parse_syscall, length_bounds_the_parse)
-{
-    /* only "-1 0x7ffd" lies within length */
-    const char *text = "-1 0x7ffd 0x7f12\n";
-    struct hd_syscall syscall;
-    cr_assert_not(probe_parse_syscall(text, 9, &syscall));
-    /* "runn" is not "running" even if the buffer goes on */
-    cr_assert_not(probe_parse_syscall("running", 4, &syscall));
-}
-
-Test(parse_syscall, empty)
-{
-    struct hd_syscall syscall;
-    cr_assert_not(probe_parse_syscall("", 0, &syscall));
-    cr_assert_eq(syscall.state, HD_SYSCALL_UNREAD);
-    cr_assert_eq(syscall.nr, -1);
-    cr_assert_not(probe_parse_syscall("\n", 1, &syscall));
-    cr_assert_not(probe_parse_syscall("   \n", 4, &syscall));
+    const char *name = syscall_cases[*index].name;
+    unsigned checks = syscall_cases[*index].checks;
+    const struct hd_syscall *expected = &syscall_cases[*index].expected;
+    struct hd_syscall got;
+    bool parsed = probe_parse_syscall(syscall_cases[*index].text,
+                                      text_length(syscall_cases[*index].text, syscall_cases[*index].length), &got);
+    expect_outcome(name, parsed, syscall_cases[*index].outcome);
+    if (checks & SYSCALL_STATE)
+        cr_expect_eq(got.state, expected->state, "%s: state %d", name, (int)got.state);
+    if (checks & SYSCALL_NR)
+        cr_expect_eq(got.nr, expected->nr, "%s: nr %ld", name, (long)got.nr);
+    for (size_t a = 0; (checks & SYSCALL_ARGS) && a < 6; a++)
+        cr_expect_eq(got.args[a], expected->args[a], "%s: args[%zu] %#llx", name, a, (unsigned long long)got.args[a]);
+    if (checks & SYSCALL_SP)
+        cr_expect_eq(got.stack_pointer, expected->stack_pointer, "%s: sp %#llx", name,
+                     (unsigned long long)got.stack_pointer);
+    if (checks & SYSCALL_PC)
+        cr_expect_eq(got.program_counter, expected->program_counter, "%s: pc %#llx", name,
+                     (unsigned long long)got.program_counter);
+    if (checks & SYSCALL_NO_NAME)
+        cr_expect_null(got.name, "%s: name", name);
 }
 
 /* ---- probe_parse_cmdline ------------------------------------------------------------------------------------- */
 
-static void free_args(char **argv, size_t argc)
+/* Bytes with NULs in them, and their length */
+#define BYTES(literal) .bytes = literal, .length = sizeof literal - 1
+
+static const struct {
+    const char *name;
+    const char *bytes;
+    size_t length;
+    size_t max_args;
+    size_t argc;
+    const char *argv[4];
+    bool truncated;
+} cmdline_cases[] = {
+    { "two arguments", BYTES("a\0b\0"), 64, 2, { "a", "b" }, false },
+    { "realistic", BYTES("/usr/bin/python3\0-m\0http.server\0" "8000\0"), 64, 4,
+      { "/usr/bin/python3", "-m", "http.server", "8000" }, false },
+    { "empty: a kernel thread's", BYTES(""), 64, 0, { NULL }, false },
+    { "the last argument without its NUL", BYTES("a\0bc"), 64, 2, { "a", "bc" }, false },
+    { "a title rewritten setproctitle() style, no NUL at all", BYTES("nginx: worker process"), 64, 1,
+      { "nginx: worker process" }, false },
+    { "consecutive NULs give empty arguments", BYTES("a\0\0b\0\0"), 64, 4, { "a", "", "b", "" }, false },
+    { "a single NUL", BYTES("\0"), 64, 1, { "" }, false },
+    { "max_args cuts it short", BYTES("a\0b\0c\0d\0"), 2, 2, { "a", "b" }, true },
+    { "exactly max_args is not cut", BYTES("a\0b\0c"), 3, 3, { "a", "b", "c" }, false },
+    { "max_args 0", BYTES("a\0"), 0, 0, { NULL }, true },
+    { "hostile bytes are kept raw", BYTES("\x1b[31m\0\n\xff\0"), 64, 2, { "\x1b[31m", "\n\xff" }, false },
+};
+
+TABLE_OF_CASES(parse_cmdline, cmdline_cases)
+
+ParameterizedTest(size_t *index, parse_cmdline, cases)
 {
+    const char *name = cmdline_cases[*index].name;
+    size_t expected_argc = cmdline_cases[*index].argc;
+    bool expected_truncated = cmdline_cases[*index].truncated;
+    char **argv = NULL;
+    size_t argc = 99;
+    bool truncated = !expected_truncated; /* the parser must set it either way */
+    cr_assert(probe_parse_cmdline(cmdline_cases[*index].bytes, cmdline_cases[*index].length,
+                                  cmdline_cases[*index].max_args, &argv, &argc, &truncated),
+              "%s", name);
+    cr_assert_not_null(argv, "%s: argv", name);
+    cr_expect_eq(truncated, expected_truncated, "%s: truncated", name);
+    cr_assert_eq(argc, expected_argc, "%s: argc %zu", name, argc);
+    for (size_t i = 0; i < argc; i++)
+        cr_expect_str_eq(argv[i], cmdline_cases[*index].argv[i], "%s: argv[%zu]", name, i);
+    cr_expect_null(argv[argc], "%s: argv[argc] ends the array", name);
     for (size_t i = 0; i < argc; i++)
         free(argv[i]);
     free(argv);
-}
-
-Test(parse_cmdline, normal)
-{
-    char **argv;
-    size_t argc;
-    bool truncated = true;
-    cr_assert(probe_parse_cmdline("a\0b\0", 4, 64, &argv, &argc, &truncated));
-    cr_assert_eq(argc, 2);
-    cr_assert_str_eq(argv[0], "a");
-    cr_assert_str_eq(argv[1], "b");
-    cr_assert_null(argv[2]);
-    cr_assert_not(truncated);
-    free_args(argv, argc);
-}
-
-Test(parse_cmdline, realistic)
-{
-    static const char bytes[] = "/usr/bin/python3\0-m\0http.server\0" "8000\0";
-    char **argv;
-    size_t argc;
-    bool truncated;
-    cr_assert(probe_parse_cmdline(bytes, sizeof bytes - 1, 64, &argv, &argc, &truncated));
-    cr_assert_eq(argc, 4);
-    cr_assert_str_eq(argv[0], "/usr/bin/python3");
-    cr_assert_str_eq(argv[1], "-m");
-    cr_assert_str_eq(argv[2], "http.server");
-    cr_assert_str_eq(argv[3], "8000");
-    cr_assert_null(argv[4]);
-    cr_assert_not(truncated);
-    free_args(argv, argc);
-}
-
-Test(parse_cmdline, empty)
-{
-    char **argv;
-    size_t argc = 99;
-    bool truncated = true;
-    cr_assert(probe_parse_cmdline("", 0, 64, &argv, &argc, &truncated));
-    cr_assert_eq(argc, 0);
-    cr_assert_not_null(argv);
-    cr_assert_null(argv[0]);
-    cr_assert_not(truncated);
-    free_args(argv, argc);
-}
-
-Test(parse_cmdline, last_argument_without_nul)
-{
-    char **argv;
-    size_t argc;
-    bool truncated;
-    cr_assert(probe_parse_cmdline("a\0bc", 4, 64, &argv, &argc, &truncated));
-    cr_assert_eq(argc, 2);
-    cr_assert_str_eq(argv[0], "a");
-    cr_assert_str_eq(argv[1], "bc");
-    cr_assert_null(argv[2]);
-    free_args(argv, argc);
-}
-
-Test(parse_cmdline, rewritten_title_without_any_nul)
-{
-    /* setproctitle() style: one string, no NUL at all */
-    const char *title = "nginx: worker process";
-    char **argv;
-    size_t argc;
-    bool truncated;
-    cr_assert(probe_parse_cmdline(title, strlen(title), 64, &argv, &argc, &truncated));
-    cr_assert_eq(argc, 1);
-    cr_assert_str_eq(argv[0], title);
-    cr_assert_null(argv[1]);
-    free_args(argv, argc);
-}
-
-Test(parse_cmdline, consecutive_nuls_give_empty_arguments)
-{
-    char **argv;
-    size_t argc;
-    bool truncated;
-    cr_assert(probe_parse_cmdline("a\0\0b\0\0", 6, 64, &argv, &argc, &truncated));
-    cr_assert_eq(argc, 4);
-    cr_assert_str_eq(argv[0], "a");
-    cr_assert_str_eq(argv[1], "");
-    cr_assert_str_eq(argv[2], "b");
-    cr_assert_str_eq(argv[3], "");
-    cr_assert_null(argv[4]);
-    free_args(argv, argc);
-}
-
-Test(parse_cmdline, single_nul)
-{
-    char **argv;
-    size_t argc;
-    bool truncated;
-    cr_assert(probe_parse_cmdline("\0", 1, 64, &argv, &argc, &truncated));
-    cr_assert_eq(argc, 1);
-    cr_assert_str_eq(argv[0], "");
-    cr_assert_null(argv[1]);
-    free_args(argv, argc);
-}
-
-Test(parse_cmdline, max_args_truncates)
-{
-    char **argv;
-    size_t argc;
-    bool truncated = false;
-    cr_assert(probe_parse_cmdline("a\0b\0c\0d\0", 8, 2, &argv, &argc, &truncated));
-    cr_assert(truncated);
-    cr_assert_eq(argc, 2);
-    cr_assert_str_eq(argv[0], "a");
-    cr_assert_str_eq(argv[1], "b");
-    cr_assert_null(argv[2]);
-    free_args(argv, argc);
-}
-
-Test(parse_cmdline, exactly_max_args_is_not_truncated)
-{
-    char **argv;
-    size_t argc;
-    bool truncated = true;
-    cr_assert(probe_parse_cmdline("a\0b\0c", 5, 3, &argv, &argc, &truncated));
-    cr_assert_not(truncated);
-    cr_assert_eq(argc, 3);
-    cr_assert_str_eq(argv[2], "c");
-    cr_assert_null(argv[3]);
-    free_args(argv, argc);
-}
-
-Test(parse_cmdline, max_args_zero)
-{
-    char **argv;
-    size_t argc;
-    bool truncated = false;
-    cr_assert(probe_parse_cmdline("a\0", 2, 0, &argv, &argc, &truncated));
-    cr_assert(truncated);
-    cr_assert_eq(argc, 0);
-    cr_assert_null(argv[0]);
-    free_args(argv, argc);
-}
-
-Test(parse_cmdline, hostile_bytes_kept_raw)
-{
-    static const char bytes[] = "\x1b[31m\0\n\xff\0";
-    char **argv;
-    size_t argc;
-    bool truncated;
-    cr_assert(probe_parse_cmdline(bytes, sizeof bytes - 1, 64, &argv, &argc, &truncated));
-    cr_assert_eq(argc, 2);
-    cr_assert_str_eq(argv[0], "\x1b[31m");
-    cr_assert_str_eq(argv[1], "\n\xff");
-    free_args(argv, argc);
 }
 
 /* ---- probe_read_file ----------------------------------------------------------------------------------------- */

@@ -1,5 +1,6 @@
-/* The text and JSON renderers over a hand-built snapshot (report/report.h). */
+/* The text and JSON renderers over a hand-built snapshot (report/report.h, snapshot_builder.h). */
 #include "../../report/report.h"
+#include "snapshot_builder.h"
 
 #include <criterion/criterion.h>
 #include <json-c/json.h>
@@ -7,62 +8,58 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Parent 4000 'trainer' (python3 with an escape in its argv) in wait4 for its child 4012, whose comm and thread
+ * name hold a newline and a parenthesis, asleep on a futex; the host name holds an escape. */
 static struct hd_snapshot *two_process_snapshot(void)
 {
-    struct hd_snapshot *snapshot = calloc(1, sizeof *snapshot);
-    snapshot->arch = HD_ARCH_X86_64;
+    struct hd_snapshot *snapshot = new_snapshot(4000);
     snapshot->samples = 3;
     snapshot->interval_ms = 100;
     snapshot->sampling_s = 0.2;
     strcpy(snapshot->host, "host\x1b[1m");
     strcpy(snapshot->kernel, "6.1.0");
-    snapshot->roots = calloc(1, sizeof *snapshot->roots);
-    snapshot->roots[0] = 4000;
-    snapshot->nroots = 1;
-    snapshot->nprocesses = 2;
-    snapshot->processes = calloc(2, sizeof *snapshot->processes);
 
-    struct hd_process *parent = &snapshot->processes[0];
-    *parent = (struct hd_process){ .pid = 4000, .ppid = 1, .state = 'S', .thread_count = 1, .comm = "trainer" };
+    struct hd_process *parent = add_process(snapshot, 4000, 1, HD_ORIGIN_UNKNOWN, 1);
+    strcpy(parent->comm, "trainer");
     parent->argv = calloc(3, sizeof *parent->argv);
     parent->argv[0] = strdup("python3");
     parent->argv[1] = strdup("train\x1b[31m.py");
     parent->argc = 2;
     parent->exe = strdup("/usr/bin/python3.11");
-    parent->nthreads = 1;
-    parent->threads = calloc(1, sizeof *parent->threads);
-    parent->threads[0] = (struct hd_thread){
-        .tid = 4000, .name = "trainer", .state = 'S', .samples_seen = 3, .blocked_for_known = true,
-        .blocked_for_s = 41,
-        .syscall = { .state = HD_SYSCALL_IN, .nr = 61, .name = "wait4", .args = { 4012 } },
-        .wait = { .kind = HD_WAIT_CHILD, .child_selector = HD_CHILD_PID, .child = 4012, .fd = -1,
-                  .timeout = { .kind = HD_TIMEOUT_NONE } },
-    };
+    struct hd_thread *trainer = thread_of(snapshot, 4000);
+    strcpy(trainer->name, "trainer");
+    in_wait4(trainer, 4012);
+    trainer->syscall.nr = 61;
+    trainer->syscall.args[0] = 4012;
+    trainer->blocked_for_known = true;
+    trainer->blocked_for_s = 41;
 
-    struct hd_process *child = &snapshot->processes[1];
-    *child = (struct hd_process){ .pid = 4012, .ppid = 4000, .state = 'S', .thread_count = 1 };
+    struct hd_process *child = add_process(snapshot, 4012, 4000, HD_ORIGIN_UNKNOWN, 1);
     strcpy(child->comm, "w\nrk)er");
-    child->nthreads = 1;
-    child->threads = calloc(1, sizeof *child->threads);
-    child->threads[0] = (struct hd_thread){
-        .tid = 4012, .state = 'S', .samples_seen = 3, .blocked_for_known = true, .blocked_for_s = 41,
-        .syscall = { .state = HD_SYSCALL_IN, .nr = 202, .name = "futex", .args = { 0x55d2a0c4e040, 128, 2 } },
-        .wait = { .kind = HD_WAIT_FUTEX, .operation = "FUTEX_WAIT", .address = 0x55d2a0c4e040,
-                  .futex_private = true, .expected = 2, .fd = -1, .timeout = { .kind = HD_TIMEOUT_NONE } },
-    };
-    strcpy(child->threads[0].name, "w\nrk)er");
+    struct hd_thread *worker = thread_of(snapshot, 4012);
+    strcpy(worker->name, "w\nrk)er");
+    /* a bare futex wait: no mapping or lock read, so that the line shows the wait alone */
+    struct hd_wait *wait = asleep_in(worker, "futex", HD_WAIT_FUTEX, "FUTEX_WAIT");
+    wait->address = 0x55d2a0c4e040;
+    wait->futex_private = true;
+    wait->expected = 2;
+    worker->syscall.nr = 202;
+    worker->syscall.args[0] = 0x55d2a0c4e040;
+    worker->syscall.args[1] = 128; /* FUTEX_WAIT | FUTEX_PRIVATE_FLAG */
+    worker->syscall.args[2] = 2;
+    worker->blocked_for_known = true;
+    worker->blocked_for_s = 41;
     hd_snapshot_note(snapshot, HD_NOTE_PROCFS, 4012, 0, "exe: permission denied");
     return snapshot;
 }
 
-static char *render(const struct hd_snapshot *snapshot, bool json)
+static char *render(struct hd_snapshot *snapshot, bool json)
 {
     char *text = NULL;
     size_t length = 0;
     FILE *out = open_memstream(&text, &length);
     cr_assert_not_null(out);
-    struct report_analysis *analysis = report_analyze(snapshot);
-    cr_assert_not_null(analysis);
+    struct report_analysis *analysis = analyze(snapshot);
     cr_assert(json ? report_render_json(snapshot, analysis, out) : report_render_text(snapshot, analysis, NULL, out));
     fclose(out);
     report_analysis_free(analysis);
@@ -191,14 +188,13 @@ Test(wrap, colours_take_no_columns_and_long_words_stay_whole)
     free(text);
 }
 
-static char *render_with(const struct hd_snapshot *snapshot, const struct report_text_options *options)
+static char *render_with(struct hd_snapshot *snapshot, const struct report_text_options *options)
 {
     char *text = NULL;
     size_t length = 0;
     FILE *out = open_memstream(&text, &length);
     cr_assert_not_null(out);
-    struct report_analysis *analysis = report_analyze(snapshot);
-    cr_assert_not_null(analysis);
+    struct report_analysis *analysis = analyze(snapshot);
     cr_assert(report_render_text(snapshot, analysis, options, out));
     fclose(out);
     report_analysis_free(analysis);
@@ -223,13 +219,8 @@ Test(render, colour_only_when_asked_and_target_escapes_stay_escaped)
 Test(render, healthy_threads_are_summarised_unless_verbose)
 {
     struct hd_snapshot *snapshot = two_process_snapshot();
-    struct hd_process *parent = &snapshot->processes[0];
-    parent->threads = realloc(parent->threads, 5 * sizeof *parent->threads);
-    for (int t = 1; t < 5; t++)
-        parent->threads[t] = (struct hd_thread){ .tid = 4000 + t, .name = "pool", .state = 'R', .samples_seen = 3,
-                                                 .syscall = { .state = HD_SYSCALL_RUNNING }, .wait.fd = -1 };
-    parent->nthreads = 5;
-    parent->thread_count = 5;
+    for (pid_t tid = 4001; tid < 4005; tid++)
+        strcpy(add_thread(snapshot, 4000, tid)->name, "pool");
     char *text = render_with(snapshot, &(struct report_text_options){ 0 });
     cr_assert(strstr(text, "    thread 4000 'trainer' S [wait4, 41 s]"), "the relevant thread is listed: %s", text);
     cr_assert_null(strstr(text, "thread 4001 "), "%s", text);

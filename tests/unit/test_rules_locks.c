@@ -1,0 +1,236 @@
+/* The lock family of rules (report/rules/locks.c): inherited-lock, abandoned-lock and lock-cycle, over waits on
+ * locks with an owner. Each test builds the snapshot hangdoc would have read (snapshot_builder.h) and checks the
+ * exact findings, their subjects and members, the graph's edges and the verdict. */
+#include "analysis_checks.h"
+#include "snapshot_builder.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+/* ---- inherited and abandoned locks ------------------------------------------------------------------------------- */
+
+Test(inherited_lock, mutex_held_at_fork_by_a_parent_thread)
+{
+    struct hd_snapshot *snapshot = fork_with_held_lock(HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+
+    cr_assert_eq(analysis->graph.nnodes, 3u);
+    cr_assert_eq(wake_of(analysis, 100), REPORT_WAKE_NEVER);
+    cr_assert_eq(wake_of(analysis, 101), REPORT_WAKE_NEVER);
+    cr_assert_eq(wake_of(analysis, 200), REPORT_WAKE_NEVER);
+    cr_assert(has_edge(analysis, 100, 200, REPORT_EDGE_CHILD));
+    cr_assert_not(has_edge(analysis, 200, 101, REPORT_EDGE_LOCK_OWNER), "the parent's thread cannot unlock the copy");
+
+    EXPECT_IDS(analysis, "inherited-lock,waiting-on-workers");
+    const struct report_finding *inherited = the_finding(analysis, "inherited-lock");
+    cr_assert_eq(inherited->pid, 200);
+    cr_assert_eq(inherited->tid, 200);
+    cr_assert_eq(inherited->confidence, REPORT_CERTAIN);
+    cr_assert(inherited->hang);
+    cr_assert_not_null(inherited->summary);
+    cr_assert(strstr(inherited->summary, "parent 100"), "%s", inherited->summary);
+    cr_assert_str_eq(evidence_of(inherited, "owner_tid"), "101");
+    cr_assert_str_eq(evidence_of(inherited, "owner_pid"), "100");
+    cr_assert_str_eq(evidence_of(inherited, "owner_whereabouts"), "other-process");
+    cr_assert_str_eq(evidence_of(inherited, "address"), "0x55d2a0c4e040");
+    cr_assert(inherited->nremedies >= 1);
+
+    const struct report_finding *workers = the_finding(analysis, "waiting-on-workers");
+    cr_assert_eq(workers->pid, 100);
+    cr_assert_eq(workers->tid, 100);
+    cr_assert_eq(workers->nmembers, 1u);
+    cr_assert_eq(member_tid(analysis, workers, 0), 200);
+    cr_assert_str_eq(evidence_of(workers, "workers"), "200");
+
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "fork-inheritance");
+    cr_assert_str_eq(root_cause_id(analysis), "inherited-lock");
+    cr_assert_eq(analysis->verdict.pid, 200);
+    cr_assert_eq(analysis->verdict.tid, 200);
+    assert_chain(analysis, (const pid_t[]){ 100, 200 }, 2);
+    cr_assert(analysis->asleep_forever_exists);
+    assert_owner_edges_point_to_owners(analysis);
+
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(inherited_lock, owner_outside_the_snapshot_is_still_the_parent)
+{
+    /* only the child is probed: its parent 100 lies outside the snapshot */
+    struct hd_snapshot *snapshot = new_snapshot(200);
+    add_process(snapshot, 200, 100, HD_ORIGIN_FORKED, 1);
+    waiting_on_mutex(thread_of(snapshot, 200), LOCK_ADDRESS, 101, 100, HD_OWNER_OUTSIDE, HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "inherited-lock");
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "fork-inheritance");
+    assert_chain(analysis, (const pid_t[]){ 200 }, 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(inherited_lock, not_for_a_shared_lock_the_owner_can_reach)
+{
+    struct hd_snapshot *snapshot = fork_with_held_lock(HD_MAPPING_SHARED);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert(has_edge(analysis, 200, 101, REPORT_EDGE_LOCK_OWNER), "the owner maps the same memory");
+    cr_assert_eq(count_findings(analysis, "inherited-lock"), 0);
+    cr_assert_eq(count_findings(analysis, "abandoned-lock"), 0);
+    assert_owner_edges_point_to_owners(analysis);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(inherited_lock, shared_lock_with_a_running_owner_is_no_hang)
+{
+    struct hd_snapshot *snapshot = fork_with_held_lock(HD_MAPPING_SHARED);
+    struct hd_thread *owner = thread_of(snapshot, 101);
+    owner->state = 'R';
+    owner->syscall = (struct hd_syscall){ .state = HD_SYSCALL_RUNNING };
+    owner->wait = (struct hd_wait){ .kind = HD_WAIT_NONE, .fd = -1 };
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 101), REPORT_WAKE_RUNNING);
+    cr_assert_eq(wake_of(analysis, 200), REPORT_WAKE_WAKER);
+    cr_assert_eq(wake_of(analysis, 100), REPORT_WAKE_WAKER);
+    cr_assert_eq(count_findings(analysis, "inherited-lock"), 0);
+    cr_assert_eq(count_findings(analysis, "waiting-on-workers"), 0);
+    for (size_t f = 0; f < analysis->nfindings; f++)
+        cr_assert_str_eq(analysis->findings[f].id, "idle");
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "none");
+    cr_assert_eq(analysis->verdict.root_cause, -1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(abandoned_lock, owner_gone)
+{
+    struct hd_snapshot *snapshot = new_snapshot(300);
+    add_process(snapshot, 300, 1, HD_ORIGIN_EXEC, 1);
+    waiting_on_mutex(thread_of(snapshot, 300), LOCK_ADDRESS, 399, 0, HD_OWNER_GONE, HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "abandoned-lock");
+    const struct report_finding *finding = the_finding(analysis, "abandoned-lock");
+    cr_assert_eq(finding->confidence, REPORT_CERTAIN);
+    cr_assert_eq(finding->pid, 300);
+    cr_assert_eq(finding->tid, 300);
+    cr_assert_str_eq(evidence_of(finding, "owner_tid"), "399");
+    cr_assert_str_eq(evidence_of(finding, "owner_whereabouts"), "gone");
+    cr_assert_null(evidence_of(finding, "owner_pid"), "no owner process to name");
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "deadlock");
+    cr_assert_str_eq(root_cause_id(analysis), "abandoned-lock");
+    assert_chain(analysis, (const pid_t[]){ 300 }, 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(abandoned_lock, owner_tid_reused_by_an_unrelated_process)
+{
+    struct hd_snapshot *snapshot = new_snapshot(300);
+    add_process(snapshot, 300, 1, HD_ORIGIN_EXEC, 1);
+    add_process(snapshot, 310, 300, HD_ORIGIN_EXEC, 1);
+    add_process(snapshot, 320, 300, HD_ORIGIN_EXEC, 1);
+    /* 310's lock names thread 320 of its sibling: not an ancestor, so not inherited */
+    waiting_on_mutex(thread_of(snapshot, 310), LOCK_ADDRESS, 320, 320, HD_OWNER_OTHER_PROCESS,
+                     HD_MAPPING_ANONYMOUS_PRIVATE);
+    in_nanosleep(thread_of(snapshot, 300));
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "inherited-lock"), 0);
+    const struct report_finding *finding = the_finding(analysis, "abandoned-lock");
+    cr_assert_eq(finding->confidence, REPORT_LIKELY);
+    cr_assert_eq(finding->tid, 310);
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "deadlock");
+    assert_chain(analysis, (const pid_t[]){ 300, 310 }, 2);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* ---- lock cycles ------------------------------------------------------------------------------------------------- */
+
+Test(lock_cycle, two_threads_own_what_the_other_waits_for)
+{
+    struct hd_snapshot *snapshot = new_snapshot(301);
+    add_process(snapshot, 301, 1, HD_ORIGIN_EXEC, 3);
+    waiting_on_mutex(thread_of(snapshot, 301), 0x1000, 302, 301, HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+    waiting_on_mutex(thread_of(snapshot, 302), 0x2000, 301, 301, HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+    waiting_on_mutex(thread_of(snapshot, 303), 0x2000, 301, 301, HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+
+    cr_assert_eq(analysis->graph.nedges, 3u);
+    cr_assert(has_edge(analysis, 301, 302, REPORT_EDGE_LOCK_OWNER));
+    cr_assert(has_edge(analysis, 302, 301, REPORT_EDGE_LOCK_OWNER));
+    cr_assert(has_edge(analysis, 303, 301, REPORT_EDGE_LOCK_OWNER));
+    assert_owner_edges_point_to_owners(analysis);
+    for (pid_t tid = 301; tid <= 303; tid++)
+        cr_assert_eq(wake_of(analysis, tid), REPORT_WAKE_NEVER, "thread %d", (int)tid);
+
+    EXPECT_IDS(analysis, "lock-cycle");
+    const struct report_finding *cycle = the_finding(analysis, "lock-cycle");
+    cr_assert_eq(cycle->pid, 301);
+    cr_assert_eq(cycle->tid, 301);
+    cr_assert_eq(cycle->confidence, REPORT_CERTAIN);
+    cr_assert_eq(cycle->nmembers, 2u);
+    cr_assert(has_member(analysis, cycle, 301));
+    cr_assert(has_member(analysis, cycle, 302));
+    cr_assert_not(has_member(analysis, cycle, 303), "303 waits on the cycle but is not in it");
+    cr_assert(strstr(cycle->summary, "2 threads"), "%s", cycle->summary);
+
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "deadlock");
+    cr_assert_str_eq(root_cause_id(analysis), "lock-cycle");
+    cr_assert_eq(analysis->verdict.tid, 301);
+    assert_chain(analysis, (const pid_t[]){ 301 }, 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(lock_cycle, three_threads_listed_once_whichever_comes_first)
+{
+    struct hd_snapshot *snapshot = new_snapshot(400);
+    add_process(snapshot, 400, 1, HD_ORIGIN_EXEC, 4);
+    /* 400 runs; 401 -> 403 -> 402 -> 401 */
+    waiting_on_mutex(thread_of(snapshot, 401), 0x1000, 403, 400, HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+    waiting_on_mutex(thread_of(snapshot, 403), 0x3000, 402, 400, HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+    waiting_on_mutex(thread_of(snapshot, 402), 0x2000, 401, 400, HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 400), REPORT_WAKE_RUNNING);
+    const struct report_finding *cycle = the_finding(analysis, "lock-cycle");
+    cr_assert_eq(cycle->tid, 401);
+    cr_assert_eq(cycle->nmembers, 3u);
+    cr_assert_eq(member_tid(analysis, cycle, 0), 401);
+    cr_assert_eq(member_tid(analysis, cycle, 1), 403);
+    cr_assert_eq(member_tid(analysis, cycle, 2), 402);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(lock_cycle, owner_that_runs_breaks_no_cycle)
+{
+    struct hd_snapshot *snapshot = new_snapshot(301);
+    add_process(snapshot, 301, 1, HD_ORIGIN_EXEC, 2);
+    waiting_on_mutex(thread_of(snapshot, 302), 0x2000, 301, 301, HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 302), REPORT_WAKE_WAKER);
+    EXPECT_IDS(analysis, "idle");
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(lock_cycle, thread_waiting_on_a_mutex_it_owns_itself)
+{
+    /* A thread that locks a normal mutex it already holds sleeps forever on a lock it owns itself: a one-thread
+     * lock-cycle, a certain deadlock. */
+    struct hd_snapshot *snapshot = new_snapshot(1200);
+    add_process(snapshot, 1200, 1, HD_ORIGIN_EXEC, 1);
+    waiting_on_mutex(thread_of(snapshot, 1200), 0x1000, 1200, 1200, HD_OWNER_SAME_PROCESS,
+                     HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 1200), REPORT_WAKE_NEVER);
+    cr_expect_eq(analysis->verdict.hung, REPORT_HUNG_YES, "hung %d", (int)analysis->verdict.hung);
+    cr_expect_str_eq(report_cause_name(analysis->verdict.cause), "deadlock");
+    cr_expect_geq(analysis->verdict.root_cause, 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}

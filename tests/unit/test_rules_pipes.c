@@ -1,0 +1,118 @@
+/* The pipes family of rules (report/rules/pipes.c): full-pipe, a writer whose readers all wait for it, and
+ * wait-cycle, threads that wait on each other through joins, children and pipes; over hand-built snapshots
+ * (snapshot_builder.h). */
+#include "analysis_checks.h"
+#include "snapshot_builder.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+/* ---- full pipes and mixed cycles --------------------------------------------------------------------------------- */
+
+/* Parent 2100 waits in wait4 for child 2200 (exec'd, say `python -c` through subprocess), which writes to pipe
+ * 4242 whose read end only the parent holds: Popen(stdout=PIPE).wait() with more output than the pipe holds. */
+static struct hd_snapshot *parent_waits_for_a_writer(void)
+{
+    struct hd_snapshot *snapshot = new_snapshot(2100);
+    struct hd_process *parent = add_process(snapshot, 2100, 1, HD_ORIGIN_EXEC, 1);
+    struct hd_process *child = add_process(snapshot, 2200, 2100, HD_ORIGIN_EXEC, 1);
+    add_fd(parent, 3, HD_FD_PIPE, 4242, 0);
+    add_fd(child, 1, HD_FD_PIPE, 4242, 1);
+    in_wait4(thread_of(snapshot, 2100), 2200);
+    writing(thread_of(snapshot, 2200), 1);
+    return snapshot;
+}
+
+Test(full_pipe, a_writer_whose_only_reader_waits_for_it)
+{
+    struct hd_snapshot *snapshot = parent_waits_for_a_writer();
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 2200), REPORT_WAKE_NEVER);
+    EXPECT_IDS(analysis, "full-pipe");
+    const struct report_finding *full = the_finding(analysis, "full-pipe");
+    cr_assert_eq(full->tid, 2200);
+    cr_assert(strstr(evidence_of(full, "reader"), "thread 2100"), "%s", evidence_of(full, "reader"));
+    cr_assert(strstr(evidence_of(full, "cycle"), "waits through a pipe for thread 2100"), "%s",
+              evidence_of(full, "cycle"));
+    cr_assert_eq(full->nmembers, 2u, "the writer and the parent waiting for it");
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "deadlock");
+    cr_assert_eq(analysis->verdict.nhangs, 1u, "one cycle, one hang; no waiting-on-workers beside it");
+    cr_assert_eq(remedies_containing(full, "communicate()"), 0, "the parent is no Python");
+    report_analysis_free(analysis);
+
+    strcpy(snapshot->processes[0].comm, "python3");
+    analysis = analyze(snapshot);
+    full = the_finding(analysis, "full-pipe");
+    cr_assert_eq(remedies_containing(full, "communicate()"), 1);
+    cr_assert_eq(remedies_containing(full, "cancel_join_thread"), 0, "not a multiprocessing worker");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(full_pipe, not_while_a_reader_can_run)
+{
+    struct hd_snapshot *snapshot = parent_waits_for_a_writer();
+    polling(thread_of(snapshot, 2100), 3, 100000000);
+    thread_of(snapshot, 2100)->progressing = true; /* it reads between polls */
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 2200), REPORT_WAKE_WAKER);
+    cr_assert_eq(count_findings(analysis, "full-pipe"), 0);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(full_pipe, a_multiprocessing_queue_joined_before_it_is_read)
+{
+    /* parent 2300 joins (wait4) forked child 2400; the child's feeder thread 2401 writes the queue's pipe, whose
+     * read end both hold; the child's main thread 2400 waits for the feeder on a futex in memory the parent does
+     * not map (made after fork): a deadlock, not fork's doing */
+    struct hd_snapshot *snapshot = new_snapshot(2300);
+    struct hd_process *parent = add_process(snapshot, 2300, 1, HD_ORIGIN_EXEC, 1);
+    struct hd_process *child = add_process(snapshot, 2400, 2300, HD_ORIGIN_FORKED, 2);
+    strcpy(parent->comm, "python3");
+    strcpy(child->comm, "python3");
+    child->python_role = HD_PYTHON_ROLE_FORK_CHILD;
+    add_fd(parent, 5, HD_FD_PIPE, 5151, 0);
+    add_fd(parent, 6, HD_FD_PIPE, 5151, 1);
+    add_fd(child, 5, HD_FD_PIPE, 5151, 0);
+    add_fd(child, 6, HD_FD_PIPE, 5151, 1);
+    in_wait4(thread_of(snapshot, 2300), 2400);
+    asleep_in_futex(thread_of(snapshot, 2400), 0x7f5a10000b70);
+    writing(thread_of(snapshot, 2401), 6);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "full-pipe");
+    const struct report_finding *full = the_finding(analysis, "full-pipe");
+    cr_assert_eq(full->tid, 2401);
+    cr_assert_eq(full->nmembers, 2u, "%zu members", full->nmembers);
+    cr_assert_eq(member_tid(analysis, full, 0), 2401);
+    cr_assert_eq(member_tid(analysis, full, 1), 2300);
+    cr_assert_eq(remedies_containing(full, "cancel_join_thread"), 1);
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "deadlock");
+    cr_assert_eq(analysis->verdict.nhangs, 1u);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(wait_cycle, a_join_a_child_wait_and_a_pipe)
+{
+    /* thread 2500 joins 2501; 2501 waits for child 2600; the child reads a pipe only process 2500 writes */
+    struct hd_snapshot *snapshot = new_snapshot(2500);
+    struct hd_process *parent = add_process(snapshot, 2500, 1, HD_ORIGIN_EXEC, 2);
+    struct hd_process *child = add_process(snapshot, 2600, 2500, HD_ORIGIN_EXEC, 1);
+    add_fd(parent, 7, HD_FD_PIPE, 6161, 1);
+    add_fd(child, 0, HD_FD_PIPE, 6161, 0);
+    joining(thread_of(snapshot, 2500), 0x7f0000003000, 2501, 2500);
+    in_wait4(thread_of(snapshot, 2501), 2600);
+    reading(thread_of(snapshot, 2600), 0);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "wait-cycle");
+    const struct report_finding *cycle = the_finding(analysis, "wait-cycle");
+    cr_assert_eq(cycle->nmembers, 3u);
+    cr_assert(strstr(cycle->summary, "3 threads wait on each other"), "%s", cycle->summary);
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "deadlock");
+    cr_assert_eq(analysis->verdict.nhangs, 1u);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
