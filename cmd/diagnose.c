@@ -59,6 +59,7 @@ static int exit_for_verdict(const struct report_verdict *verdict)
         [REPORT_CAUSE_BUSY_LOOP] = EXIT_HANG,
         [REPORT_CAUSE_STOPPED] = EXIT_HANG,
         [REPORT_CAUSE_WORKER_DIED] = EXIT_HANG,
+        [REPORT_CAUSE_SPAWN_REIMPORT] = EXIT_HANG,
         [REPORT_CAUSE_UNKNOWN] = EXIT_HANG,
     };
     return verdict->hung == REPORT_HUNG_YES ? by_cause[verdict->cause] : EXIT_NO_HANG;

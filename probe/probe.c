@@ -11,6 +11,7 @@
 #include "procfs.h"
 #include "proctree.h"
 #include "ptrace_stop.h"
+#include "python.h"
 #include "stacks.h"
 #include "symbols.h"
 
@@ -392,11 +393,15 @@ static enum probe_result read_final_sample(struct probe_tree *tree, const struct
 
 /* Everything that is worked out from the samples once they are all read. */
 static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot **earlier, unsigned nearlier,
-                                  struct probe_stacks *stacks)
+                                  struct probe_stacks *stacks, double deadline)
 {
     enum probe_result result = PROBE_OK;
     final->pid_namespace = probe_pid_namespace_of("self");
     final->initial_pid_namespace = final->pid_namespace == PROBE_INITIAL_PID_NAMESPACE;
+    /* Python after the waits (a futex in the GIL's state) and the native stacks, which stopped each process; before
+     * the owners are placed: a GIL waiter's owner is the holder its interpreter records */
+    if (!probe_read_python(final, deadline))
+        result = PROBE_NO_MEMORY;
     probe_translate_namespaced_ids(final);
     probe_resolve_owners(final);
     probe_mark_origins(final);
@@ -459,7 +464,7 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
     final->samples = nearlier + 1;
     if (result == PROBE_OK) {
         note_deadline_cuts(final, nsamples, nearlier + 1, &skipped);
-        result = conclude(final, earlier, nearlier, stacks);
+        result = conclude(final, earlier, nearlier, stacks, options->deadline);
     }
     for (unsigned s = 0; earlier && s < nearlier; s++)
         hd_snapshot_free(earlier[s]);

@@ -103,6 +103,8 @@ enum hd_lock_kind {
     HD_LOCK_MUTEX,   /* pthread_mutex_t */
     HD_LOCK_RWLOCK,  /* pthread_rwlock_t, write-locked */
     HD_LOCK_JOIN,    /* pthread_join(): the joined thread's tid word, cleared by the kernel when it exits */
+    HD_LOCK_GIL,     /* CPython's global interpreter lock, waited for in take_gil(): its owner is the thread state the
+                      * GIL names as last holder while locked (probe/python.h); object_address is the GIL's state */
 };
 
 enum hd_owner_whereabouts {
@@ -204,7 +206,10 @@ struct hd_python {
     bool read;              /* false: not Python, or unreadable (a note says why) */
     char version[16];       /* "3.11.2" */
     bool gil_locked;
-    pid_t gil_holder;       /* tid of the thread holding the GIL; 0 when free or unknown */
+    pid_t gil_holder;       /* tid of the thread holding the GIL; 0 when free, unknown, or not of this process */
+    pid_t gil_holder_recorded; /* the tid the holder's thread state records, in the process's own PID namespace:
+                                * set also when that thread is not in the process (it stayed in the parent at a
+                                * fork() that CPython did not see); 0 when free or unknown */
     uint64_t gil_address;   /* the GIL's state in the target's memory: a futex wait at an address in */
     uint64_t gil_size;      /* [gil_address, gil_address + gil_size) waits for the GIL */
 };

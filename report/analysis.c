@@ -4,6 +4,7 @@
 
 #include "catalogue.h"
 #include "inheritance.h"
+#include "python.h"
 #include "registry.h"
 #include "remedies.h"
 #include "rules/rule.h"
@@ -35,7 +36,8 @@ struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot,
     free(c.timer_bound[1]);
     if (!c.failed)
         report_attribute_lock_findings(&c);
-    bool ok = !c.failed && report_add_specific_remedies(snapshot, analysis) && report_decide(snapshot, analysis);
+    bool ok = !c.failed && report_add_specific_remedies(snapshot, analysis) &&
+              report_python_lines(snapshot, analysis) && report_decide(snapshot, analysis);
     if (!ok) {
         report_analysis_free(analysis);
         return NULL;

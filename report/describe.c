@@ -177,6 +177,9 @@ void report_describe_wait(struct report_buffer *out, const struct hd_thread *thr
         else
             report_buffer_printf(out, " 0x%" PRIx64 " %s, expected %" PRIu32, wait->address,
                                  wait->futex_private ? "private" : "shared", wait->expected);
+        if (wait->lock.kind == HD_LOCK_GIL)
+            report_buffer_printf(out, ": the Python GIL, held by thread %d (its timed wake-ups only ask for it)",
+                                 (int)wait->lock.owner_tid);
         break;
     case HD_WAIT_POLL:
         if (wait->fd >= 0)
@@ -203,4 +206,13 @@ void report_describe_wait(struct report_buffer *out, const struct hd_thread *thr
     describe_timeout(out, &wait->timeout);
     if (resumed_call(thread))
         report_buffer_puts(out, ", resumed by restart_syscall after a stop");
+}
+
+const char *report_lock_noun(const struct hd_lock *lock)
+{
+    static const char *const nouns[] = {
+        [HD_LOCK_UNKNOWN] = "futex", [HD_LOCK_MUTEX] = "mutex", [HD_LOCK_RWLOCK] = "rwlock",
+        [HD_LOCK_JOIN] = "thread", [HD_LOCK_GIL] = "Python GIL",
+    };
+    return (size_t)lock->kind < sizeof nouns / sizeof nouns[0] ? nouns[lock->kind] : "lock";
 }

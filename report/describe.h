@@ -23,3 +23,6 @@ bool report_next_line(const char **text, const char **line, size_t *length);
 
 /* Full name of a thread state letter: "sleeping", "disk sleep (uninterruptible)", ... (static) */
 const char *report_state_name(char state);
+
+/* What a lock is called in a sentence: "mutex", "rwlock", "Python GIL" (static). */
+const char *report_lock_noun(const struct hd_lock *lock);

@@ -313,10 +313,20 @@ static bool child_edges(struct builder *b, size_t from, const struct hd_process 
 /* ---- each thread --------------------------------------------------------------------------------------------- */
 
 /* The wake state before edges are followed; REPORT_WAKE_WAKER means "decided by its edges". */
+/* A thread in take_gil() waits on a timer (5 ms) only to ask the holder to let go, and counts context switches
+ * doing it: neither is progress of its own. Only the GIL's holder frees it. */
+static bool waits_for_gil_holder(const struct hd_thread *thread)
+{
+    return thread->syscall.state == HD_SYSCALL_IN && thread->wait.kind == HD_WAIT_FUTEX &&
+           thread->wait.lock.kind == HD_LOCK_GIL && thread->wait.lock.owner_tid > 0;
+}
+
 static enum report_wake initial_wake(const struct hd_thread *thread)
 {
     if (thread->state == 'Z' || thread->state == 'X')
         return REPORT_WAKE_EXITED;
+    if (waits_for_gil_holder(thread))
+        return REPORT_WAKE_WAKER;
     if (thread->progressing || thread->state == 'R' || thread->syscall.state == HD_SYSCALL_RUNNING)
         return REPORT_WAKE_RUNNING;
     if (strchr("DTtP", thread->state) || thread->syscall.state != HD_SYSCALL_IN)
@@ -591,10 +601,11 @@ static bool add_nodes(const struct hd_snapshot *snapshot, struct report_graph *g
                 .process = process,
                 .thread = thread,
                 .process_index = p,
-                .blocked_without_timeout = thread->syscall.state == HD_SYSCALL_IN &&
-                                           thread->wait.kind != HD_WAIT_OTHER &&
-                                           thread->wait.kind != HD_WAIT_NONE &&
-                                           thread->wait.timeout.kind == HD_TIMEOUT_NONE,
+                .blocked_without_timeout = (thread->syscall.state == HD_SYSCALL_IN &&
+                                            thread->wait.kind != HD_WAIT_OTHER &&
+                                            thread->wait.kind != HD_WAIT_NONE &&
+                                            thread->wait.timeout.kind == HD_TIMEOUT_NONE) ||
+                                           waits_for_gil_holder(thread),
             };
             graph->by_tid[graph->nnodes] = (struct report_tid_index){ .tid = thread->tid, .node = graph->nnodes };
             graph->nnodes++;

@@ -24,6 +24,7 @@ enum report_finding_id {
     REPORT_SPINNING,
     REPORT_REPLACED_WORKER,
     REPORT_TIMER_ONLY_WAKERS,
+    REPORT_SPAWN_REIMPORT,
     REPORT_WAITING_ON_WORKERS,
     REPORT_IDLE,
     REPORT_FORK_UNSAFE_RUNTIME,
@@ -40,6 +41,7 @@ enum report_cause {
     REPORT_CAUSE_BUSY_LOOP,
     REPORT_CAUSE_STOPPED,
     REPORT_CAUSE_WORKER_DIED,
+    REPORT_CAUSE_SPAWN_REIMPORT, /* a spawn child runs the main module's top level: a missing main guard */
     REPORT_CAUSE_UNKNOWN,
     REPORT_CAUSES /* how many */
 };

@@ -10,6 +10,7 @@
 #include "describe.h"
 #include "json_writer.h"
 #include "render_inheritance.h"
+#include "python.h"
 #include "render_stacks.h"
 
 #include <inttypes.h>
@@ -188,6 +189,43 @@ static void samples_json(struct report_json *json, const struct hd_thread *threa
     report_json_end_object(json);
 }
 
+/* The thread's Python stack, innermost first, and its standing with the GIL (omitted when unknown). */
+static void python_frames_json(struct report_json *json, const struct hd_thread *thread)
+{
+    report_json_begin_array(json, "python_frames");
+    for (size_t f = 0; f < thread->npython_frames; f++) {
+        const struct hd_python_frame *frame = &thread->python_frames[f];
+        report_json_begin_object(json, NULL);
+        report_json_string(json, "function", frame->function);
+        report_json_string(json, "file", frame->file);
+        report_json_int(json, "line", frame->line);
+        report_json_bool(json, "entry", frame->entry);
+        report_json_end_object(json);
+    }
+    report_json_end_array(json);
+    if (thread->python_truncated)
+        report_json_bool(json, "python_truncated", true);
+    if (hd_gil_state_name(thread->gil))
+        report_json_name(json, "gil", hd_gil_state_name(thread->gil));
+    const char *role = report_python_role(thread);
+    if (role)
+        report_json_name(json, "role", role);
+}
+
+/* The process's CPython interpreter, when it was read. */
+static void python_json(struct report_json *json, const struct hd_process *process)
+{
+    if (!process->python.read)
+        return;
+    report_json_begin_object(json, "python");
+    report_json_string(json, "version", process->python.version);
+    report_json_bool(json, "gil_locked", process->python.gil_locked);
+    report_json_pid_or_null(json, "gil_holder", process->python.gil_holder);
+    if (process->python.gil_holder_recorded && !process->python.gil_holder)
+        report_json_int(json, "gil_holder_recorded", process->python.gil_holder_recorded);
+    report_json_end_object(json);
+}
+
 static void thread_json(struct report_json *json, const struct hd_thread *thread)
 {
     report_json_begin_object(json, NULL);
@@ -213,8 +251,7 @@ static void thread_json(struct report_json *json, const struct hd_thread *thread
     report_frames_json(json, "frames", thread);
     report_stack_json(json, "stack", thread);
     report_leaf_json(json, "leaf", thread);
-    report_json_begin_array(json, "python_frames");
-    report_json_end_array(json);
+    python_frames_json(json, thread);
     report_json_end_object(json);
 }
 
@@ -283,6 +320,7 @@ static void process_json(struct report_json *json, const struct hd_snapshot *sna
     report_json_double(json, "stopped_for_s", process->stopped_for_s);
     /* libraries, python_role, python_start_method, device_mappings, thread_census */
     report_json_process_inheritance(json, snapshot, process, catalogue);
+    python_json(json, process);
     report_json_begin_array(json, "threads");
     for (size_t t = 0; t < process->nthreads; t++)
         thread_json(json, &process->threads[t]);

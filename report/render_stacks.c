@@ -42,6 +42,10 @@ static uint64_t text_hash(uint64_t hash, const char *text)
 static uint64_t stack_hash(const struct hd_thread *thread)
 {
     uint64_t hash = mix(0xcbf29ce484222325ull, thread->stack.state);
+    for (size_t f = 0; f < thread->npython_frames; f++) {
+        const struct hd_python_frame *frame = &thread->python_frames[f];
+        hash = mix(text_hash(text_hash(hash, frame->function), frame->file), (uint64_t)frame->line);
+    }
     if (thread->stack.state != HD_STACK_TAKEN)
         return text_hash(hash, thread->stack.why_not);
     for (size_t f = 0; f < thread->stack.nframes; f++) {
@@ -57,9 +61,23 @@ static bool same_text(const char *a, const char *b)
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+static bool same_python_stack(const struct hd_thread *a, const struct hd_thread *b)
+{
+    if (a->npython_frames != b->npython_frames || a->python_truncated != b->python_truncated)
+        return false;
+    for (size_t f = 0; f < a->npython_frames; f++) {
+        const struct hd_python_frame *x = &a->python_frames[f], *y = &b->python_frames[f];
+        if (x->line != y->line || x->entry != y->entry || !same_text(x->function, y->function) ||
+            !same_text(x->file, y->file))
+            return false;
+    }
+    return true;
+}
+
+/* Identical Python stacks over identical native ones: threads whose Python lines differ are told apart. */
 static bool same_stack(const struct hd_thread *a, const struct hd_thread *b)
 {
-    if (a->stack.state != b->stack.state || a->stack.nframes != b->stack.nframes)
+    if (a->stack.state != b->stack.state || a->stack.nframes != b->stack.nframes || !same_python_stack(a, b))
         return false;
     if (a->stack.state != HD_STACK_TAKEN)
         return same_text(a->stack.why_not, b->stack.why_not);
@@ -132,7 +150,7 @@ static struct stack_group *group_stacks(const struct hd_snapshot *snapshot, size
         const struct hd_process *process = &snapshot->processes[p];
         for (size_t t = 0; t < process->nthreads; t++) {
             const struct hd_thread *thread = &process->threads[t];
-            if (thread->stack.state == HD_STACK_NOT_TAKEN && !thread->stack.why_not)
+            if (thread->stack.state == HD_STACK_NOT_TAKEN && !thread->stack.why_not && thread->npython_frames == 0)
                 continue;
             struct stack_group *group = group_for(&groups, count, &capacity, slots, nslots, thread);
             if (!group || !add_member(group, process, thread)) {
@@ -146,12 +164,18 @@ static struct stack_group *group_stacks(const struct hd_snapshot *snapshot, size
     return groups;
 }
 
-/* Taken stacks first, the biggest groups first; ties keep the tree order. */
+/* A stack with frames to show: a native one taken, or a Python one read. */
+static bool has_frames(const struct hd_thread *thread)
+{
+    return thread->stack.state == HD_STACK_TAKEN || thread->npython_frames > 0;
+}
+
+/* Stacks with frames first, the biggest groups first; ties keep the tree order. */
 static int compare_groups(const void *a, const void *b)
 {
     const struct stack_group *x = a, *y = b;
-    bool x_taken = x->representative->stack.state == HD_STACK_TAKEN;
-    bool y_taken = y->representative->stack.state == HD_STACK_TAKEN;
+    bool x_taken = has_frames(x->representative);
+    bool y_taken = has_frames(y->representative);
     if (x_taken != y_taken)
         return x_taken ? -1 : 1;
     if (x->nmembers != y->nmembers)
@@ -238,19 +262,80 @@ static void render_frame(struct report_buffer *out, size_t index, const struct h
     report_buffer_puts(out, "\n");
 }
 
+static void render_python_frame(struct report_buffer *out, size_t index, const struct hd_python_frame *frame)
+{
+    report_buffer_printf(out, "    #%-2zu py ", index);
+    report_buffer_escaped(out, frame->function ? frame->function : "?", frame->function ? strlen(frame->function) : 1);
+    report_buffer_puts(out, " (");
+    report_buffer_escaped(out, frame->file ? frame->file : "?", frame->file ? strlen(frame->file) : 1);
+    if (frame->line > 0)
+        report_buffer_printf(out, ":%d", frame->line);
+    report_buffer_puts(out, ")\n");
+}
+
+/* Does the native frame run CPython's eval loop? One call of it runs the Python frames up to the next entry frame:
+ * those are shown in its place, as py-spy --native does. */
+static bool runs_eval_loop(const struct hd_frame *frame)
+{
+    static const char *const eval_loops[] = { "_PyEval_EvalFrameDefault", "_PyEval_EvalFrame", "PyEval_EvalFrameEx" };
+    for (size_t i = 0; frame->symbol && i < sizeof eval_loops / sizeof eval_loops[0]; i++)
+        if (strcmp(frame->symbol, eval_loops[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The Python frames of one run of the eval loop, from `*next` up to its entry frame; returns the next index. */
+static size_t render_python_run(struct report_buffer *out, size_t *index, const struct hd_thread *thread,
+                                size_t next)
+{
+    for (; next < thread->npython_frames; next++) {
+        render_python_frame(out, (*index)++, &thread->python_frames[next]);
+        if (thread->python_frames[next].entry)
+            return next + 1;
+    }
+    return next;
+}
+
+/* The native frames with the Python ones in place of the eval loop's frames; Python frames that found no eval
+ * frame (a stack not taken, stripped symbols) are listed after it, and said to be so. */
+static void render_mixed_frames(struct report_buffer *out, const struct hd_thread *thread)
+{
+    const struct hd_stack *stack = &thread->stack;
+    size_t index = 0, next_python = 0;
+    bool taken = stack->state == HD_STACK_TAKEN;
+    for (size_t f = 0; taken && f < stack->nframes; f++) {
+        if (next_python < thread->npython_frames && runs_eval_loop(&stack->frames[f]))
+            next_python = render_python_run(out, &index, thread, next_python);
+        else
+            render_frame(out, index++, &stack->frames[f]);
+    }
+    if (next_python < thread->npython_frames) {
+        if (taken && stack->nframes > 0)
+            report_buffer_puts(out, "    python frames not placed in the native stack:\n");
+        while (next_python < thread->npython_frames)
+            render_python_frame(out, index++, &thread->python_frames[next_python++]);
+    }
+    if (thread->python_truncated)
+        report_buffer_puts(out, "    … python stack cut short\n");
+}
+
 static void render_group(struct report_buffer *out, size_t number, const struct stack_group *group)
 {
-    const struct hd_stack *stack = &group->representative->stack;
+    const struct hd_thread *thread = group->representative;
+    const struct hd_stack *stack = &thread->stack;
     report_buffer_printf(out, "\nstack %zu · ", number);
     render_members(out, group);
     if (stack->state != HD_STACK_TAKEN) {
-        report_buffer_puts(out, stack->state == HD_STACK_FAILED ? "    not taken: " : "    not attempted: ");
-        report_buffer_escaped(out, stack->why_not ? stack->why_not : "", stack->why_not ? strlen(stack->why_not) : 0);
-        report_buffer_puts(out, "\n");
+        if (stack->why_not || stack->state == HD_STACK_FAILED) {
+            report_buffer_puts(out, stack->state == HD_STACK_FAILED ? "    not taken: " : "    not attempted: ");
+            report_buffer_escaped(out, stack->why_not ? stack->why_not : "",
+                                  stack->why_not ? strlen(stack->why_not) : 0);
+            report_buffer_puts(out, "\n");
+        }
+        render_mixed_frames(out, thread);
         return;
     }
-    for (size_t f = 0; f < stack->nframes; f++)
-        render_frame(out, f, &stack->frames[f]);
+    render_mixed_frames(out, thread);
     if (stack->nframes == 0)
         report_buffer_puts(out, "    (no frame could be read)\n");
     if (stack->why_not) {
@@ -340,7 +425,7 @@ void report_stack_groups_free(struct report_stack_groups *groups)
 
 size_t report_stack_group_number(const struct report_stack_groups *groups, const struct hd_thread *thread)
 {
-    if (!groups || !groups->numbers || thread->stack.state != HD_STACK_TAKEN)
+    if (!groups || !groups->numbers || !has_frames(thread))
         return 0;
     struct member key = { .thread = thread };
     const struct member *found =

@@ -5,6 +5,7 @@
 #include "buffer.h"
 #include "describe.h"
 #include "render_inheritance.h"
+#include "python.h"
 #include "render_stacks.h"
 #include "wrap.h"
 
@@ -223,8 +224,8 @@ static void render_lock_wait(struct report_buffer *out, const struct hd_snapshot
     const struct hd_lock *lock = &node->thread->wait.lock;
     report_buffer_printf(out, "  thread %d '", (int)node->thread->tid);
     put_escaped(out, node->thread->name);
-    report_buffer_printf(out, "' of process %d waits for %s %s 0x%" PRIx64 "\n", (int)node->process->pid,
-                         lock->type ? lock->type : "", lock->kind == HD_LOCK_RWLOCK ? "rwlock" : "mutex",
+    report_buffer_printf(out, "' of process %d waits for %s%s%s 0x%" PRIx64 "\n", (int)node->process->pid,
+                         lock->type ? lock->type : "", lock->type ? " " : "the ", report_lock_noun(lock),
                          lock->object_address);
     report_buffer_printf(out, "    held by thread %d '", (int)lock->owner_tid);
     const struct hd_thread *owner = hd_snapshot_find_thread(snapshot, lock->owner_tid, NULL);
@@ -304,6 +305,33 @@ static void render_kernel_stack(struct report_buffer *out, const char *stack, un
     }
 }
 
+/* " · python: inner (app.py:12), GIL released": the innermost Python line of the thread and its standing with the
+ * GIL, when its interpreter was read. */
+static void render_python_place(struct report_buffer *out, const struct hd_thread *thread)
+{
+    if (thread->npython_frames > 0) {
+        const struct hd_python_frame *frame = &thread->python_frames[0];
+        report_buffer_puts(out, " · python: ");
+        put_escaped(out, frame->function ? frame->function : "?");
+        report_buffer_puts(out, " (");
+        put_escaped(out, frame->file ? hd_basename(frame->file) : "?");
+        if (frame->line > 0)
+            report_buffer_printf(out, ":%d", frame->line);
+        report_buffer_puts(out, ")");
+    }
+    static const char *const gil_words[] = {
+        [HD_GIL_HOLDS] = "holds the GIL", [HD_GIL_WAITS] = "waits for the GIL", [HD_GIL_RELEASED] = "GIL released",
+    };
+    if (thread->npython_frames > 0 && (size_t)thread->gil < sizeof gil_words / sizeof gil_words[0] &&
+        gil_words[thread->gil])
+        report_buffer_printf(out, ", %s", gil_words[thread->gil]);
+    else if (thread->gil == HD_GIL_HOLDS || thread->gil == HD_GIL_WAITS)
+        report_buffer_printf(out, " · %s", gil_words[thread->gil]);
+    const char *role = report_python_role(thread);
+    if (role)
+        report_buffer_printf(out, " · %s", role);
+}
+
 /* `node` is the thread's node in the graph, which lists threads in snapshot order. */
 static void render_thread(struct report_buffer *out, const struct hd_thread *thread, unsigned depth,
                           const struct report_text_options *options, const struct report_node *node,
@@ -340,6 +368,7 @@ static void render_thread(struct report_buffer *out, const struct hd_thread *thr
         report_buffer_puts(out, "asleep forever");
         unpaint(out, options);
     }
+    render_python_place(out, thread);
     size_t stack_number = report_stack_group_number(stacks, thread);
     if (stack_number)
         report_buffer_printf(out, " · stack %zu", stack_number);
@@ -423,6 +452,15 @@ static void render_process(struct report_buffer *out, const struct hd_snapshot *
         report_buffer_puts(out, "    exe: ");
         put_escaped(out, process->exe);
         report_buffer_puts(out, "\n");
+    }
+    if (process->python.read) {
+        indent(out, depth);
+        report_buffer_puts(out, "    python ");
+        put_escaped(out, process->python.version);
+        if (process->python.gil_locked && process->python.gil_holder)
+            report_buffer_printf(out, " · GIL held by thread %d\n", (int)process->python.gil_holder);
+        else
+            report_buffer_puts(out, process->python.gil_locked ? " · GIL held by a thread not seen\n" : " · GIL free\n");
     }
     char prefix[4 * 64 + 1] = "";
     for (unsigned level = 0; level < depth && level < 64; level++)

@@ -1,6 +1,7 @@
 /* Inheritance forensics on real programs: a fake CUDA driver whose event thread holds its lock at fork(), GNU
  * OpenMP inside PyTorch DataLoader workers, and Python pools started with spawn and forkserver. */
 #include "harness.h"
+#include "python_harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -294,9 +295,24 @@ Test(inheritance, dataloader_workers_hang_in_gnu_openmp_copied_from_the_parent)
         bool attributed = false;
         for (size_t i = 0; i < json_object_array_length(findings); i++) {
             json_object *finding = json_object_array_get_idx(findings, i);
-            attributed |= strcmp(json_string_at(finding, "id"), "orphaned-wait") == 0 &&
-                          json_int_at(finding, "tid", -1) == worker &&
-                          evidence_has(finding, "runtime_text", "inside libgomp.so.1, GNU OpenMP, not fork-safe");
+            bool orphaned = strcmp(json_string_at(finding, "id"), "orphaned-wait") == 0 &&
+                            json_int_at(finding, "tid", -1) == worker &&
+                            evidence_has(finding, "runtime_text", "inside libgomp.so.1, GNU OpenMP, not fork-safe");
+            if (orphaned) {
+                /* the Python view: the Dataset's line, and what the thread is (issue 16) */
+                char line[64];
+                snprintf(line, sizeof line, "torch_dataloader.py:%ld)",
+                         python_marked_line("torch_dataloader.py", "getitem"));
+                cr_assert(evidence_has(finding, "python", "__getitem__ (") && evidence_has(finding, "python", line),
+                          "python: %s, expected %s", json_string_at(finding, "evidence.python"), line);
+                cr_assert(evidence_has(finding, "role", "DataLoader worker"), "role: %s",
+                          json_string_at(finding, "evidence.role"));
+                cr_assert(strstr(json_string_at(finding, "summary"), "in Python: ParallelItems.__getitem__ at "
+                                                                      "torch_dataloader.py:") ||
+                              strstr(json_string_at(finding, "summary"), "in Python: __getitem__ at "),
+                          "%s", json_string_at(finding, "summary"));
+            }
+            attributed |= orphaned;
         }
         cr_assert(attributed, "worker %d's main thread: orphaned-wait inside libgomp: %s", worker,
                   json_object_to_json_string(findings));
@@ -311,6 +327,8 @@ Test(inheritance, dataloader_workers_hang_in_gnu_openmp_copied_from_the_parent)
     cr_assert(evidence_has(json_object_array_get_idx(findings, (size_t)root), "runtime_library", "libgomp.so.1"));
     json_object *waiting = the_finding(document, "waiting-on-workers", parent);
     cr_assert_eq(json_int_at(waiting, "tid", -1), parent);
+    cr_assert(evidence_has(waiting, "role", "DataLoader main, waiting for a batch"), "%s",
+              json_object_to_json_string(waiting));
     expect_only_findings(document, (const char *const[]){ "orphaned-wait", "fork-unsafe-runtime", "waiting-on-workers",
                                                           "idle", NULL });
     /* every stuck thread of every worker is one hang: the same inherited runtime */

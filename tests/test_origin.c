@@ -2,6 +2,7 @@
  * not position-independent, of position-independent ones, and with ASLR off, where the executable's load address
  * tells nothing and only auxv's AT_RANDOM bytes tell a fork from an exec. A spawn child is never called forked. */
 #include "harness.h"
+#include "python_harness.h"
 
 #include <criterion/criterion.h>
 #include <elf.h>
@@ -235,34 +236,11 @@ Test(origin, python_children_of_the_system_python_with_aslr_off)
     expect_python_origins(SYSTEM_PYTHON, true);
 }
 
-/* The pyenv root: $PYENV_ROOT, what `pyenv root` says, or ~/.pyenv. */
-static bool pyenv_root(char *root, size_t size)
-{
-    const char *set = getenv("PYENV_ROOT");
-    if (set && *set) {
-        snprintf(root, size, "%s", set);
-        return true;
-    }
-    FILE *command = popen("pyenv root 2>/dev/null", "re");
-    bool said = command && fgets(root, (int)size, command) && root[0] == '/';
-    if (command)
-        pclose(command);
-    if (said) {
-        root[strcspn(root, "\n")] = '\0';
-        return true;
-    }
-    const char *home = getenv("HOME");
-    if (!home)
-        return false;
-    snprintf(root, size, "%s/.pyenv", home);
-    return true;
-}
-
 /* The newest position-independent CPython 3 of pyenv, in `path`; false when there is none. */
 static bool pyenv_pie_python(char *path, size_t size)
 {
     char root[4096], pattern[4200];
-    if (!pyenv_root(root, sizeof root))
+    if (!python_pyenv_root(root, sizeof root))
         return false;
     snprintf(pattern, sizeof pattern, "%s/versions/3.*/bin/python3", root);
     glob_t found;

@@ -85,13 +85,10 @@ bool rule_waits_on_owned_lock(const struct report_node *node)
 {
     const struct hd_wait *wait = &node->thread->wait;
     return node->wake == REPORT_WAKE_NEVER && wait->kind == HD_WAIT_FUTEX &&
-           (wait->lock.kind == HD_LOCK_MUTEX || wait->lock.kind == HD_LOCK_RWLOCK) && wait->lock.owner_tid > 0;
+           (wait->lock.kind == HD_LOCK_MUTEX || wait->lock.kind == HD_LOCK_RWLOCK || wait->lock.kind == HD_LOCK_GIL) &&
+           wait->lock.owner_tid > 0;
 }
 
-const char *rule_lock_noun(const struct hd_lock *lock)
-{
-    return lock->kind == HD_LOCK_RWLOCK ? "rwlock" : "mutex";
-}
 
 const char *rule_edge_words(enum report_edge_kind kind)
 {

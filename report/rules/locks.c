@@ -1,6 +1,8 @@
 /* The lock family (rule.h): inherited-lock, abandoned-lock and lock-cycle, over waits on locks with an owner. */
 #include "rule.h"
 
+#include "../describe.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 
@@ -12,8 +14,8 @@ static void lock_evidence(struct report_rule_context *c, struct report_finding *
         return;
     const struct hd_lock *lock = &wait->lock;
     rule_evidence(c, finding, "address", "0x%" PRIx64, wait->address);
-    rule_evidence(c, finding, "lock", "%s%s%s%s", lock->type ? lock->type : "",
-                  lock->kind == HD_LOCK_RWLOCK ? " rwlock" : " mutex", lock->robust ? ", robust" : "",
+    rule_evidence(c, finding, "lock", "%s%s%s%s%s", lock->type ? lock->type : "", lock->type ? " " : "",
+                  report_lock_noun(lock), lock->robust ? ", robust" : "",
                   lock->priority_inheritance ? ", priority-inheritance" : "");
     if (lock->word_read)
         rule_evidence(c, finding, "lock_word", "0x%" PRIx32, lock->word);
@@ -66,7 +68,7 @@ void report_rule_inherited_lock(struct report_rule_context *c)
             c, REPORT_INHERITED_LOCK, REPORT_CERTAIN, node,
             "thread %d '%s' waits for %s 0x%" PRIx64 " held by thread %d '%s' of %s %d at fork(); that thread is "
             "not in this process, so nothing here can unlock it",
-            (int)node->thread->tid, node->thread->name, rule_lock_noun(lock), lock->object_address,
+            (int)node->thread->tid, node->thread->name, report_lock_noun(lock), lock->object_address,
             (int)lock->owner_tid, rule_thread_name(c, lock->owner_tid),
             node->process->ppid == lock->owner_pid ? "parent" : "ancestor", (int)lock->owner_pid);
         rule_remedy(c, finding, "Do not fork() while other threads may hold locks: fork before any thread starts, "
@@ -91,7 +93,7 @@ void report_rule_abandoned_lock(struct report_rule_context *c)
             finding = rule_finding(c, REPORT_ABANDONED_LOCK, REPORT_CERTAIN, node,
                                    "thread %d '%s' waits for %s 0x%" PRIx64 " whose owner, thread %d, no longer "
                                    "exists: it exited holding the lock",
-                                   (int)node->thread->tid, node->thread->name, rule_lock_noun(lock),
+                                   (int)node->thread->tid, node->thread->name, report_lock_noun(lock),
                                    lock->object_address, (int)lock->owner_tid);
             rule_remedy(c, finding, "Unlock on every path out of the critical section, thread exit and "
                                     "cancellation included (pthread_cleanup_push), or use a robust mutex and "
@@ -100,7 +102,7 @@ void report_rule_abandoned_lock(struct report_rule_context *c)
             finding = rule_finding(c, REPORT_ABANDONED_LOCK, REPORT_LIKELY, node,
                                    "thread %d '%s' waits for %s 0x%" PRIx64 " whose recorded owner, tid %d, is "
                                    "now a thread of unrelated process %d: the owner exited and its tid was reused",
-                                   (int)node->thread->tid, node->thread->name, rule_lock_noun(lock),
+                                   (int)node->thread->tid, node->thread->name, report_lock_noun(lock),
                                    lock->object_address, (int)lock->owner_tid, (int)lock->owner_pid);
             rule_remedy(c, finding, "Unlock on every path out of the critical section, thread exit included.");
         }
@@ -123,23 +125,32 @@ static void add_lock_cycle(struct report_rule_context *c, size_t start, size_t l
 {
     const struct report_graph *graph = &c->analysis->graph;
     const struct report_node *first = &graph->nodes[start];
+    bool through_gil = false;
+    for (size_t node = start, steps = 0; steps < length; steps++, node = owner_of(graph, node))
+        through_gil |= graph->nodes[node].thread->wait.lock.kind == HD_LOCK_GIL;
     struct report_finding *finding =
         length == 1 ? rule_finding(c, REPORT_LOCK_CYCLE, REPORT_CERTAIN, first,
                                   "thread %d '%s' waits for a %s it holds itself: a non-recursive lock taken "
                                   "twice", (int)first->thread->tid, first->thread->name,
-                                  rule_lock_noun(&first->thread->wait.lock))
+                                  report_lock_noun(&first->thread->wait.lock))
                     : rule_finding(c, REPORT_LOCK_CYCLE, REPORT_CERTAIN, first,
-                                  "%zu threads wait on locks owned by each other", length);
+                                  "%zu threads wait on locks owned by each other%s", length,
+                                  through_gil ? ", one of them the Python GIL" : "");
     size_t node = start;
     do {
         const struct report_node *n = &graph->nodes[node];
         const struct hd_lock *lock = &n->thread->wait.lock;
         rule_member(c, finding, node);
         rule_evidence(c, finding, "waiter", "thread %d '%s' of process %d waits for %s 0x%" PRIx64 " held by thread %d",
-                 (int)n->thread->tid, n->thread->name, (int)n->process->pid, rule_lock_noun(lock),
+                 (int)n->thread->tid, n->thread->name, (int)n->process->pid, report_lock_noun(lock),
                  lock->object_address, (int)lock->owner_tid);
         node = owner_of(graph, node);
     } while (node != start);
+    if (through_gil)
+        rule_remedy(c, finding, "Release the GIL before a call that may block on a lock another thread holds while it "
+                                "calls back into Python: ctypes.CDLL (not PyDLL), Py_BEGIN_ALLOW_THREADS in a C "
+                                "extension, py::gil_scoped_release or py::call_guard<py::gil_scoped_release> in "
+                                "pybind11; and in the callback's thread, do not hold a C lock while it enters Python.");
     rule_remedy(c, finding, length == 1 ? "Do not lock a mutex the thread already holds (or make it recursive, "
                                      "PTHREAD_MUTEX_RECURSIVE, if re-entry is intended)."
                                    : "Take the locks in one global order everywhere (or use "

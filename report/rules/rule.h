@@ -45,7 +45,6 @@ bool rule_is_ancestor(const struct hd_snapshot *snapshot, pid_t ancestor, const 
 const char *rule_thread_name(const struct report_rule_context *c, pid_t tid);
 /* Asleep forever on a mutex or rwlock with an owner recorded. */
 bool rule_waits_on_owned_lock(const struct report_node *node);
-const char *rule_lock_noun(const struct hd_lock *lock);
 /* The words for what an edge waits through: "the lock's owner", "a pipe", "wait4". */
 const char *rule_edge_words(enum report_edge_kind kind);
 
@@ -74,6 +73,8 @@ void report_rule_uninterruptible(struct report_rule_context *c);
 void report_rule_stopped(struct report_rule_context *c);
 /* busy.c */
 void report_rule_spinning(struct report_rule_context *c);
+/* python.c */
+void report_rule_spawn_reimport(struct report_rule_context *c);
 /* idle.c */
 void report_rule_idle(struct report_rule_context *c);
 /* timers.c */

@@ -18,10 +18,11 @@ declare -A sources=(
     [waits]="probe/syscalls.c probe/locks.c probe/memory.c probe/procfs.c probe/snapshot.c"
     [elf]="probe/elf_memory.c probe/memory.c probe/snapshot.c"
     [sock_diag]="probe/fds.c probe/memory.c probe/procfs.c probe/snapshot.c"
+    [python]="probe/python_decode.c probe/python_offsets.c"
 )
 mkdir -p "$work"
 status=0
-for name in procfs text catalogue waits elf sock_diag; do
+for name in procfs text catalogue waits elf sock_diag python; do
     files=()
     for file in ${sources[$name]}; do files+=("$root/$file"); done
     clang "${flags[@]}" "$root/tests/fuzz/fuzz_$name.c" "${files[@]}" -o "$work/fuzz_$name"

@@ -34,6 +34,8 @@ VOLATILE = [
     # machine specifics
     (re.compile(r"/usr/lib/[a-z0-9_]+-linux-gnu/"), "/usr/lib/<multiarch>/"),
     (re.compile(r"python3\.\d+"), "python3.X"),
+    # the interpreter's patch release moves with Debian's updates
+    (re.compile(r"^( *)python 3\.\d+(\.\d+)? · ", re.M), r"\1python 3.X · "),
     # the build of a system library (libc's build-id changes with every Debian update)
     (re.compile(r"\b[0-9a-f]{40}\b"), "<build-id>"),
     # a thread that makes progress is caught on a CPU (R, "[running]", no wait channel) or in its wait between two

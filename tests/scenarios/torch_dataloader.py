@@ -24,7 +24,8 @@ class ParallelItems(Dataset):
     def __getitem__(self, index):
         if MODE == "hang":
             torch.set_num_threads(2)  # DataLoader set it to 1 in the worker
-            matrix = torch.ones(512, 512)
+            # the parallel fill of torch.ones is the first OpenMP region: it waits for ever
+            matrix = torch.ones(512, 512)  # where: getitem
             return float((matrix @ matrix).sum())
         return index
 

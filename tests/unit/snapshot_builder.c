@@ -154,6 +154,33 @@ struct hd_wait *waiting_on_mutex(struct hd_thread *thread, uint64_t address, pid
     return wait;
 }
 
+struct hd_wait *waiting_for_gil(struct hd_thread *thread, uint64_t gil, pid_t holder, pid_t holder_pid,
+                                enum hd_owner_whereabouts whereabouts)
+{
+    struct hd_wait *wait = asleep_in_futex(thread, gil + 0x30);
+    wait->operation = "FUTEX_WAIT_BITSET";
+    wait->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_FINITE, .remaining_ns = 4000000 };
+    wait->mapping_kind = HD_MAPPING_FILE_PRIVATE;
+    wait->lock = (struct hd_lock){ .kind = HD_LOCK_GIL, .object_address = gil, .owner_tid = holder,
+                                   .owner_pid = holder_pid, .owner_whereabouts = whereabouts };
+    thread->progressing = true; /* its 5 ms wake-ups count as context switches */
+    thread->switches_delta = 200;
+    thread->gil = HD_GIL_WAITS;
+    return wait;
+}
+
+void add_python_frame(struct hd_thread *thread, const char *function, const char *file, int line, bool entry)
+{
+    struct hd_python_frame *grown =
+        reallocarray(thread->python_frames, thread->npython_frames + 1, sizeof *thread->python_frames);
+    cr_assert_not_null(grown);
+    thread->python_frames = grown;
+    grown[thread->npython_frames++] = (struct hd_python_frame){
+        .function = strdup(function), .file = strdup(file), .line = line, .entry = entry };
+    if (thread->gil == HD_GIL_UNKNOWN)
+        thread->gil = HD_GIL_RELEASED;
+}
+
 struct hd_wait *joining(struct hd_thread *thread, uint64_t address, pid_t joined, pid_t pid)
 {
     struct hd_wait *wait = asleep_in_futex(thread, address);

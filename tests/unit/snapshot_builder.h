@@ -56,6 +56,12 @@ struct hd_wait *asleep_in_futex(struct hd_thread *thread, uint64_t address);
 /* Asleep on a normal mutex at `address` owned by thread `owner` of process `owner_pid`. */
 struct hd_wait *waiting_on_mutex(struct hd_thread *thread, uint64_t address, pid_t owner, pid_t owner_pid,
                                  enum hd_owner_whereabouts whereabouts, enum hd_mapping_kind mapping_kind);
+/* In take_gil(): a timed futex wait (5 ms, as CPython's) inside the GIL's state at `gil`, whose holder is thread
+ * `holder` of process `holder_pid`; still counting its wake-ups (progressing), as a GIL waiter does. */
+struct hd_wait *waiting_for_gil(struct hd_thread *thread, uint64_t gil, pid_t holder, pid_t holder_pid,
+                                enum hd_owner_whereabouts whereabouts);
+/* Appends a Python frame, outer than those already there (add the innermost first). */
+void add_python_frame(struct hd_thread *thread, const char *function, const char *file, int line, bool entry);
 /* In pthread_join() of thread `joined` of the same process `pid`: a futex on the joined thread's tid word. */
 struct hd_wait *joining(struct hd_thread *thread, uint64_t address, pid_t joined, pid_t pid);
 void in_wait4(struct hd_thread *thread, pid_t child);

@@ -1,0 +1,24 @@
+/* The Python stacks of CPython 3.10 to 3.13 processes, read from their memory without stopping them.
+ *
+ * For each process of the snapshot that runs CPython (the executable, or an embedding program with libpython
+ * mapped), the interpreter's state is found through the symbols of its ELF file (python_symbols.h), its layout
+ * chosen once the running version is known (python_offsets.h), and its main interpreter's thread states walked
+ * with process_vm_readv (memory.h): every thread's frames, innermost first, with function, file and line, and
+ * where each thread stands with the GIL. The process runs on while it is read, so every pointer is hostile:
+ * lists are bounded and checked for loops, objects for their type, a stack that changed under the reader is read
+ * again once and otherwise kept as far as it was consistent (python_truncated).
+ *
+ * Where the interpreter cannot be read (no symbol, a version outside 3.10-3.13, memory refused), the process gets
+ * one note (HD_NOTE_PYTHON) that says why and python.read stays false; nothing fails.
+ */
+#pragma once
+
+#include "snapshot.h"
+
+#include <stdbool.h>
+
+/* Fills `python` of every Python process of the snapshot and its threads' python_frames, python_truncated and
+ * gil. Call it after the last sample's waits are decoded (a thread waits for the GIL when its futex lies in the
+ * GIL's state). No process is begun at or after `deadline` (CLOCK_MONOTONIC seconds; 0: none): the ones left out
+ * are counted in one HD_NOTE_DEADLINE note. False only when memory ran out. */
+bool probe_read_python(struct hd_snapshot *snapshot, double deadline);

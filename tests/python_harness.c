@@ -1,0 +1,179 @@
+/* Python scenario helpers (python_harness.h). */
+#include "python_harness.h"
+
+#include <criterion/criterion.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the interpreters ---------------------------------------------------------------------------------------- */
+
+/* The pyenv root: $PYENV_ROOT, what `pyenv root` says, or ~/.pyenv. */
+bool python_pyenv_root(char *root, size_t size)
+{
+    const char *set = getenv("PYENV_ROOT");
+    if (set && *set) {
+        snprintf(root, size, "%s", set);
+        return true;
+    }
+    FILE *command = popen("pyenv root 2>/dev/null", "re");
+    bool said = command && fgets(root, (int)size, command) && root[0] == '/';
+    if (command)
+        pclose(command);
+    if (said) {
+        root[strcspn(root, "\n")] = '\0';
+        return true;
+    }
+    const char *home = getenv("HOME");
+    if (!home)
+        return false;
+    snprintf(root, size, "%s/.pyenv", home);
+    return true;
+}
+
+/* Every pyenv CPython 3.`minor`.x: <root>/versions/3.<minor>.*\/bin/python3.<minor>. Skips the test when none. */
+void python_pyenv_versions(unsigned minor, struct pythons *found)
+{
+    char root[4096], pattern[4300];
+    found->count = 0;
+    if (python_pyenv_root(root, sizeof root)) {
+        snprintf(pattern, sizeof pattern, "%s/versions/3.%u.*/bin/python3.%u", root, minor, minor);
+        glob_t matches;
+        if (glob(pattern, 0, NULL, &matches) == 0) {
+            for (size_t i = 0; i < matches.gl_pathc && found->count < PYTHONS_MAX; i++)
+                if (access(matches.gl_pathv[i], X_OK) == 0)
+                    snprintf(found->paths[found->count++], sizeof found->paths[0], "%s", matches.gl_pathv[i]);
+            globfree(&matches);
+        }
+    }
+    if (found->count == 0)
+        cr_skip_test("no CPython 3.%u under the pyenv root ($PYENV_ROOT, `pyenv root` or ~/.pyenv): "
+                     "`pyenv install 3.%u` to test it", minor, minor);
+}
+
+/* ---- reading the report -------------------------------------------------------------------------------------- */
+
+long python_marked_line(const char *script, const char *name)
+{
+    char path[4096], text[512];
+    snprintf(path, sizeof path, "%s/tests/scenarios/%s", getenv("HANGDOC_SOURCE_ROOT"), script);
+    FILE *file = fopen(path, "re");
+    cr_assert_not_null(file, "%s readable", path);
+    long number = 0, found = 0;
+    while (!found && fgets(text, sizeof text, file)) {
+        number++;
+        const char *mark = strstr(text, "# where: ");
+        if (mark && strncmp(mark + 9, name, strlen(name)) == 0 && (mark[9 + strlen(name)] == '\n' ||
+                                                                   mark[9 + strlen(name)] == '\0'))
+            found = number;
+    }
+    fclose(file);
+    cr_assert_gt(found, 0, "%s marks a line '# where: %s'", script, name);
+    return found;
+}
+
+/* Whether line `number` of the file `path` contains `part`: lines of the standard library differ by version. */
+bool python_line_holds(const char *path, long number, const char *part)
+{
+    char text[1024];
+    FILE *file = fopen(path, "re");
+    if (!file)
+        return false;
+    bool holds = false;
+    for (long n = 1; !holds && fgets(text, sizeof text, file); n++)
+        if (n == number)
+            holds = strstr(text, part) != NULL;
+    fclose(file);
+    return holds;
+}
+
+json_object *python_frames_of(json_object *document, pid_t pid, pid_t tid)
+{
+    json_object *thread = json_thread(json_process(document, pid), tid);
+    cr_assert_not_null(thread, "thread %d in the report", (int)tid);
+    return json_at(thread, "python_frames");
+}
+
+/* The function of a frame: CPython 3.10 has no qualified names (co_qualname came in 3.11). */
+const char *python_function_name(const char *qualified, unsigned minor)
+{
+    const char *dot = strrchr(qualified, '.');
+    return minor < 11 && dot ? dot + 1 : qualified;
+}
+
+/* Frame `index` of `frames` runs `function` in a file named `file`, at `line` (0: any line > 0). */
+void expect_python_frame(json_object *frames, size_t index, const char *function, const char *file, long line,
+                         unsigned minor)
+{
+    json_object *frame = json_object_array_get_idx(frames, index);
+    cr_assert_not_null(frame, "frame %zu of %s", index, json_object_to_json_string(frames));
+    const char *path = json_string_at(frame, "file");
+    const char *base = strrchr(path, '/');
+    cr_assert_str_eq(json_string_at(frame, "function"), python_function_name(function, minor), "frame %zu: %s", index,
+                     json_object_to_json_string(frames));
+    cr_assert_str_eq(base ? base + 1 : path, file, "frame %zu: %s", index, json_object_to_json_string(frames));
+    if (line)
+        cr_assert_eq(json_int_at(frame, "line", -1), line, "frame %zu: %s", index,
+                     json_object_to_json_string(frames));
+    else
+        cr_assert_gt(json_int_at(frame, "line", -1), 0, "frame %zu: %s", index, json_object_to_json_string(frames));
+}
+
+/* Frame `index` is in threading.py, at a line that holds `statement` in that very file. */
+void expect_threading_frame(json_object *frames, size_t index, const char *function, const char *statement,
+                                   unsigned minor)
+{
+    expect_python_frame(frames, index, function, "threading.py", 0, minor);
+    json_object *frame = json_object_array_get_idx(frames, index);
+    cr_assert(python_line_holds(json_string_at(frame, "file"), json_int_at(frame, "line", 0), statement),
+              "line %lld of %s holds '%s'", json_int_at(frame, "line", 0), json_string_at(frame, "file"), statement);
+}
+
+void expect_gil(json_object *document, pid_t pid, pid_t tid, const char *state)
+{
+    json_object *thread = json_thread(json_process(document, pid), tid);
+    const char *gil = json_string_at(thread, "gil");
+    cr_assert(gil && strcmp(gil, state) == 0, "thread %d: gil %s, expected %s", (int)tid, gil ? gil : "(none)",
+              state);
+}
+
+bool has_python_note(json_object *document)
+{
+    json_object *notes = json_at(document, "notes");
+    for (size_t n = 0; notes && n < json_object_array_length(notes); n++) {
+        const char *kind = json_string_at(json_object_array_get_idx(notes, n), "kind");
+        if (kind && strcmp(kind, "python") == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The report's python object says 3.`minor` (and, for Debian's, any minor: *minor is set from it). */
+void expect_python_version(json_object *document, pid_t pid, unsigned *minor)
+{
+    const char *version = json_string_at(json_process(document, pid), "python.version");
+    cr_assert_not_null(version, "a python object: %s", json_object_to_json_string(json_at(document, "notes")));
+    unsigned major, said;
+    cr_assert_eq(sscanf(version, "%u.%u", &major, &said), 2, "version %s", version);
+    cr_assert_eq(major, 3);
+    if (*minor)
+        cr_assert_eq(said, *minor, "version %s", version);
+    *minor = said;
+    cr_assert_not(has_python_note(document));
+}
+
+void python_each_version(unsigned minor, void (*expect)(const char *python, unsigned minor))
+{
+    if (minor == 0) {
+        if (access(SYSTEM_PYTHON, X_OK) != 0)
+            cr_skip_test("no %s", SYSTEM_PYTHON);
+        expect(SYSTEM_PYTHON, 0);
+        return;
+    }
+    struct pythons found;
+    python_pyenv_versions(minor, &found);
+    for (size_t i = 0; i < found.count; i++)
+        expect(found.paths[i], minor);
+}

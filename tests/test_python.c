@@ -1,0 +1,375 @@
+/* The Python stack reader (probe/python.c) on real interpreters: tests/scenarios/py_where.py parks threads at
+ * lines it marks "# where: NAME", and each CPython found at test time (Debian's /usr/bin/python3, and every pyenv
+ * 3.10, 3.11, 3.12 and 3.13 under $PYENV_ROOT, `pyenv root` or ~/.pyenv) runs it while hangdoc reads it: each
+ * thread's innermost frame and its callers (function, file, line), and where each stands with the GIL. A version
+ * that is not installed is skipped, saying so. Then the cases around it: an interpreter too old to read (one note),
+ * a process that is no Python at all (nothing), and the decoders over odd inputs.
+ */
+#include "harness.h"
+#include "python_harness.h"
+
+#include "../probe/python_decode.h"
+#include "../probe/python_offsets.h"
+
+#include <criterion/criterion.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SCRIPT "py_where.py"
+#define READY_TIMEOUT_MS 30000
+
+TestSuite(python, .fini = fixture_stop_all, .timeout = 300);
+
+static void start(struct fixture *fixture, const char *python, const char *mode)
+{
+    char script[4096];
+    snprintf(script, sizeof script, "%s/tests/scenarios/%s", getenv("HANGDOC_SOURCE_ROOT"), SCRIPT);
+    cr_log_info("%s %s %s", python, SCRIPT, mode);
+    fixture_start_command(fixture, python, (const char *[]){ python, script, mode, NULL }, READY_TIMEOUT_MS);
+}
+
+/* The line of scenarios/py_where.py marked "# where: NAME". */
+static long marked(const char *name)
+{
+    return python_marked_line(SCRIPT, name);
+}
+
+/* ---- where the threads are ------------------------------------------------------------------------------------- */
+
+/* Mode "where": ready <pid> <main> <sleeper> <locker> <reporter>; every thread released the GIL, none holds it. */
+static void expect_where(const char *python, unsigned minor)
+{
+    struct fixture fixture;
+    start(&fixture, python, "where");
+    pid_t pid = fixture.pids[0], main_thread = fixture.pids[1], sleeper = fixture.pids[2], locker = fixture.pids[3];
+    pid_t reporter = fixture.pids[4];
+    json_object *document = hangdoc_json(pid, NULL);
+    expect_python_version(document, pid, &minor);
+
+    json_object *frames = python_frames_of(document, pid, main_thread);
+    cr_assert_eq(json_object_array_length(frames), 6, "%s", json_object_to_json_string(frames));
+    expect_threading_frame(frames, 0, "Condition.wait", "waiter.acquire()", minor);
+    expect_threading_frame(frames, 1, "Event.wait", "self._cond.wait(", minor);
+    expect_python_frame(frames, 2, "inner", SCRIPT, marked("inner"), minor);
+    expect_python_frame(frames, 3, "outer", SCRIPT, marked("outer"), minor);
+    expect_python_frame(frames, 4, "where", SCRIPT, marked("main"), minor);
+    expect_python_frame(frames, 5, "<module>", SCRIPT, marked("module"), minor);
+
+    frames = python_frames_of(document, pid, sleeper);
+    expect_python_frame(frames, 0, "Sleeper.run", SCRIPT, marked("sleeper"), minor);
+    expect_threading_frame(frames, 1, "Thread._bootstrap_inner", "self.run()", minor);
+    expect_python_frame(frames, 2, "Thread._bootstrap", "threading.py", 0, minor);
+    cr_assert_eq(json_object_array_length(frames), 3, "%s", json_object_to_json_string(frames));
+
+    frames = python_frames_of(document, pid, locker);
+    expect_python_frame(frames, 0, "take_lock", SCRIPT, marked("locker"), minor);
+    expect_python_frame(frames, 1, "Thread.run", "threading.py", 0, minor);
+    frames = python_frames_of(document, pid, reporter);
+    expect_python_frame(frames, 0, "report_when_parked", SCRIPT, marked("reporter"), minor);
+
+    json_object *process = json_process(document, pid);
+    cr_assert_not(json_bool_at(process, "python.gil_locked"), "nobody holds the GIL");
+    cr_assert_eq(json_int_at(process, "python.gil_holder", -1), -1, "gil_holder is null");
+    pid_t tids[] = { main_thread, sleeper, locker, reporter };
+    for (size_t t = 0; t < sizeof tids / sizeof tids[0]; t++)
+        expect_gil(document, pid, tids[t], "released");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(python, stacks_of_the_system_python)
+{
+    python_each_version(0, expect_where);
+}
+
+Test(python, stacks_of_cpython_3_10)
+{
+    python_each_version(10, expect_where);
+}
+
+Test(python, stacks_of_cpython_3_11)
+{
+    python_each_version(11, expect_where);
+}
+
+Test(python, stacks_of_cpython_3_12)
+{
+    python_each_version(12, expect_where);
+}
+
+Test(python, stacks_of_cpython_3_13)
+{
+    python_each_version(13, expect_where);
+}
+
+/* ---- who holds the GIL ------------------------------------------------------------------------------------------ */
+
+/* Whether thread `tid` of `pid` sleeps in a futex (the spinner, once it waits for the GIL the hog keeps). */
+static bool in_futex(pid_t pid, pid_t tid)
+{
+    char path[96], text[128] = "";
+    snprintf(path, sizeof path, "/proc/%d/task/%d/wchan", (int)pid, (int)tid);
+    FILE *file = fopen(path, "re");
+    if (!file)
+        return false;
+    size_t length = fread(text, 1, sizeof text - 1, file);
+    fclose(file);
+    text[length] = '\0';
+    return strstr(text, "futex") != NULL;
+}
+
+/* Mode "gil": ready <pid> <main> <hog> <spinner>. The hog holds the GIL inside a C call; the spinner waits for it
+ * on the GIL's condition variable, in timed waits of 5 ms (the switch interval): a sample that catches it between
+ * two is taken again. */
+static void expect_gil_states(const char *python, unsigned minor)
+{
+    struct fixture fixture;
+    start(&fixture, python, "gil");
+    pid_t pid = fixture.pids[0], main_thread = fixture.pids[1], hog = fixture.pids[2], spinner = fixture.pids[3];
+    for (int waited_ms = 0; !in_futex(pid, spinner) && waited_ms < 10000; waited_ms += 10)
+        usleep(10000);
+    json_object *document = NULL;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (document)
+            json_object_put(document);
+        document = hangdoc_json(pid, NULL);
+        const char *gil = json_string_at(json_thread(json_process(document, pid), spinner), "gil");
+        if (gil && strcmp(gil, "waits") == 0)
+            break;
+    }
+    expect_python_version(document, pid, &minor);
+    json_object *process = json_process(document, pid);
+    cr_assert(json_bool_at(process, "python.gil_locked"), "the hog holds the GIL");
+    cr_assert_eq(json_int_at(process, "python.gil_holder", -1), hog);
+    expect_gil(document, pid, hog, "holds");
+    expect_gil(document, pid, spinner, "waits");
+    expect_gil(document, pid, main_thread, "released");
+    expect_python_frame(python_frames_of(document, pid, hog), 0, "hold_the_gil", SCRIPT, marked("hog"), minor);
+    expect_python_frame(python_frames_of(document, pid, spinner), 0, "spin", SCRIPT, marked("spinner"), minor);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(python, gil_holder_and_waiter_of_the_system_python)
+{
+    python_each_version(0, expect_gil_states);
+}
+
+Test(python, gil_holder_and_waiter_of_cpython_3_10)
+{
+    python_each_version(10, expect_gil_states);
+}
+
+Test(python, gil_holder_and_waiter_of_cpython_3_11)
+{
+    python_each_version(11, expect_gil_states);
+}
+
+Test(python, gil_holder_and_waiter_of_cpython_3_12)
+{
+    python_each_version(12, expect_gil_states);
+}
+
+Test(python, gil_holder_and_waiter_of_cpython_3_13)
+{
+    python_each_version(13, expect_gil_states);
+}
+
+/* ---- what is not read ------------------------------------------------------------------------------------------ */
+
+/* CPython 3.9 is older than the layouts hangdoc knows: one note says so, no python object, no frames. */
+Test(python, an_interpreter_too_old_gets_one_note)
+{
+    struct pythons found;
+    python_pyenv_versions(9, &found);
+    struct fixture fixture;
+    start(&fixture, found.paths[0], "where");
+    pid_t pid = fixture.pids[0];
+    json_object *document = hangdoc_json(pid, NULL);
+    json_object *process = json_process(document, pid);
+    cr_assert_null(json_at(process, "python"));
+    json_object *notes = json_at(document, "notes");
+    size_t python_notes = 0;
+    for (size_t n = 0; n < json_object_array_length(notes); n++) {
+        json_object *note = json_object_array_get_idx(notes, n);
+        const char *kind = json_string_at(note, "kind");
+        if (kind && strcmp(kind, "python") == 0) {
+            python_notes++;
+            cr_assert_eq(json_int_at(note, "pid", -1), pid);
+            cr_assert(strstr(json_string_at(note, "text"), "3.9"), "%s", json_string_at(note, "text"));
+        }
+    }
+    cr_assert_eq(python_notes, 1, "one note: %s", json_object_to_json_string(notes));
+    cr_assert_eq(json_object_array_length(python_frames_of(document, pid, fixture.pids[1])), 0);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* A C program: no python object, no note, no GIL state, no Python frames. */
+Test(python, a_process_that_is_not_python_gets_nothing)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "idle_pool");
+    pid_t pid = fixture.pids[0];
+    json_object *document = hangdoc_json(pid, NULL);
+    json_object *process = json_process(document, pid);
+    cr_assert_null(json_at(process, "python"));
+    cr_assert_not(has_python_note(document));
+    json_object *threads = json_at(process, "threads");
+    for (size_t t = 0; t < json_object_array_length(threads); t++) {
+        json_object *thread = json_object_array_get_idx(threads, t);
+        cr_assert_null(json_at(thread, "gil"));
+        cr_assert_eq(json_object_array_length(json_at(thread, "python_frames")), 0);
+    }
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* ---- the decoders ------------------------------------------------------------------------------------------------ */
+
+/* 3.10 (PEP 626): (bytecode delta, line delta) pairs from co_firstlineno 10. */
+Test(python, line_table_of_3_10)
+{
+    const uint8_t table[] = {
+        4, 0,          /* [0, 4): line 10 */
+        6, 1,          /* [4, 10): line 11 */
+        0, 3,          /* covers nothing: the line moves to 14 */
+        8, 0x80,       /* [10, 18): -128, no line (the running line stays 14) */
+        2, 2,          /* [18, 20): line 16 */
+        200,           /* half a pair: ignored */
+    };
+    cr_assert_eq(probe_python_line_310(table, sizeof table, 10, 0), 10);
+    cr_assert_eq(probe_python_line_310(table, sizeof table, 10, 5), 11);
+    cr_assert_eq(probe_python_line_310(table, sizeof table, 10, 10), 0, "no line");
+    cr_assert_eq(probe_python_line_310(table, sizeof table, 10, 18), 16);
+    cr_assert_eq(probe_python_line_310(table, sizeof table, 10, 20), 0, "past the table");
+    cr_assert_eq(probe_python_line_310(table, sizeof table, 10, -1), 10, "not started: the first line");
+    cr_assert_eq(probe_python_line_310(table, 0, 10, 0), 0, "empty");
+}
+
+/* 3.11+: one entry of each kind, lengths in code units of two bytes, from co_firstlineno 10. */
+Test(python, location_table_of_3_11)
+{
+    const uint8_t table[] = {
+        0x81, 0x12,             /* short form (kind 0), 2 units: [0, 4) line 10 */
+        0xd8, 0x04, 0x09,       /* one-line form, kind 11: +1, 1 unit: [4, 6) line 11 */
+        0xea, 0x03,             /* no columns (13), svarint -1, 3 units: [6, 12) line 10 */
+        0xf0, 0x48, 0x03, 0x00, 0x01, 0x02, /* long form (14), svarint +100, end line, columns: [12, 14) 110 */
+        0xf8,                   /* no location (15), 1 unit: [14, 16) no line */
+        0x80, 0x00,             /* short form: [16, 18) line 110 still */
+    };
+    cr_assert_eq(probe_python_line_311(table, sizeof table, 10, 0), 10);
+    cr_assert_eq(probe_python_line_311(table, sizeof table, 10, 3), 10);
+    cr_assert_eq(probe_python_line_311(table, sizeof table, 10, 4), 11);
+    cr_assert_eq(probe_python_line_311(table, sizeof table, 10, 11), 10);
+    cr_assert_eq(probe_python_line_311(table, sizeof table, 10, 12), 110);
+    cr_assert_eq(probe_python_line_311(table, sizeof table, 10, 14), 0, "no location");
+    cr_assert_eq(probe_python_line_311(table, sizeof table, 10, 16), 110);
+    cr_assert_eq(probe_python_line_311(table, sizeof table, 10, 18), 0, "past the table");
+    cr_assert_eq(probe_python_line_311(table, sizeof table, 10, -2), 10, "before the first instruction");
+}
+
+Test(python, location_table_that_lies)
+{
+    const uint8_t no_entry[] = { 0x05, 0x81 };
+    cr_assert_eq(probe_python_line_311(no_entry, sizeof no_entry, 10, 0), 0, "not an entry's first byte");
+    const uint8_t cut_varint[] = { 0xe8, 0x40 };
+    cr_assert_eq(probe_python_line_311(cut_varint, sizeof cut_varint, 10, 0), 0, "a varint cut by the end");
+    const uint8_t endless_varint[] = { 0xe8, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x01 };
+    cr_assert_eq(probe_python_line_311(endless_varint, sizeof endless_varint, 10, 0), 0, "a varint too long");
+    const uint8_t backwards[] = { 0xe8, 0x15 }; /* -10 from line 10: no line 0 */
+    cr_assert_eq(probe_python_line_311(backwards, sizeof backwards, 10, 0), 0);
+    const uint8_t empty[] = { 0 };
+    cr_assert_eq(probe_python_line_311(empty, 0, 10, 0), 0);
+}
+
+Test(python, strings_of_every_width)
+{
+    char out[32];
+    const uint8_t latin1[] = { 'c', 'a', 'f', 0xe9 };
+    cr_assert_eq(probe_python_text_utf8(latin1, 4, 1, out, sizeof out), 5);
+    cr_assert_str_eq(out, "caf\xc3\xa9");
+    const uint16_t ucs2[] = { 0x3b1, 0xd800, 0 }; /* alpha, a lone surrogate, NUL */
+    probe_python_text_utf8((const uint8_t *)ucs2, 3, 2, out, sizeof out);
+    cr_assert_str_eq(out, "\xce\xb1\xef\xbf\xbd\xef\xbf\xbd");
+    const uint32_t ucs4[] = { 0x1f600, 0x110000 };
+    probe_python_text_utf8((const uint8_t *)ucs4, 2, 4, out, sizeof out);
+    cr_assert_str_eq(out, "\xf0\x9f\x98\x80\xef\xbf\xbd");
+    cr_assert_eq(probe_python_text_utf8(latin1, 4, 1, out, 4), 3, "cut before a character that does not fit");
+    cr_assert_str_eq(out, "caf");
+    cr_assert_eq(probe_python_text_utf8(latin1, 4, 3, out, sizeof out), 0, "no such width");
+    cr_assert_str_eq(out, "");
+}
+
+/* ---- 3.13's own table ---------------------------------------------------------------------------------------- */
+
+/* _Py_DebugOffsets as 3.13.0 fills it: 71 uint64_t (internal/pycore_runtime.h), the values of its
+ * pycore_runtime_init.h on x86-64. */
+static void debug_offsets_313(uint64_t table[71])
+{
+    memset(table, 0, 71 * sizeof table[0]);
+    memcpy(table, "xdebugpy", 8);
+    table[1] = 0x030d00f0; /* 3.13.0 final */
+    const struct {
+        size_t index;
+        uint64_t value;
+    } values[] = {
+        { 3, 283320 }, { 5, 632 },                                     /* runtime: size, interpreters_head */
+        { 6, 194968 }, { 7, 7272 }, { 8, 7264 }, { 9, 7344 },          /* interpreter: size, id, next, threads */
+        { 14, 16 }, { 15, 7752 }, { 17, 7768 }, { 18, 7760 },          /* ceval.gil, _gil, locked, last_holder */
+        { 19, 304 }, { 21, 8 }, { 22, 16 }, { 23, 72 }, { 24, 152 }, { 25, 160 }, /* thread state */
+        { 28, 80 }, { 29, 8 }, { 30, 0 }, { 31, 56 }, { 33, 70 },      /* interpreter frame */
+        { 34, 208 }, { 35, 112 }, { 36, 120 }, { 37, 128 }, { 38, 136 }, { 39, 68 }, { 43, 200 }, /* code */
+        { 44, 16 }, { 45, 8 },                                         /* PyObject */
+        { 64, 40 }, { 65, 16 }, { 66, 32 },                            /* bytes */
+        { 67, 64 }, { 68, 32 }, { 69, 16 }, { 70, 40 },                /* unicode: size, state, length, ascii */
+    };
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+        table[values[i].index] = values[i].value;
+}
+
+Test(python, debug_offsets_of_3_13)
+{
+    uint64_t table[71];
+    cr_assert_eq(probe_python_debug_offsets_size(), sizeof table);
+    debug_offsets_313(table);
+    struct probe_python_layout layout = *probe_python_layout_for(13);
+    const char *why = NULL;
+    cr_assert(probe_python_layout_from_debug_offsets((const uint8_t *)table, sizeof table, 13, &layout, &why),
+              "%s", why);
+    const struct probe_python_layout *headers = probe_python_layout_for(13);
+    cr_assert_eq(layout.interp_runtime, PROBE_PYTHON_ABSENT, "not in the table");
+    layout.interp_runtime = headers->interp_runtime;
+    cr_assert_eq(memcmp(&layout, headers, sizeof layout), 0, "the table says what the 3.13 headers say");
+    cr_assert_eq(layout.gil_locked, 16);
+    cr_assert_eq(layout.gil_last_holder, 8);
+}
+
+Test(python, debug_offsets_that_lie)
+{
+    uint64_t table[71];
+    struct probe_python_layout layout;
+    const char *why;
+    debug_offsets_313(table);
+    memcpy(table, "xdebugpz", 8);
+    layout = *probe_python_layout_for(13);
+    cr_assert_not(probe_python_layout_from_debug_offsets((const uint8_t *)table, sizeof table, 13, &layout, &why));
+    debug_offsets_313(table);
+    table[1] = 0x030e00f0; /* 3.14 */
+    cr_assert_not(probe_python_layout_from_debug_offsets((const uint8_t *)table, sizeof table, 13, &layout, &why));
+    debug_offsets_313(table);
+    table[2] = 1; /* free-threaded */
+    cr_assert_not(probe_python_layout_from_debug_offsets((const uint8_t *)table, sizeof table, 13, &layout, &why));
+    debug_offsets_313(table);
+    table[23] = 400; /* current_frame past the thread state's 304 bytes */
+    cr_assert_not(probe_python_layout_from_debug_offsets((const uint8_t *)table, sizeof table, 13, &layout, &why));
+    debug_offsets_313(table);
+    table[28] = UINT64_MAX; /* a frame of 2^64 bytes */
+    cr_assert_not(probe_python_layout_from_debug_offsets((const uint8_t *)table, sizeof table, 13, &layout, &why));
+    cr_assert_not(probe_python_layout_from_debug_offsets((const uint8_t *)table, 100, 13, &layout, &why), "short");
+    cr_assert_null(probe_python_layout_for(9));
+    cr_assert_null(probe_python_layout_for(14));
+}

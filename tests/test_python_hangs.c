@@ -1,0 +1,197 @@
+/* Python hangs that need the Python view (issue 16), each a real program run by every CPython found at test time
+ * (Debian's /usr/bin/python3 and every pyenv 3.10-3.13; the absent ones are skipped, saying so):
+ * - a GIL deadlock built with ctypes (scenarios/gil_deadlock.py with libgil_callback.so): a library thread holds a
+ *   mutex and calls back into Python, the main thread holds the GIL and calls in for that mutex; hangdoc must see a
+ *   lock-cycle through the GIL, with the user's line;
+ * - a spawn child that runs the main script's top level for want of a main guard (scenarios/spawn_reimport.py):
+ *   spawn-reimport about the child, naming the script's line.
+ * Exact ids, subjects, members and evidence, in JSON and in the text.
+ */
+#include "harness.h"
+#include "python_harness.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define READY_TIMEOUT_MS 30000
+
+TestSuite(python_hangs, .fini = fixture_stop_all, .timeout = 300);
+
+static void start_script(struct fixture *fixture, const char *python, const char *script, const char *argument)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/scenarios/%s", getenv("HANGDOC_SOURCE_ROOT"), script);
+    cr_log_info("%s %s", python, script);
+    fixture_start_command(fixture, python, (const char *[]){ python, path, argument, NULL }, READY_TIMEOUT_MS);
+}
+
+/* How many values of the finding's evidence `name` (a string, or an array of them when repeated) contain `part`. */
+static size_t evidence_containing(json_object *finding, const char *name, const char *part)
+{
+    json_object *evidence = json_at(finding, "evidence"), *values = NULL;
+    if (!evidence || !json_object_object_get_ex(evidence, name, &values))
+        return 0;
+    if (json_object_is_type(values, json_type_string))
+        return strstr(json_object_get_string(values), part) != NULL;
+    size_t found = 0;
+    for (size_t i = 0; json_object_is_type(values, json_type_array) && i < json_object_array_length(values); i++)
+        found += strstr(json_object_get_string(json_object_array_get_idx(values, i)), part) != NULL;
+    return found;
+}
+
+static bool has_member(json_object *finding, pid_t tid)
+{
+    json_object *members = json_at(finding, "members");
+    for (size_t i = 0; members && i < json_object_array_length(members); i++)
+        if (json_int_at(json_object_array_get_idx(members, i), "tid", 0) == tid)
+            return true;
+    return false;
+}
+
+static void text_report(pid_t pid, struct run_result *result)
+{
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    hangdoc_run(result, (const char *[]){ "--samples", "3", "--interval", "100ms", pid_text, NULL });
+}
+
+/* ---- the GIL deadlock ---------------------------------------------------------------------------------------- */
+
+/* ready <pid> <main tid> <library thread tid> */
+static void expect_gil_cycle(const char *python, unsigned minor)
+{
+    char library[4096];
+    snprintf(library, sizeof library, "%s/libgil_callback.so", getenv("HANGDOC_FIXTURES"));
+    struct fixture fixture;
+    start_script(&fixture, python, "gil_deadlock.py", library);
+    pid_t pid = fixture.pids[0], main_thread = fixture.pids[1], library_thread = fixture.pids[2];
+    int status;
+    json_object *document = hangdoc_json(pid, &status);
+    expect_python_version(document, pid, &minor);
+
+    cr_assert_eq(status, 1, "a deadlock: exit 1, got %d", status);
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "deadlock");
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "lock-cycle");
+    cr_assert_eq(json_count_findings(document, "lock-cycle", pid), 1);
+    json_object *cycle = json_first_finding(document, "lock-cycle", pid);
+    cr_assert_eq(json_int_at(cycle, "tid", 0), main_thread);
+    cr_assert(has_member(cycle, main_thread) && has_member(cycle, library_thread));
+    cr_assert(strstr(json_string_at(cycle, "summary"), "one of them the Python GIL"), "%s",
+              json_string_at(cycle, "summary"));
+    char waiter[96];
+    snprintf(waiter, sizeof waiter, "waits for Python GIL");
+    cr_assert_eq(evidence_containing(cycle, "waiter", waiter), 1, "%s", json_object_to_json_string(cycle));
+    char line[64];
+    snprintf(line, sizeof line, "gil_deadlock.py:%ld)", python_marked_line("gil_deadlock.py", "register"));
+    cr_assert_eq(evidence_containing(cycle, "python", line), 1, "%s", json_object_to_json_string(cycle));
+    cr_assert_geq(json_count_remedies(cycle, "ctypes.CDLL"), 1);
+
+    expect_gil(document, pid, main_thread, "holds");
+    expect_gil(document, pid, library_thread, "waits");
+    json_object *waiting = json_thread(json_process(document, pid), library_thread);
+    cr_assert_str_eq(json_string_at(waiting, "wait.lock.kind"), "gil");
+    cr_assert_eq(json_int_at(waiting, "wait.owner_tid", 0), main_thread);
+    cr_assert_str_eq(json_string_at(waiting, "wait.lock.owner_whereabouts"), "same-process");
+    expect_python_frame(python_frames_of(document, pid, main_thread), 0, "register", "gil_deadlock.py",
+                        python_marked_line("gil_deadlock.py", "register"), minor);
+    expect_python_frame(python_frames_of(document, pid, main_thread), 1, "main", "gil_deadlock.py",
+                        python_marked_line("gil_deadlock.py", "main"), minor);
+    json_object_put(document);
+
+    struct run_result result;
+    text_report(pid, &result);
+    cr_assert_eq(result.exit_status, 1);
+    cr_assert(strstr(result.out, "waits for the Python GIL"), "%s", result.out);
+    cr_assert(strstr(result.out, ", holds the GIL"), "%s", result.out);
+    cr_assert(strstr(result.out, "py register ("), "the Python frames in the stacks: %s", result.out);
+    run_result_free(&result);
+    fixture_stop(&fixture);
+}
+
+Test(python_hangs, gil_deadlock_of_the_system_python)
+{
+    python_each_version(0, expect_gil_cycle);
+}
+
+Test(python_hangs, gil_deadlock_of_cpython_3_10)
+{
+    python_each_version(10, expect_gil_cycle);
+}
+
+Test(python_hangs, gil_deadlock_of_cpython_3_11)
+{
+    python_each_version(11, expect_gil_cycle);
+}
+
+Test(python_hangs, gil_deadlock_of_cpython_3_12)
+{
+    python_each_version(12, expect_gil_cycle);
+}
+
+Test(python_hangs, gil_deadlock_of_cpython_3_13)
+{
+    python_each_version(13, expect_gil_cycle);
+}
+
+/* ---- the spawn child without a main guard ---------------------------------------------------------------------- */
+
+/* ready <parent pid> <child pid> */
+static void expect_spawn_reimport(const char *python, unsigned minor)
+{
+    char directory[] = "/tmp/hangdoc-spawn-XXXXXX", lock[64];
+    cr_assert_not_null(mkdtemp(directory));
+    snprintf(lock, sizeof lock, "%s/instance.lock", directory);
+    struct fixture fixture;
+    start_script(&fixture, python, "spawn_reimport.py", lock);
+    pid_t parent = fixture.pids[0], child = fixture.pids[1];
+    int status;
+    json_object *document = hangdoc_json(parent, &status);
+    expect_python_version(document, child, &minor);
+
+    cr_assert_eq(status, 1, "exit 1, got %d", status);
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "spawn-reimport");
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "spawn-reimport");
+    cr_assert_eq(json_count_findings(document, "spawn-reimport", 0), 1, "only the child");
+    json_object *finding = json_first_finding(document, "spawn-reimport", child);
+    cr_assert_not_null(finding);
+    cr_assert_eq(json_int_at(finding, "tid", 0), child);
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
+    char line[64];
+    snprintf(line, sizeof line, "spawn_reimport.py:%ld", python_marked_line("spawn_reimport.py", "flock"));
+    cr_assert_eq(evidence_containing(finding, "main_module", line), 1, "%s", json_object_to_json_string(finding));
+    cr_assert_geq(json_count_remedies(finding, "if __name__ == '__main__':"), 1);
+    expect_python_frame(python_frames_of(document, child, child), 0, "<module>", "spawn_reimport.py",
+                        python_marked_line("spawn_reimport.py", "flock"), minor);
+    json_object_put(document);
+    fixture_stop(&fixture);
+    unlink(lock);
+    rmdir(directory);
+}
+
+Test(python_hangs, spawn_reimport_of_the_system_python)
+{
+    python_each_version(0, expect_spawn_reimport);
+}
+
+Test(python_hangs, spawn_reimport_of_cpython_3_10)
+{
+    python_each_version(10, expect_spawn_reimport);
+}
+
+Test(python_hangs, spawn_reimport_of_cpython_3_11)
+{
+    python_each_version(11, expect_spawn_reimport);
+}
+
+Test(python_hangs, spawn_reimport_of_cpython_3_12)
+{
+    python_each_version(12, expect_spawn_reimport);
+}
+
+Test(python_hangs, spawn_reimport_of_cpython_3_13)
+{
+    python_each_version(13, expect_spawn_reimport);
+}

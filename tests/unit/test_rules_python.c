@@ -1,0 +1,236 @@
+/* The Python view in the analysis: the GIL as a lock with an owner (report/graph.c, report/rules/locks.c),
+ * spawn-reimport (report/rules/python.c), and the user's line and role on every finding (report/python.c). Each
+ * test builds the snapshot hangdoc would have read (snapshot_builder.h) and checks the exact findings. */
+#include "analysis_checks.h"
+#include "snapshot_builder.h"
+
+#include "../../report/python.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+#define GIL 0xa5b8a8ull
+
+/* ---- the GIL as a lock ------------------------------------------------------------------------------------------ */
+
+/* Thread 100 holds the GIL and waits for a mutex of thread 101, which waits for the GIL: ctypes' deadlock. */
+static struct hd_snapshot *gil_deadlock(void)
+{
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 2);
+    waiting_on_mutex(thread_of(snapshot, 100), LOCK_ADDRESS, 101, 100, HD_OWNER_SAME_PROCESS,
+                     HD_MAPPING_ANONYMOUS_PRIVATE);
+    thread_of(snapshot, 100)->gil = HD_GIL_HOLDS;
+    add_python_frame(thread_of(snapshot, 100), "register", "/app/registry.py", 18, true);
+    add_python_frame(thread_of(snapshot, 100), "<module>", "/app/registry.py", 26, false);
+    waiting_for_gil(thread_of(snapshot, 101), GIL, 100, 100, HD_OWNER_SAME_PROCESS);
+    return snapshot;
+}
+
+Test(gil, a_thread_that_holds_it_while_it_waits_for_the_waiters_mutex_is_a_lock_cycle)
+{
+    struct hd_snapshot *snapshot = gil_deadlock();
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 101), REPORT_WAKE_NEVER, "its timed re-asks are not progress");
+    cr_assert(has_edge(analysis, 101, 100, REPORT_EDGE_LOCK_OWNER), "the GIL's holder is its owner");
+    EXPECT_IDS(analysis, "lock-cycle");
+    const struct report_finding *cycle = the_finding(analysis, "lock-cycle");
+    cr_assert_eq(cycle->tid, 100);
+    cr_assert(has_member(analysis, cycle, 100) && has_member(analysis, cycle, 101));
+    cr_assert(strstr(cycle->summary, "one of them the Python GIL"), "%s", cycle->summary);
+    cr_assert(strstr(cycle->summary, "in Python: register at registry.py:18"), "%s", cycle->summary);
+    cr_assert_str_eq(evidence_of(cycle, "python"), "register (/app/registry.py:18)");
+    cr_assert_eq(remedies_containing(cycle, "ctypes.CDLL"), 1);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "deadlock");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(gil, a_waiter_whose_holder_runs_is_not_hung)
+{
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 2); /* 100 runs, holding the GIL */
+    thread_of(snapshot, 100)->gil = HD_GIL_HOLDS;
+    waiting_for_gil(thread_of(snapshot, 101), GIL, 100, 100, HD_OWNER_SAME_PROCESS);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 101), REPORT_WAKE_WAKER);
+    cr_assert_eq(count_findings(analysis, "lock-cycle"), 0);
+    cr_assert_neq(analysis->verdict.hung, REPORT_HUNG_YES);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(gil, a_child_waiting_for_a_gil_held_by_a_thread_of_its_parent_is_an_inherited_lock)
+{
+    /* a C library forked while thread 101 of the parent held the GIL: the child's only thread waits for it */
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 2);
+    in_wait4(thread_of(snapshot, 100), 200);
+    add_process(snapshot, 200, 100, HD_ORIGIN_FORKED, 1);
+    waiting_for_gil(thread_of(snapshot, 200), GIL, 101, 100, HD_OWNER_OTHER_PROCESS);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 200), REPORT_WAKE_NEVER);
+    const struct report_finding *inherited = the_finding(analysis, "inherited-lock");
+    cr_assert_eq(inherited->pid, 200);
+    cr_assert(strstr(inherited->summary, "Python GIL"), "%s", inherited->summary);
+    cr_assert_str_eq(evidence_of(inherited, "owner_tid"), "101");
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "fork-inheritance");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* ---- spawn-reimport ------------------------------------------------------------------------------------------- */
+
+/* A spawn child's preparation, outermost last, under whatever the test put innermost. */
+static void spawn_preparation(struct hd_thread *thread)
+{
+    add_python_frame(thread, "_run_code", "/usr/lib/python3.11/runpy.py", 88, false);
+    add_python_frame(thread, "_run_module_code", "/usr/lib/python3.11/runpy.py", 98, false);
+    add_python_frame(thread, "run_path", "/usr/lib/python3.11/runpy.py", 291, false);
+    add_python_frame(thread, "_fixup_main_from_path", "/usr/lib/python3.11/multiprocessing/spawn.py", 287, false);
+    add_python_frame(thread, "prepare", "/usr/lib/python3.11/multiprocessing/spawn.py", 242, false);
+    add_python_frame(thread, "_main", "/usr/lib/python3.11/multiprocessing/spawn.py", 131, false);
+    add_python_frame(thread, "spawn_main", "/usr/lib/python3.11/multiprocessing/spawn.py", 120, false);
+    add_python_frame(thread, "<module>", "<string>", 1, true);
+}
+
+static struct hd_snapshot *spawn_child(void)
+{
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 1);
+    in_wait4(thread_of(snapshot, 100), 200);
+    struct hd_process *child = add_process(snapshot, 200, 100, HD_ORIGIN_SPAWN, 1);
+    child->python_role = HD_PYTHON_ROLE_SPAWN_CHILD;
+    asleep_in(thread_of(snapshot, 200), "flock", HD_WAIT_LOCK, "flock");
+    return snapshot;
+}
+
+Test(spawn_reimport, a_spawn_child_in_the_main_scripts_top_level)
+{
+    struct hd_snapshot *snapshot = spawn_child();
+    struct hd_thread *thread = thread_of(snapshot, 200);
+    add_python_frame(thread, "<module>", "/app/train.py", 14, false);
+    spawn_preparation(thread);
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *finding = the_finding(analysis, "spawn-reimport");
+    cr_assert_eq(finding->pid, 200);
+    cr_assert_eq(finding->tid, 200);
+    cr_assert_eq(finding->confidence, REPORT_LIKELY);
+    cr_assert_str_eq(evidence_of(finding, "main_module"), "/app/train.py:14");
+    cr_assert_str_eq(evidence_of(finding, "python_role"), "spawn-child");
+    cr_assert_eq(remedies_containing(finding, "if __name__ == '__main__':"), 1);
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "spawn-reimport");
+    cr_assert_str_eq(root_cause_id(analysis), "spawn-reimport");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(spawn_reimport, names_the_line_the_top_level_waits_in)
+{
+    struct hd_snapshot *snapshot = spawn_child();
+    struct hd_thread *thread = thread_of(snapshot, 200);
+    add_python_frame(thread, "connect", "/app/service.py", 40, false);
+    add_python_frame(thread, "<module>", "/app/train.py", 9, false);
+    spawn_preparation(thread);
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *finding = the_finding(analysis, "spawn-reimport");
+    cr_assert_str_eq(evidence_of(finding, "main_module"), "/app/train.py:9");
+    cr_assert_str_eq(evidence_of(finding, "top_level_waits_in"), "connect (/app/service.py:40)");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(spawn_reimport, not_while_the_top_level_imports)
+{
+    struct hd_snapshot *snapshot = spawn_child();
+    struct hd_thread *thread = thread_of(snapshot, 200);
+    add_python_frame(thread, "_find_and_load", "<frozen importlib._bootstrap>", 1178, false);
+    add_python_frame(thread, "<module>", "/app/train.py", 3, false);
+    spawn_preparation(thread);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "spawn-reimport"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(spawn_reimport, not_for_a_child_that_runs_its_target)
+{
+    struct hd_snapshot *snapshot = spawn_child();
+    struct hd_thread *thread = thread_of(snapshot, 200);
+    add_python_frame(thread, "work", "/app/train.py", 30, false);
+    add_python_frame(thread, "BaseProcess.run", "/usr/lib/python3.11/multiprocessing/process.py", 108, false);
+    add_python_frame(thread, "BaseProcess._bootstrap", "/usr/lib/python3.11/multiprocessing/process.py", 314, false);
+    add_python_frame(thread, "_main", "/usr/lib/python3.11/multiprocessing/spawn.py", 133, false);
+    add_python_frame(thread, "spawn_main", "/usr/lib/python3.11/multiprocessing/spawn.py", 120, false);
+    add_python_frame(thread, "<module>", "<string>", 1, true);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "spawn-reimport"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* ---- the user's line and the role ------------------------------------------------------------------------------ */
+
+Test(python_place, skips_the_standard_librarys_waiting_machinery)
+{
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 1);
+    struct hd_thread *thread = thread_of(snapshot, 100);
+    add_python_frame(thread, "Condition.wait", "/usr/lib/python3.11/threading.py", 320, false);
+    add_python_frame(thread, "Queue.get", "/usr/lib/python3.11/queue.py", 171, false);
+    add_python_frame(thread, "next_batch", "/app/loader.py", 42, false);
+    add_python_frame(thread, "<module>", "/app/loader.py", 60, true);
+    const struct hd_python_frame *place = report_python_place(thread);
+    cr_assert_str_eq(place->function, "next_batch");
+    cr_assert_eq(place->line, 42);
+    hd_snapshot_free(snapshot);
+}
+
+Test(python_place, the_innermost_frame_when_all_is_library_code)
+{
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 1);
+    struct hd_thread *thread = thread_of(snapshot, 100);
+    add_python_frame(thread, "Condition.wait", "/usr/lib/python3.11/threading.py", 320, false);
+    add_python_frame(thread, "Thread._bootstrap", "/usr/lib/python3.11/threading.py", 995, true);
+    cr_assert_eq(report_python_place(thread)->line, 320);
+    cr_assert_null(report_python_place(NULL));
+    hd_snapshot_free(snapshot);
+}
+
+Test(python_role, from_the_functions_on_the_stack)
+{
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 3);
+    struct hd_thread *worker = thread_of(snapshot, 100);
+    add_python_frame(worker, "__getitem__", "/app/dataset.py", 42, false);
+    add_python_frame(worker, "_worker_loop", "/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py",
+                     302, false);
+    add_python_frame(worker, "BaseProcess.run", "/usr/lib/python3.11/multiprocessing/process.py", 108, true);
+    cr_assert_str_eq(report_python_role(worker), "DataLoader worker");
+    struct hd_thread *handler = thread_of(snapshot, 101);
+    add_python_frame(handler, "Pool._handle_workers", "/usr/lib/python3.11/multiprocessing/pool.py", 522, true);
+    cr_assert_str_eq(report_python_role(handler), "multiprocessing pool's worker handler");
+    /* a user's own file of the same name is not the library's */
+    struct hd_thread *other = thread_of(snapshot, 102);
+    add_python_frame(other, "worker", "/app/mypool.py", 5, true);
+    cr_assert_null(report_python_role(other));
+    hd_snapshot_free(snapshot);
+}
+
+Test(python_role, is_evidence_on_the_finding)
+{
+    struct hd_snapshot *snapshot = fork_with_held_lock(HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct hd_thread *worker = thread_of(snapshot, 200);
+    add_python_frame(worker, "__getitem__", "/app/dataset.py", 42, false);
+    add_python_frame(worker, "_worker_loop", "/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py",
+                     302, false);
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *inherited = the_finding(analysis, "inherited-lock");
+    cr_assert_str_eq(evidence_of(inherited, "python"), "__getitem__ (/app/dataset.py:42)");
+    cr_assert_str_eq(evidence_of(inherited, "role"), "DataLoader worker");
+    cr_assert(strstr(inherited->summary, "; in Python: __getitem__ at dataset.py:42"), "%s", inherited->summary);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
