@@ -398,13 +398,14 @@ static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot 
     enum probe_result result = PROBE_OK;
     final->pid_namespace = probe_pid_namespace_of("self");
     final->initial_pid_namespace = final->pid_namespace == PROBE_INITIAL_PID_NAMESPACE;
-    /* Python after the waits (a futex in the GIL's state) and the native stacks, which stopped each process; before
-     * the owners are placed: a GIL waiter's owner is the holder its interpreter records */
+    probe_mark_origins(final);
+    /* Python after the waits (a futex in the GIL's state), the native stacks, which stopped each process, and the
+     * origins (a forked child's thread states hold its parent's ids); before the owners are placed: a GIL waiter's
+     * owner is the holder its interpreter records */
     if (!probe_read_python(final, deadline))
         result = PROBE_NO_MEMORY;
     probe_translate_namespaced_ids(final);
     probe_resolve_owners(final);
-    probe_mark_origins(final);
     struct probe_unix_socket_table unix_sockets;
     int error = probe_read_unix_sockets(&unix_sockets);
     if (error)

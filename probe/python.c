@@ -182,6 +182,7 @@ struct target {
     struct hd_process *process;
     pid_t pid;
     pid_t own_pid; /* the process's pid in its own PID namespace: what its memory holds */
+    uint32_t tid_offset; /* 3.10: where glibc's struct pthread holds the tid; 0 until found */
     struct probe_memory_cache *memory;
     char why[256]; /* why the interpreter could not be read */
     int read_error; /* the last failed read's -errno */
@@ -487,15 +488,23 @@ static bool read_thread_states(struct target *target)
 }
 
 /* Whether the int at `offset` of each pthread block is the tid of a distinct thread of the process; with one
- * block, only when it is a known glibc offset or names the process's own main thread. */
+ * block, only when it is a known glibc offset or names the process's own main thread. At a known offset, a block
+ * may name a thread the process does not have, as long as another names one it has: in a child forked by C code
+ * that CPython did not see, the thread states of the parent's other threads remain, their pthreads holding the
+ * parent's tids. */
 static bool tid_offset_fits(const struct target *target, uint8_t blocks[][PTHREAD_SCAN_BYTES], size_t count,
                             uint32_t offset, bool known)
 {
     int32_t seen[PTHREAD_SAMPLES];
-    bool names_main = false;
+    bool names_main = false, names_any = false;
     for (size_t b = 0; b < count; b++) {
         int32_t tid = field_i32(blocks[b], PTHREAD_SCAN_BYTES, offset);
-        if (tid <= 0 || !thread_of(target, (uint64_t)tid))
+        bool ours = tid > 0 && thread_of(target, (uint64_t)tid);
+        names_any |= ours;
+        /* glibc zeroes the tid of every other thread's descriptor in a forked child */
+        if (known && tid == 0)
+            continue;
+        if (tid <= 0 || (!ours && !known))
             return false;
         for (size_t s = 0; s < b; s++)
             if (seen[s] == tid)
@@ -503,7 +512,7 @@ static bool tid_offset_fits(const struct target *target, uint8_t blocks[][PTHREA
         seen[b] = tid;
         names_main |= tid == target->own_pid;
     }
-    return count >= 2 || known || names_main;
+    return names_any && (count >= 2 || known || names_main);
 }
 
 /* 3.10: where glibc's struct pthread keeps the tid, found on the process's own thread states (up to
@@ -534,6 +543,29 @@ static bool find_tid_offset(struct target *target, uint32_t *offset)
     return false;
 }
 
+/* A process forked by C code that CPython did not see (a library's fork(), ctypes' libc.fork()): its thread states
+ * still record the parent's native thread ids, the forking thread's included. glibc wrote the child's tid into
+ * that thread's own struct pthread at fork, so a state whose pthread holds, at glibc's offset, the tid of a thread
+ * of the process not matched yet is that thread's. The other states keep the parent's ids (a GIL holder that
+ * stayed there). */
+static void match_after_fork(struct target *target, struct thread_state *state, struct probe_pid_map *matched,
+                             bool *failed)
+{
+    for (size_t k = 0; k < sizeof glibc_tid_offsets / sizeof glibc_tid_offsets[0]; k++) {
+        int32_t tid = 0;
+        if (!read_target(target, state->thread_id + glibc_tid_offsets[k], &tid, sizeof tid) || tid <= 0)
+            continue;
+        struct hd_thread *thread = thread_of(target, (uint64_t)tid);
+        size_t taken;
+        if (!thread || probe_pid_map_get(matched, thread->tid, &taken))
+            continue;
+        if (probe_pid_map_add(matched, thread->tid, (size_t)(state - target->states), failed)) {
+            state->thread = thread;
+            return;
+        }
+    }
+}
+
 /* Each thread state's thread: by native_thread_id (3.11+), or by the tid in its pthread (3.10). */
 static bool match_threads(struct target *target)
 {
@@ -542,6 +574,7 @@ static bool match_threads(struct target *target)
     struct probe_pid_map matched = { 0 };
     if (!native && !find_tid_offset(target, &tid_offset))
         return fail(target, "its thread states' pthreads name no thread of the process");
+    target->tid_offset = tid_offset;
     for (size_t i = 0; i < target->nstates && !failed; i++) {
         struct thread_state *state = &target->states[i];
         int32_t tid = 0;
@@ -557,6 +590,9 @@ static bool match_threads(struct target *target)
         if (state->thread && !probe_pid_map_add(&matched, state->thread->tid, i, &failed))
             state->thread = NULL;
     }
+    for (size_t i = 0; native && target->process->origin == HD_ORIGIN_FORKED && i < target->nstates && !failed; i++)
+        if (!target->states[i].thread)
+            match_after_fork(target, &target->states[i], &matched, &failed);
     probe_pid_map_clear(&matched);
     target->out_of_memory |= failed;
     return !failed;
@@ -899,6 +935,18 @@ static bool caught_waiting_for_gil(const struct hd_process *process, struct hd_t
     return false;
 }
 
+/* 3.10 in a child forked by C code: glibc zeroed the tid in the descriptors of the threads that stayed in the
+ * parent, so the GIL holder's is read where fork() left the same descriptor, at the same address in the parent. */
+static pid_t tid_in_parent(const struct target *target, const struct thread_state *state)
+{
+    const struct hd_process *process = target->process;
+    int32_t tid = 0;
+    if (!target->tid_offset || process->origin != HD_ORIGIN_FORKED || process->ppid <= 1 ||
+        !probe_read_memory(process->ppid, state->thread_id + target->tid_offset, &tid, sizeof tid) || tid <= 0)
+        return 0;
+    return (pid_t)tid;
+}
+
 /* Each thread's standing with the GIL: the holder the GIL names, the threads in a futex wait inside its state,
  * the other thread states (released it), and the threads with no thread state. */
 static void mark_gil_states(struct target *target, uint64_t holder)
@@ -912,6 +960,8 @@ static void mark_gil_states(struct target *target, uint64_t holder)
     for (size_t i = 0; i < target->nstates; i++) {
         if (!holder || target->states[i].address != holder)
             continue;
+        if (!target->states[i].own_tid && !target->states[i].thread)
+            target->states[i].own_tid = tid_in_parent(target, &target->states[i]);
         process->python.gil_holder_recorded = target->states[i].own_tid;
         if (target->states[i].thread) {
             target->states[i].thread->gil = HD_GIL_HOLDS;
@@ -921,8 +971,10 @@ static void mark_gil_states(struct target *target, uint64_t holder)
     unsigned budget = GIL_REREADS_PER_PROCESS;
     for (size_t t = 0; t < process->nthreads; t++) {
         struct hd_thread *thread = &process->threads[t];
+        /* on a CPU, or preempted in user space on its way back to the wait */
         bool caught_between_waits = holder && thread->gil == HD_GIL_RELEASED &&
-                                    thread->syscall.state == HD_SYSCALL_RUNNING;
+                                    (thread->syscall.state == HD_SYSCALL_RUNNING ||
+                                     thread->syscall.state == HD_SYSCALL_NONE);
         if (waits_for_gil(thread, &process->python) ||
             (caught_between_waits && caught_waiting_for_gil(process, thread, &budget)))
             thread->gil = HD_GIL_WAITS;
@@ -940,7 +992,9 @@ static void mark_gil_locks(struct hd_process *process)
         return;
     for (size_t t = 0; t < process->nthreads; t++) {
         struct hd_thread *thread = &process->threads[t];
-        if (thread->gil != HD_GIL_WAITS || thread->wait.lock.kind != HD_LOCK_UNKNOWN)
+        /* what the bytes around the futex looked like to the mutex decoder does not matter: the word is the GIL's
+         * (its condition variable's can read as a write-locked rwlock "owned" by tid 1) */
+        if (thread->gil != HD_GIL_WAITS)
             continue;
         thread->wait.lock = (struct hd_lock){
             .kind = HD_LOCK_GIL,

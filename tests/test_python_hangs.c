@@ -3,6 +3,8 @@
  * - a GIL deadlock built with ctypes (scenarios/gil_deadlock.py with libgil_callback.so): a library thread holds a
  *   mutex and calls back into Python, the main thread holds the GIL and calls in for that mutex; hangdoc must see a
  *   lock-cycle through the GIL, with the user's line;
+ * - a fork() from C that CPython did not see (scenarios/gil_fork.py): the child waits for a GIL whose holder stayed
+ *   in the parent: inherited-lock naming the Python GIL;
  * - a spawn child that runs the main script's top level for want of a main guard (scenarios/spawn_reimport.py):
  *   spawn-reimport about the child, naming the script's line.
  * Exact ids, subjects, members and evidence, in JSON and in the text.
@@ -134,6 +136,67 @@ Test(python_hangs, gil_deadlock_of_cpython_3_12)
 Test(python_hangs, gil_deadlock_of_cpython_3_13)
 {
     python_each_version(13, expect_gil_cycle);
+}
+
+/* ---- a GIL held across a fork from C ---------------------------------------------------------------------------- */
+
+/* ready <parent pid> <child pid> <the parent's GIL-holding thread> */
+static void expect_gil_held_at_fork(const char *python, unsigned minor)
+{
+    char library[4096];
+    snprintf(library, sizeof library, "%s/libgil_callback.so", getenv("HANGDOC_FIXTURES"));
+    struct fixture fixture;
+    start_script(&fixture, python, "gil_fork.py", library);
+    pid_t parent = fixture.pids[0], child = fixture.pids[1], holder = fixture.pids[2];
+    int status;
+    json_object *document = hangdoc_json(parent, &status);
+    expect_python_version(document, child, &minor);
+    cr_assert_eq(status, 2, "fork inheritance: exit 2, got %d", status);
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "fork-inheritance");
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "inherited-lock");
+    json_object *inherited = json_first_finding(document, "inherited-lock", child);
+    cr_assert_not_null(inherited, "%s", json_object_to_json_string(json_at(document, "findings")));
+    cr_assert_eq(json_int_at(inherited, "tid", 0), child);
+    cr_assert_str_eq(json_string_at(inherited, "evidence.lock"), "Python GIL");
+    cr_assert_eq(json_int_at(inherited, "evidence.owner_pid", 0), 0, "evidence values are strings");
+    char owner[16];
+    snprintf(owner, sizeof owner, "%d", (int)holder);
+    cr_assert_str_eq(json_string_at(inherited, "evidence.owner_tid"), owner);
+    cr_assert_geq(json_count_remedies(inherited, "PyOS_AfterFork_Child"), 1);
+    char line[64];
+    snprintf(line, sizeof line, "gil_fork.py:%ld)", python_marked_line("gil_fork.py", "fork"));
+    cr_assert_eq(evidence_containing(inherited, "python", line), 1, "%s", json_object_to_json_string(inherited));
+    cr_assert_eq(json_int_at(json_process(document, child), "python.gil_holder_recorded", 0), holder);
+    expect_gil(document, child, child, "waits");
+    expect_gil(document, parent, holder, "released"); /* its call, and the GIL, ended after the fork */
+    cr_assert_eq(json_count_findings(document, "waiting-on-workers", parent), 1);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(python_hangs, gil_held_at_fork_of_the_system_python)
+{
+    python_each_version(0, expect_gil_held_at_fork);
+}
+
+Test(python_hangs, gil_held_at_fork_of_cpython_3_10)
+{
+    python_each_version(10, expect_gil_held_at_fork);
+}
+
+Test(python_hangs, gil_held_at_fork_of_cpython_3_11)
+{
+    python_each_version(11, expect_gil_held_at_fork);
+}
+
+Test(python_hangs, gil_held_at_fork_of_cpython_3_12)
+{
+    python_each_version(12, expect_gil_held_at_fork);
+}
+
+Test(python_hangs, gil_held_at_fork_of_cpython_3_13)
+{
+    python_each_version(13, expect_gil_held_at_fork);
 }
 
 /* ---- the spawn child without a main guard ---------------------------------------------------------------------- */

@@ -71,6 +71,12 @@ void report_rule_inherited_lock(struct report_rule_context *c)
             (int)node->thread->tid, node->thread->name, report_lock_noun(lock), lock->object_address,
             (int)lock->owner_tid, rule_thread_name(c, lock->owner_tid),
             node->process->ppid == lock->owner_pid ? "parent" : "ancestor", (int)lock->owner_pid);
+        if (lock->kind == HD_LOCK_GIL)
+            rule_remedy(c, finding, "The fork() came from C code that CPython did not see (a library's fork(), "
+                                    "ctypes' libc.fork()): os.fork() hands the child a fresh GIL; C code that forks "
+                                    "with Python threads running must call PyOS_BeforeFork(), then "
+                                    "PyOS_AfterFork_Child() in the child and PyOS_AfterFork_Parent() in the parent, "
+                                    "or exec at once in the child (posix_spawn) without returning into Python.");
         rule_remedy(c, finding, "Do not fork() while other threads may hold locks: fork before any thread starts, "
                                 "exec at once in the child (posix_spawn), or create the workers with spawn or "
                                 "forkserver instead of fork.");

@@ -1,4 +1,6 @@
-/* The C half of gil_deadlock.py: a library thread that takes a mutex and then calls back into Python (which needs
+/* The C half of gil_deadlock.py and gil_fork.py.
+ *
+ * gil_deadlock.py: a library thread that takes a mutex and then calls back into Python (which needs
  * the GIL), while a Python thread that holds the GIL (a ctypes.PyDLL call keeps it) calls in to take that mutex.
  * The classic pybind11 / ctypes deadlock: each holds what the other waits for.
  *
@@ -15,9 +17,11 @@
 
 typedef void (*python_callback)(void);
 
-/* What gil_deadlock.py calls through ctypes. */
+/* What gil_deadlock.py and gil_fork.py call through ctypes. */
 void start_library_thread(python_callback callback);
 void register_item(void);
+int start_helper_process(void);
+void hold_the_gil_ms(int milliseconds);
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static sem_t locked;
@@ -84,4 +88,21 @@ void register_item(void)
 {
     pthread_mutex_lock(&registry_lock);
     pthread_mutex_unlock(&registry_lock);
+}
+
+/* gil_fork.py: a library that forks a helper process, as some do, called through ctypes.CDLL, which released the
+ * GIL for the call: by the time it forks (it prepares for 100 ms) another Python thread holds the GIL, and the
+ * child, whose call returns into Python, waits for a GIL whose holder stayed in the parent. Returns the child's
+ * pid (0 in the child). */
+int start_helper_process(void)
+{
+    usleep(100000);
+    return (int)fork();
+}
+
+/* gil_fork.py's other thread: a C call made through ctypes.PyDLL, which keeps the GIL, that lasts long enough for
+ * start_helper_process to fork in the middle of it. */
+void hold_the_gil_ms(int milliseconds)
+{
+    usleep((useconds_t)milliseconds * 1000);
 }
