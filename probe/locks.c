@@ -104,10 +104,19 @@ static bool decode_mutex(const struct probe_lock_window *window, const struct hd
     return true;
 }
 
+/* glibc's waiters of a write-locked rwlock expect 1 | PTHREAD_RWLOCK_FUTEX_USED in the word they sleep on
+ * (nptl/pthread_rwlock_common.c) */
+enum { RWLOCK_WAITER_EXPECTS = 3 };
+
 /* A waiter of a write-locked rwlock sleeps on __wrphase_futex (readers, and writers waiting for readers) or on
- * __writers_futex (writers waiting for a writer). */
-static bool decode_rwlock_at(const struct probe_lock_window *window, int futex_offset, struct hd_lock *out)
+ * __writers_futex (writers waiting for a writer), expecting RWLOCK_WAITER_EXPECTS: a condition variable's waiter,
+ * whose neighbouring words can look like an rwlock's, expects its group's signal count (0 mostly), and is not taken
+ * for one (its "writer" read as tid 1, init, would make an unrelated process the owner). */
+static bool decode_rwlock_at(const struct probe_lock_window *window, const struct hd_wait *wait, int futex_offset,
+                             struct hd_lock *out)
 {
+    if (wait->expected != RWLOCK_WAITER_EXPECTS)
+        return false;
     int base = -futex_offset;
     uint32_t readers, pad3, pad4, writer, shared, flags, futex_word;
     if (!word_at(window, base + RWLOCK_READERS, &readers) || !word_at(window, base + RWLOCK_PAD3, &pad3) ||
@@ -143,7 +152,8 @@ void probe_decode_lock(const struct probe_lock_window *window, const struct hd_w
     out->word = word;
     if (decode_mutex(window, wait, out))
         return;
-    if (decode_rwlock_at(window, RWLOCK_WRPHASE_FUTEX, out) || decode_rwlock_at(window, RWLOCK_WRITERS_FUTEX, out))
+    if (decode_rwlock_at(window, wait, RWLOCK_WRPHASE_FUTEX, out) ||
+        decode_rwlock_at(window, wait, RWLOCK_WRITERS_FUTEX, out))
         return;
     /* pthread_join() sleeps on the joined thread's tid word, expecting that tid, with a shared futex (the kernel's
      * CLONE_CHILD_CLEARTID wake is not private). Tried after the locks: a mutex word of 2 must not read as a join

@@ -301,6 +301,17 @@ Test(rwlock, write_locked_waiter_on_writers_futex)
     cr_assert_eq(lock.object_address, ADDRESS - 12);
 }
 
+Test(rwlock, a_waiter_that_expects_anything_else_is_not_an_rwlocks_waiter)
+{
+    /* a condition variable's waiter (CPython's GIL: its cond's words next to its mutex's) expects its group's
+     * signal count; the bytes around may still look like a write-locked rwlock whose writer is tid 1 */
+    struct probe_lock_window window = rwlock_window(12, 1);
+    struct hd_wait wait = futex_wait("FUTEX_WAIT_BITSET", 0);
+    struct hd_lock lock = decode(&window, &wait);
+    cr_assert_eq(lock.kind, HD_LOCK_UNKNOWN, "decoded as %s", hd_lock_kind_name(lock.kind));
+    cr_assert_eq(lock.owner_tid, 0);
+}
+
 Test(rwlock, process_shared)
 {
     struct probe_lock_window window = rwlock_window(8, 777);
