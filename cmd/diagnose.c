@@ -161,6 +161,7 @@ static int diagnose_with(const struct hangdoc_options *options, const struct han
         .samples = options->samples,
         .interval_ms = options->interval_ms,
         .no_ptrace = options->no_ptrace,
+        .no_python = options->no_python,
         .deadline = hangdoc_probe_deadline(options->deadline, options->timeout_ms),
         .last_call = hangdoc_probe_last_call(options->deadline, options->timeout_ms),
     };

@@ -51,6 +51,7 @@ static const char usage_text[] =
     "  -t, --timeout DUR    be done within DUR: near it, report on what was read (default 30s; 0: never)\n"
     "  -v, --verbose        list every thread (not only the relevant ones) with its kernel stack\n"
     "      --no-ptrace      never stop a process: no native stacks, only what /proc shows\n"
+    "      --no-python      do not read Python interpreters' memory: no Python stacks, no GIL in the graph\n"
     "      --color[=WHEN]   colour the text report: auto (on a terminal, unless NO_COLOR is set), always,\n"
     "                       never; the report is wrapped to the terminal's width (or $COLUMNS)\n"
     "      --catalogue FILE extend the catalogue of fork-unsafe runtimes with the rows of FILE (see hangdoc(1))\n"
@@ -102,6 +103,7 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         { "interval", required_argument, NULL, 'i' }, { "timeout", required_argument, NULL, 't' },
         { "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },      { "no-ptrace", no_argument, NULL, 'P' },
+        { "no-python", no_argument, NULL, 'Y' },
         { "color", optional_argument, NULL, 'c' },  { "colour", optional_argument, NULL, 'c' },
         { "catalogue", required_argument, NULL, 'C' }, { "stuck-after", required_argument, NULL, 'A' },
         { NULL, 0, NULL, 0 },
@@ -138,6 +140,9 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
             break;
         case 'P':
             options->no_ptrace = true;
+            break;
+        case 'Y':
+            options->no_python = true;
             break;
         case 'c':
             if (!optarg || strcmp(optarg, "always") == 0)

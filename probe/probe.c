@@ -393,7 +393,7 @@ static enum probe_result read_final_sample(struct probe_tree *tree, const struct
 
 /* Everything that is worked out from the samples once they are all read. */
 static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot **earlier, unsigned nearlier,
-                                  struct probe_stacks *stacks, double deadline)
+                                  struct probe_stacks *stacks, const struct probe_options *options)
 {
     enum probe_result result = PROBE_OK;
     final->pid_namespace = probe_pid_namespace_of("self");
@@ -402,7 +402,7 @@ static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot 
     /* Python after the waits (a futex in the GIL's state), the native stacks, which stopped each process, and the
      * origins (a forked child's thread states hold its parent's ids); before the owners are placed: a GIL waiter's
      * owner is the holder its interpreter records */
-    if (!probe_read_python(final, deadline))
+    if (!options->no_python && !probe_read_python(final, options->deadline))
         result = PROBE_NO_MEMORY;
     probe_translate_namespaced_ids(final);
     probe_resolve_owners(final);
@@ -465,7 +465,7 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
     final->samples = nearlier + 1;
     if (result == PROBE_OK) {
         note_deadline_cuts(final, nsamples, nearlier + 1, &skipped);
-        result = conclude(final, earlier, nearlier, stacks, options->deadline);
+        result = conclude(final, earlier, nearlier, stacks, options);
     }
     for (unsigned s = 0; earlier && s < nearlier; s++)
         hd_snapshot_free(earlier[s]);

@@ -22,6 +22,7 @@ struct probe_options {
     unsigned samples;     /* >= 1 */
     unsigned interval_ms; /* between samples */
     bool no_ptrace;       /* never stop a process: no native stacks, no leaf functions */
+    bool no_python;       /* do not read CPython interpreters (probe/python.h): no Python stacks, no GIL */
     /* CLOCK_MONOTONIC seconds from which nothing more is taken, so that a report still comes out in time (0: no
      * deadline). Then the earlier samples not taken yet are left out, and so are the native stacks of the
      * processes not stopped yet (of the threads not unwound yet, in the process stopped when it comes) and the

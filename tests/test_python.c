@@ -228,6 +228,33 @@ Test(python, a_process_that_is_not_python_gets_nothing)
     fixture_stop(&fixture);
 }
 
+/* --no-python: the interpreter is left alone: no python object, no frames, no GIL states, no note. */
+Test(python, no_python_reads_no_interpreter)
+{
+    struct fixture fixture;
+    start(&fixture, SYSTEM_PYTHON, "where");
+    pid_t pid = fixture.pids[0];
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--json", "--samples", "2", "--interval", "100ms", "--no-python", pid_text,
+                                           NULL });
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert_not_null(document, "%s", result.err);
+    json_object *process = json_process(document, pid);
+    cr_assert_null(json_at(process, "python"));
+    cr_assert_not(has_python_note(document));
+    json_object *threads = json_at(process, "threads");
+    for (size_t t = 0; t < json_object_array_length(threads); t++) {
+        json_object *thread = json_object_array_get_idx(threads, t);
+        cr_assert_null(json_at(thread, "gil"));
+        cr_assert_eq(json_object_array_length(json_at(thread, "python_frames")), 0);
+    }
+    json_object_put(document);
+    run_result_free(&result);
+    fixture_stop(&fixture);
+}
+
 /* ---- the decoders ------------------------------------------------------------------------------------------------ */
 
 /* 3.10 (PEP 626): (bytecode delta, line delta) pairs from co_firstlineno 10. */
