@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Benchmark hangdoc against gdb and eu-stack (bench/run.py says how), writing BENCHMARKS.md (or the file given).
+# Benchmark hangdoc against gdb and eu-stack (bench/run.py says how), writing BENCHMARKS.md (or the file given);
+# with --python, the Python view against gdb's py-bt (bench/python_view.py).
 # Not a test: run it by hand on a quiet machine, after `ninja -C build`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(gdb elfutils time gcc)
+# --python: the Python view against gdb with CPython's own extension (python3.11-dbg)
+python_part=false
+for argument in "$@"; do [ "$argument" = --python ] && python_part=true; done
+$python_part && packages+=(python3.11-dbg)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
@@ -13,4 +18,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 [ -x "${HANGDOC:-build/hangdoc}" ] || { echo "bench: build hangdoc first (ninja -C build)" >&2; exit 1; }
+if $python_part; then
+    exec /usr/bin/python3 bench/python_view.py "$@"
+fi
 exec /usr/bin/python3 bench/run.py "$@"

@@ -218,6 +218,29 @@ static void fold_samples(struct hd_snapshot *final, struct hd_snapshot **samples
     }
 }
 
+/* Each thread's last futex wait in an earlier sample (snapshot.h: earlier_futex). */
+static void note_earlier_futex_waits(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
+{
+    for (size_t p = 0; p < final->nprocesses; p++) {
+        struct hd_process *process = &final->processes[p];
+        for (size_t s = nsamples; s-- > 0;) {
+            const struct hd_process *then = hd_snapshot_find_process(samples[s], process->pid);
+            for (size_t t = 0; then && t < process->nthreads; t++) {
+                struct hd_thread *summary = &process->threads[t];
+                const struct hd_thread *thread = hd_process_find_thread(then, summary->tid);
+                if (summary->earlier_futex.address || !thread || thread->syscall.state != HD_SYSCALL_IN ||
+                    thread->wait.kind != HD_WAIT_FUTEX)
+                    continue;
+                summary->earlier_futex.address = thread->wait.address;
+                summary->earlier_futex.operation = thread->wait.operation;
+                summary->earlier_futex.expected = thread->wait.expected;
+                summary->earlier_futex.futex_private = thread->wait.futex_private;
+                summary->earlier_futex.timeout = thread->wait.timeout;
+            }
+        }
+    }
+}
+
 /* The function each thread in state R ran at each sample that stopped it: the earlier samples' leaves, and the
  * innermost frame of the final stack. */
 static void fold_leaves(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
@@ -399,6 +422,7 @@ static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot 
     final->pid_namespace = probe_pid_namespace_of("self");
     final->initial_pid_namespace = final->pid_namespace == PROBE_INITIAL_PID_NAMESPACE;
     probe_mark_origins(final);
+    note_earlier_futex_waits(final, earlier, nearlier);
     /* Python after the waits (a futex in the GIL's state), the native stacks, which stopped each process, and the
      * origins (a forked child's thread states hold its parent's ids); before the owners are placed: a GIL waiter's
      * owner is the holder its interpreter records */

@@ -947,6 +947,37 @@ static pid_t tid_in_parent(const struct target *target, const struct thread_stat
     return (pid_t)tid;
 }
 
+/* A thread the last sample caught outside any wait, and every read since too (a loaded machine), that an earlier
+ * sample saw in a futex wait inside the GIL's state: it is taken to be in that wait again. */
+static bool waited_for_gil_earlier(const struct hd_process *process, struct hd_thread *thread)
+{
+    const struct hd_python *python = &process->python;
+    uint64_t address = thread->earlier_futex.address;
+    if (!address || address < python->gil_address || address - python->gil_address >= python->gil_size)
+        return false;
+    free(thread->wait.mapping.path);
+    thread->wait = (struct hd_wait){
+        .kind = HD_WAIT_FUTEX,
+        .operation = thread->earlier_futex.operation,
+        .timeout = thread->earlier_futex.timeout,
+        .address = address,
+        .futex_private = thread->earlier_futex.futex_private,
+        .expected = thread->earlier_futex.expected,
+        .fd = -1,
+    };
+    const struct hd_mapping *mapping = hd_process_find_mapping(process, address);
+    thread->wait.mapping_kind = hd_mapping_classify(mapping);
+    if (mapping) {
+        thread->wait.mapping = *mapping;
+        thread->wait.mapping.path = mapping->path ? strdup(mapping->path) : NULL;
+    }
+    /* futex(2)'s number on each architecture hangdoc decodes (the generic table's 98 on aarch64) */
+    thread->syscall = (struct hd_syscall){ .state = HD_SYSCALL_IN, .nr = process->arch == HD_ARCH_AARCH64 ? 98 : 202,
+                                           .name = "futex", .args = { address } };
+    thread->state = 'S';
+    return true;
+}
+
 /* Each thread's standing with the GIL: the holder the GIL names, the threads in a futex wait inside its state,
  * the other thread states (released it), and the threads with no thread state. */
 static void mark_gil_states(struct target *target, uint64_t holder)
@@ -976,7 +1007,8 @@ static void mark_gil_states(struct target *target, uint64_t holder)
                                     (thread->syscall.state == HD_SYSCALL_RUNNING ||
                                      thread->syscall.state == HD_SYSCALL_NONE);
         if (waits_for_gil(thread, &process->python) ||
-            (caught_between_waits && caught_waiting_for_gil(process, thread, &budget)))
+            (caught_between_waits && (caught_waiting_for_gil(process, thread, &budget) ||
+                                      waited_for_gil_earlier(process, thread))))
             thread->gil = HD_GIL_WAITS;
     }
 }

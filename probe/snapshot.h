@@ -254,6 +254,16 @@ struct hd_thread {
     bool leaf_same;
     char *leaf_function;
 
+    /* The last futex wait an earlier sample saw the thread in (address 0: none): a thread that wakes every few ms
+     * to go back to the same wait (a GIL waiter) may be caught between two by the last sample */
+    struct {
+        uint64_t address;
+        const char *operation; /* static */
+        uint32_t expected;
+        bool futex_private;
+        struct hd_timeout timeout;
+    } earlier_futex;
+
     /* Python (probe/python.h): the thread's Python stack, innermost first, read without stopping the process */
     struct hd_python_frame *python_frames;
     size_t npython_frames;

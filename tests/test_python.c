@@ -178,6 +178,99 @@ Test(python, gil_holder_and_waiter_of_cpython_3_13)
     python_each_version(13, expect_gil_states);
 }
 
+/* ---- an idle pool -------------------------------------------------------------------------------------------- */
+
+/* Mode "pool": ready <pid> <main> <4 workers>; an idle ThreadPoolExecutor is not hung, and its workers say so. */
+static void expect_idle_pool(const char *python, unsigned minor)
+{
+    struct fixture fixture;
+    start(&fixture, python, "pool");
+    pid_t pid = fixture.pids[0], main_thread = fixture.pids[1];
+    int status;
+    json_object *document = hangdoc_json(pid, &status);
+    expect_python_version(document, pid, &minor);
+    cr_assert_eq(status, 0, "an idle pool is not hung: exit %d", status);
+    cr_assert_not(json_bool_at(document, "verdict.hung"));
+    expect_python_frame(python_frames_of(document, pid, main_thread), 0, "pool", SCRIPT, marked("between-batches"),
+                        minor);
+    for (size_t w = 2; w < fixture.npids; w++) {
+        json_object *thread = json_thread(json_process(document, pid), fixture.pids[w]);
+        cr_assert_str_eq(json_string_at(thread, "role"), "ThreadPoolExecutor worker");
+        expect_python_frame(json_at(thread, "python_frames"), 0, "_worker", "thread.py", 0, minor);
+        expect_gil(document, pid, fixture.pids[w], "released");
+    }
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(python, idle_pool_of_the_system_python)
+{
+    python_each_version(0, expect_idle_pool);
+}
+
+Test(python, idle_pool_of_cpython_3_10)
+{
+    python_each_version(10, expect_idle_pool);
+}
+
+Test(python, idle_pool_of_cpython_3_11)
+{
+    python_each_version(11, expect_idle_pool);
+}
+
+Test(python, idle_pool_of_cpython_3_12)
+{
+    python_each_version(12, expect_idle_pool);
+}
+
+Test(python, idle_pool_of_cpython_3_13)
+{
+    python_each_version(13, expect_idle_pool);
+}
+
+/* ---- a process that changes while it is read ------------------------------------------------------------------ */
+
+/* Mode "churn": ready <pid> <main> <deep>. Threads start and end while hangdoc reads the process, and one thread is
+ * deeper than the reader goes: every run ends with a valid report, the deep stack is cut short at 512 frames with
+ * its innermost frames kept. */
+static void expect_churn_survived(const char *python, unsigned minor)
+{
+    struct fixture fixture;
+    start(&fixture, python, "churn");
+    pid_t pid = fixture.pids[0], deep = fixture.pids[2];
+    for (int run = 0; run < 3; run++) {
+        char pid_text[16];
+        snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+        struct run_result result;
+        hangdoc_run_once(&result, (const char *[]){ "--json", "--samples", "2", "--interval", "50ms", pid_text,
+                                                    NULL });
+        cr_assert(result.exit_status == 0 || result.exit_status == 1, "exit %d: %s", result.exit_status,
+                  result.err);
+        json_validate(result.out);
+        json_object *document = json_tokener_parse(result.out);
+        cr_assert_not_null(document);
+        expect_python_version(document, pid, &minor);
+        json_object *thread = json_thread(json_process(document, pid), deep);
+        json_object *frames = json_at(thread, "python_frames");
+        cr_assert_eq(json_object_array_length(frames), 512, "%zu frames", json_object_array_length(frames));
+        cr_assert(json_bool_at(thread, "python_truncated"));
+        expect_python_frame(frames, 0, "recurse", SCRIPT, marked("deep"), minor);
+        json_object_put(document);
+        run_result_free(&result);
+    }
+    fixture_stop(&fixture);
+}
+
+Test(python, a_changing_process_of_the_system_python)
+{
+    python_each_version(0, expect_churn_survived);
+}
+
+Test(python, a_changing_process_of_cpython_3_13)
+{
+    python_each_version(13, expect_churn_survived);
+}
+
 /* ---- what is not read ------------------------------------------------------------------------------------------ */
 
 /* CPython 3.9 is older than the layouts hangdoc knows: one note says so, no python object, no frames. */

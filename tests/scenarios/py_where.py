@@ -13,9 +13,19 @@ spinner thread that wakes every 10 ms then waits for the GIL for ever. The main 
   ready <pid> <main tid> <hog tid> <spinner tid>
 The ready line comes just before the hog takes the GIL for good: the test waits until the spinner is in a futex.
 
+Mode "pool": an idle concurrent.futures.ThreadPoolExecutor of 4 workers, each waiting for work in its queue, and
+the main thread in a timed sleep between batches: healthy, not hung.
+  ready <pid> <main tid> <worker tid> <worker tid> <worker tid> <worker tid>
+
+Mode "churn": a Python process that changes while it is read: threads start and end all the time, each making
+garbage (frames freed as soon as they return), and one thread sits 800 calls deep in a recursion (more than the
+reader's 512 frames), then sleeps.
+  ready <pid> <main tid> <deep thread tid>
+
 Every thread is a daemon and the process dies with its parent (PR_SET_PDEATHSIG), so nothing outlives the test.
 Runs under any CPython 3.10 to 3.13 (and later), whichever interpreter the test starts it with.
 """
+import concurrent.futures
 import ctypes
 import os
 import sys
@@ -125,5 +135,52 @@ def gil():
     inner()
 
 
+def pool():
+    executor = concurrent.futures.ThreadPoolExecutor(max_workers=4)
+    workers = set()
+    started = threading.Barrier(4)
+
+    def task():
+        workers.add(threading.get_native_id())
+        started.wait()  # four at once: the executor starts a thread for each
+
+    for future in [executor.submit(task) for _ in range(4)]:
+        future.result()
+    wait_until_parked(sorted(workers), ("futex",))
+    ready(threading.get_native_id(), *sorted(workers))
+    while True:
+        time.sleep(0.2)  # where: between-batches
+
+
+def recurse(depth, tids):
+    if depth == 0:
+        tids["deep"] = threading.get_native_id()
+        time.sleep(3600)  # where: deep
+    recurse(depth - 1, tids)
+
+
+def short_lived():
+    garbage = [object() for _ in range(100)]
+    return len(garbage)
+
+
+def churn():
+    sys.setrecursionlimit(5000)
+    tids = {}
+    threading.Thread(target=recurse, args=(800, tids), name="deep", daemon=True).start()
+    while "deep" not in tids:
+        time.sleep(0.001)
+    announced = False
+    while True:
+        threads = [threading.Thread(target=short_lived, daemon=True) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if not announced:
+            ready(threading.get_native_id(), tids["deep"])
+            announced = True
+
+
 die_with_parent()
-{"where": where, "gil": gil}[sys.argv[1] if len(sys.argv) > 1 else "where"]()  # where: module
+{"where": where, "gil": gil, "pool": pool, "churn": churn}[sys.argv[1] if len(sys.argv) > 1 else "where"]()  # where: module
