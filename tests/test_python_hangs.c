@@ -5,6 +5,8 @@
  *   lock-cycle through the GIL, with the user's line;
  * - a fork() from C that CPython did not see (scenarios/gil_fork.py): the child waits for a GIL whose holder stayed
  *   in the parent: inherited-lock naming the Python GIL;
+ * - a threading.Lock held by a thread when the process forked, acquired in the child (scenarios/python_fork_lock.py):
+ *   orphaned-wait naming the child's line;
  * - a spawn child that runs the main script's top level for want of a main guard (scenarios/spawn_reimport.py):
  *   spawn-reimport about the child, naming the script's line.
  * Exact ids, subjects, members and evidence, in JSON and in the text.
@@ -197,6 +199,56 @@ Test(python_hangs, gil_held_at_fork_of_cpython_3_12)
 Test(python_hangs, gil_held_at_fork_of_cpython_3_13)
 {
     python_each_version(13, expect_gil_held_at_fork);
+}
+
+/* ---- a Python lock held at fork ---------------------------------------------------------------------------------- */
+
+/* ready <parent pid> <child pid> */
+static void expect_python_lock_held_at_fork(const char *python, unsigned minor)
+{
+    struct fixture fixture;
+    start_script(&fixture, python, "python_fork_lock.py", NULL);
+    pid_t parent = fixture.pids[0], child = fixture.pids[1];
+    int status;
+    json_object *document = hangdoc_json(parent, &status);
+    expect_python_version(document, child, &minor);
+    cr_assert_eq(status, 2, "fork inheritance: exit 2, got %d", status);
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "orphaned-wait");
+    json_object *orphaned = json_first_finding(document, "orphaned-wait", child);
+    cr_assert_not_null(orphaned);
+    cr_assert_eq(json_int_at(orphaned, "tid", 0), child);
+    char line[64];
+    snprintf(line, sizeof line, "python_fork_lock.py:%ld)", python_marked_line("python_fork_lock.py", "acquire"));
+    cr_assert_eq(evidence_containing(orphaned, "python", line), 1, "%s", json_object_to_json_string(orphaned));
+    expect_python_frame(python_frames_of(document, child, child), 0, "<module>", "python_fork_lock.py",
+                        python_marked_line("python_fork_lock.py", "acquire"), minor);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(python_hangs, python_lock_held_at_fork_of_the_system_python)
+{
+    python_each_version(0, expect_python_lock_held_at_fork);
+}
+
+Test(python_hangs, python_lock_held_at_fork_of_cpython_3_10)
+{
+    python_each_version(10, expect_python_lock_held_at_fork);
+}
+
+Test(python_hangs, python_lock_held_at_fork_of_cpython_3_11)
+{
+    python_each_version(11, expect_python_lock_held_at_fork);
+}
+
+Test(python_hangs, python_lock_held_at_fork_of_cpython_3_12)
+{
+    python_each_version(12, expect_python_lock_held_at_fork);
+}
+
+Test(python_hangs, python_lock_held_at_fork_of_cpython_3_13)
+{
+    python_each_version(13, expect_python_lock_held_at_fork);
 }
 
 /* ---- the spawn child without a main guard ---------------------------------------------------------------------- */

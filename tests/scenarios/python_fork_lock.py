@@ -29,7 +29,7 @@ if child == 0:
     libc.prctl(PR_SET_PDEATHSIG, 9)
     if os.getppid() != parent:
         os._exit(1)
-    lock.acquire()  # the holder thread stayed in the parent: never returns
+    lock.acquire()  # the holder thread stayed in the parent: never returns  # where: acquire
     os._exit(0)
 
 deadline = time.monotonic() + 10
