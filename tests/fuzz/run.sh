@@ -19,13 +19,14 @@ declare -A sources=(
     [elf]="probe/elf_memory.c probe/memory.c probe/snapshot.c"
     [sock_diag]="probe/fds.c probe/memory.c probe/procfs.c probe/snapshot.c"
     [python]="probe/python_decode.c probe/python_offsets.c"
+    [symbols]="probe/symbols.c probe/files.c probe/snapshot.c"
 )
 mkdir -p "$work"
 status=0
-for name in procfs text catalogue waits elf sock_diag python; do
+for name in ${HANGDOC_FUZZ_ONLY:-procfs text catalogue waits elf sock_diag python symbols}; do
     files=()
     for file in ${sources[$name]}; do files+=("$root/$file"); done
-    clang "${flags[@]}" "$root/tests/fuzz/fuzz_$name.c" "${files[@]}" -o "$work/fuzz_$name"
+    clang "${flags[@]}" "$root/tests/fuzz/fuzz_$name.c" "${files[@]}" -o "$work/fuzz_$name" -lelf -ldl
     rm -rf "$work/corpus_$name" "$work/crashes_$name"
     mkdir -p "$work/corpus_$name" "$work/crashes_$name"
     if ! (cd "$work" && ASAN_OPTIONS=detect_leaks=1 "./fuzz_$name" -max_total_time="$seconds" -rss_limit_mb=2048 \
