@@ -16,14 +16,21 @@
 #include <unistd.h>
 
 static volatile size_t sink;
+static char path[64];
+
+static void remove_file(void)
+{
+    unlink(path);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char path[64];
-    if (!path[0])
+    if (!path[0]) {
         snprintf(path, sizeof path, "/tmp/hangdoc-fuzz-symbols-%d.so", (int)getpid());
+        atexit(remove_file);
+    }
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         return 0;
