@@ -39,6 +39,31 @@ static long marked(const char *name)
 
 /* ---- where the threads are ------------------------------------------------------------------------------------- */
 
+/* The text report of the same: the Python frames in the stacks section, each at its line, and the innermost one
+ * with the GIL state on the thread lines of the tree (-v lists every thread). */
+static void expect_where_in_text(pid_t pid, unsigned minor)
+{
+    char pid_text[16], path[4096], expected[4300];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    snprintf(path, sizeof path, "%s/tests/scenarios/%s", getenv("HANGDOC_SOURCE_ROOT"), SCRIPT);
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "-v", "--samples", "2", "--interval", "100ms", pid_text, NULL });
+    static const struct {
+        const char *function, *mark;
+    } frames[] = { { "inner", "inner" }, { "outer", "outer" }, { "Sleeper.run", "sleeper" },
+                   { "take_lock", "locker" }, { "report_when_parked", "reporter" } };
+    for (size_t f = 0; f < sizeof frames / sizeof frames[0]; f++) {
+        snprintf(expected, sizeof expected, " py %s (%s:%ld)\n", python_function_name(frames[f].function, minor), path,
+                 marked(frames[f].mark));
+        cr_assert(strstr(result.out, expected), "the stacks show '%s':\n%s", expected, result.out);
+    }
+    snprintf(expected, sizeof expected, "python: %s (%s:%ld), GIL released", python_function_name("Sleeper.run", minor),
+             SCRIPT, marked("sleeper"));
+    cr_assert(strstr(result.out, expected), "the sleeper's thread line shows '%s':\n%s", expected, result.out);
+    cr_assert(strstr(result.out, "python 3."), "the process line names the interpreter:\n%s", result.out);
+    run_result_free(&result);
+}
+
 /* Mode "where": ready <pid> <main> <sleeper> <locker> <reporter>; every thread released the GIL, none holds it. */
 static void expect_where(const char *python, unsigned minor)
 {
@@ -77,6 +102,7 @@ static void expect_where(const char *python, unsigned minor)
     for (size_t t = 0; t < sizeof tids / sizeof tids[0]; t++)
         expect_gil(document, pid, tids[t], "released");
     json_object_put(document);
+    expect_where_in_text(pid, minor);
     fixture_stop(&fixture);
 }
 
