@@ -183,6 +183,7 @@ struct target {
     pid_t pid;
     pid_t own_pid; /* the process's pid in its own PID namespace: what its memory holds */
     uint32_t tid_offset; /* 3.10: where glibc's struct pthread holds the tid; 0 until found */
+    unsigned *gil_rereads; /* what is left of the run's GIL_REREADS_PER_RUN */
     struct probe_memory_cache *memory;
     char why[256]; /* why the interpreter could not be read */
     int read_error; /* the last failed read's -errno */
@@ -890,6 +891,7 @@ static bool waits_for_gil(const struct hd_thread *thread, const struct hd_python
 #define GIL_REREADS 8
 #define GIL_REREAD_GAP_NS 700000
 #define GIL_REREADS_PER_PROCESS 32 /* threads computing in C without the GIL look the same: bound what they cost */
+#define GIL_REREADS_PER_RUN 160     /* and a tree of such processes: at most ~0.1 s in all */
 
 /* Reads the system call of `thread` again; true when it now sleeps in a futex wait inside the GIL's state, with
  * its syscall and wait replaced by what was read. Each read takes one of `*budget`. */
@@ -947,8 +949,9 @@ static pid_t tid_in_parent(const struct target *target, const struct thread_stat
     return (pid_t)tid;
 }
 
-/* A thread the last sample caught outside any wait, and every read since too (a loaded machine), that an earlier
- * sample saw in a futex wait inside the GIL's state: it is taken to be in that wait again. */
+/* A thread the last sample caught outside any wait (between two of its waits) that an earlier sample saw in a
+ * futex wait inside the GIL's state: it is taken to be in that wait again. Asked before the thread is read again,
+ * which costs time: only a thread no earlier sample saw waiting is. */
 static bool waited_for_gil_earlier(const struct hd_process *process, struct hd_thread *thread)
 {
     const struct hd_python *python = &process->python;
@@ -999,7 +1002,8 @@ static void mark_gil_states(struct target *target, uint64_t holder)
             process->python.gil_holder = target->states[i].thread->tid;
         }
     }
-    unsigned budget = GIL_REREADS_PER_PROCESS;
+    unsigned budget = *target->gil_rereads < GIL_REREADS_PER_PROCESS ? *target->gil_rereads : GIL_REREADS_PER_PROCESS;
+    unsigned granted = budget;
     for (size_t t = 0; t < process->nthreads; t++) {
         struct hd_thread *thread = &process->threads[t];
         /* on a CPU, or preempted in user space on its way back to the wait */
@@ -1007,10 +1011,11 @@ static void mark_gil_states(struct target *target, uint64_t holder)
                                     (thread->syscall.state == HD_SYSCALL_RUNNING ||
                                      thread->syscall.state == HD_SYSCALL_NONE);
         if (waits_for_gil(thread, &process->python) ||
-            (caught_between_waits && (caught_waiting_for_gil(process, thread, &budget) ||
-                                      waited_for_gil_earlier(process, thread))))
+            (caught_between_waits && (waited_for_gil_earlier(process, thread) ||
+                                      caught_waiting_for_gil(process, thread, &budget))))
             thread->gil = HD_GIL_WAITS;
     }
+    *target->gil_rereads -= granted - budget;
 }
 
 /* A thread waiting for the GIL waits on a lock with an owner: the thread state the GIL names as its holder. The
@@ -1074,9 +1079,10 @@ static void target_release(struct target *target)
 
 /* False only when memory ran out. */
 static bool read_process(struct hd_snapshot *snapshot, struct hd_process *process, struct symbol_files *files,
-                         struct probe_memory_cache *memory)
+                         struct probe_memory_cache *memory, unsigned *gil_rereads)
 {
-    struct target target = { .process = process, .pid = process->pid, .memory = memory };
+    struct target target = { .process = process, .pid = process->pid, .memory = memory,
+                             .gil_rereads = gil_rereads };
     probe_memory_cache_reset(memory, process->pid);
     process->python = (struct hd_python){ 0 };
     bool read = locate_interpreter(&target, files) && identify_version(&target) && choose_layout(&target) &&
@@ -1098,6 +1104,7 @@ bool probe_read_python(struct hd_snapshot *snapshot, double deadline)
         return false;
     }
     size_t candidates = 0, left_out = 0;
+    unsigned gil_rereads = GIL_REREADS_PER_RUN;
     bool ok = true;
     for (size_t p = 0; p < snapshot->nprocesses && ok; p++) {
         struct hd_process *process = &snapshot->processes[p];
@@ -1107,7 +1114,7 @@ bool probe_read_python(struct hd_snapshot *snapshot, double deadline)
         if (deadline > 0 && monotonic_now() >= deadline)
             left_out++;
         else
-            ok = read_process(snapshot, process, files, &memory);
+            ok = read_process(snapshot, process, files, &memory, &gil_rereads);
     }
     free(files);
     probe_memory_cache_free(&memory);
