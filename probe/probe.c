@@ -2,6 +2,7 @@
 #include "probe.h"
 
 #include "fds.h"
+#include "filelocks.h"
 #include "inherit.h"
 #include "libraries.h"
 #include "locks.h"
@@ -429,6 +430,7 @@ static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot 
     if (!options->no_python && !probe_read_python(final, options->deadline))
         result = PROBE_NO_MEMORY;
     probe_translate_namespaced_ids(final);
+    probe_resolve_file_locks(final);
     probe_resolve_owners(final);
     struct probe_unix_socket_table unix_sockets;
     int error = probe_read_unix_sockets(&unix_sockets);

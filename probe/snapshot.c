@@ -315,6 +315,7 @@ const char *hd_lock_kind_name(enum hd_lock_kind kind)
         [HD_LOCK_RWLOCK] = "rwlock",
         [HD_LOCK_JOIN] = "join",
         [HD_LOCK_GIL] = "gil",
+        [HD_LOCK_FILE] = "file",
     };
     return (size_t)kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
 }

@@ -105,6 +105,8 @@ enum hd_lock_kind {
     HD_LOCK_JOIN,    /* pthread_join(): the joined thread's tid word, cleared by the kernel when it exits */
     HD_LOCK_GIL,     /* CPython's global interpreter lock, waited for in take_gil(): its owner is the thread state the
                       * GIL names as last holder while locked (probe/python.h); object_address is the GIL's state */
+    HD_LOCK_FILE,    /* a file lock (flock, fcntl) waited for in HD_WAIT_LOCK: its owner is the process /proc/locks
+                      * names (probe/filelocks.h), owner_tid its main thread; type "flock", "posix" or "ofd" */
 };
 
 enum hd_owner_whereabouts {

@@ -31,6 +31,7 @@ enum report_edge_kind {
     REPORT_EDGE_PIPE,       /* the other end of a pipe */
     REPORT_EDGE_SOCKET,     /* the peer of a unix socket */
     REPORT_EDGE_CHILD,      /* a child waited for */
+    REPORT_EDGE_FILE_LOCK,  /* a file lock: any thread of the process holding it (OR) */
 };
 
 /* What an edge points at. A futex without owner can be woken by any thread of its process, a pipe by any thread

@@ -212,7 +212,7 @@ const char *report_lock_noun(const struct hd_lock *lock)
 {
     static const char *const nouns[] = {
         [HD_LOCK_UNKNOWN] = "futex", [HD_LOCK_MUTEX] = "mutex", [HD_LOCK_RWLOCK] = "rwlock",
-        [HD_LOCK_JOIN] = "thread", [HD_LOCK_GIL] = "Python GIL",
+        [HD_LOCK_JOIN] = "thread", [HD_LOCK_GIL] = "Python GIL", [HD_LOCK_FILE] = "file lock",
     };
     return (size_t)lock->kind < sizeof nouns / sizeof nouns[0] ? nouns[lock->kind] : "lock";
 }

@@ -321,6 +321,19 @@ static bool waits_for_gil_holder(const struct hd_thread *thread)
            thread->wait.lock.kind == HD_LOCK_GIL && thread->wait.lock.owner_tid > 0;
 }
 
+/* An edge to the process holding the file lock a thread waits for; false when that is not a process of the
+ * snapshot (outside, gone, unknown). */
+static bool file_lock_edges(struct builder *b, size_t from, const struct hd_wait *wait)
+{
+    if (wait->lock.kind != HD_LOCK_FILE)
+        return false;
+    const struct hd_process *holder = hd_snapshot_find_process(b->snapshot, wait->lock.owner_pid);
+    if (!holder)
+        return false;
+    add_edge(b, from, process_index(b, holder), REPORT_EDGE_FILE_LOCK, REPORT_TO_PROCESS);
+    return true;
+}
+
 static enum report_wake initial_wake(const struct hd_thread *thread)
 {
     if (thread->state == 'Z' || thread->state == 'X')
@@ -333,9 +346,14 @@ static enum report_wake initial_wake(const struct hd_thread *thread)
         return REPORT_WAKE_KERNEL;
     const struct hd_wait *wait = &thread->wait;
     switch (wait->kind) {
+    case HD_WAIT_LOCK:
+        /* a file lock whose holder is a process of the snapshot: that process's threads can release it */
+        if (wait->lock.kind == HD_LOCK_FILE && (wait->lock.owner_whereabouts == HD_OWNER_SAME_PROCESS ||
+                                                wait->lock.owner_whereabouts == HD_OWNER_OTHER_PROCESS))
+            break;
+        return REPORT_WAKE_OUTSIDE;
     case HD_WAIT_NONE:
     case HD_WAIT_OTHER:
-    case HD_WAIT_LOCK:
     case HD_WAIT_ACCEPT:
     case HD_WAIT_CONNECT:
         return REPORT_WAKE_OUTSIDE;
@@ -380,6 +398,9 @@ static enum report_wake thread_edges(struct builder *b, size_t node)
         break;
     case HD_WAIT_CHILD:
         outside = !child_edges(b, node, n->process, wait);
+        break;
+    case HD_WAIT_LOCK:
+        outside = !file_lock_edges(b, node, wait);
         break;
     default:
         break;

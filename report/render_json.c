@@ -138,8 +138,20 @@ static void wait_json(struct report_json *json, const struct hd_wait *wait)
     case HD_WAIT_WRITE:
     case HD_WAIT_ACCEPT:
     case HD_WAIT_CONNECT:
+        report_json_int(json, "fd", wait->fd);
+        break;
     case HD_WAIT_LOCK:
         report_json_int(json, "fd", wait->fd);
+        report_json_pid_or_null(json, "owner_tid", wait->lock.owner_tid);
+        report_json_pid_or_null(json, "owner_pid", wait->lock.owner_pid);
+        if (wait->lock.kind == HD_LOCK_FILE) {
+            report_json_begin_object(json, "lock");
+            report_json_name(json, "kind", hd_lock_kind_name(wait->lock.kind));
+            report_json_string_or_null(json, "type", wait->lock.type);
+            report_json_pid_or_null(json, "owner_pid", wait->lock.owner_pid);
+            report_json_name(json, "owner_whereabouts", hd_owner_whereabouts_name(wait->lock.owner_whereabouts));
+            report_json_end_object(json);
+        }
         break;
     case HD_WAIT_CHILD: {
         static const char *const selectors[] = {

@@ -280,6 +280,16 @@ static void expect_spawn_reimport(const char *python, unsigned minor)
     cr_assert_geq(json_count_remedies(finding, "if __name__ == '__main__':"), 1);
     expect_python_frame(python_frames_of(document, child, child), 0, "<module>", "spawn_reimport.py",
                         python_marked_line("spawn_reimport.py", "flock"), minor);
+    /* the child waits for the lock file its parent holds (/proc/locks), the parent in join() for the child */
+    json_object *waiting = json_thread(json_process(document, child), child);
+    cr_assert_str_eq(json_string_at(waiting, "wait.kind"), "file-lock");
+    cr_assert_str_eq(json_string_at(waiting, "wait.lock.kind"), "file");
+    cr_assert_eq(json_int_at(waiting, "wait.lock.owner_pid", 0), parent, "%s",
+                 json_object_to_json_string(json_at(waiting, "wait")));
+    json_object *cycle = json_first_finding(document, "wait-cycle", 0);
+    cr_assert_not_null(cycle, "the parent's wait4 and the child's file lock: %s",
+                       json_object_to_json_string(json_at(document, "findings")));
+    cr_assert(has_member(cycle, parent) && has_member(cycle, child));
     json_object_put(document);
     fixture_stop(&fixture);
     unlink(lock);

@@ -262,6 +262,7 @@ static bool starts_a_cycle(const struct report_node *node)
     enum hd_wait_kind kind = node->thread->wait.kind;
     return node->wake == REPORT_WAKE_NEVER && node->nedges > 0 &&
            (kind == HD_WAIT_READ || kind == HD_WAIT_POLL || kind == HD_WAIT_CHILD ||
+            (kind == HD_WAIT_LOCK && node->thread->wait.lock.kind == HD_LOCK_FILE) ||
             (kind == HD_WAIT_FUTEX && node->thread->wait.lock.kind == HD_LOCK_JOIN));
 }
 

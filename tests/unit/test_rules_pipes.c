@@ -116,3 +116,42 @@ Test(wait_cycle, a_join_a_child_wait_and_a_pipe)
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
+
+/* A child waits for the file lock (flock) its parent holds, and the parent waits for the child: the lock's holder
+ * comes from /proc/locks (probe/filelocks.h), and the edge goes to any thread of the holding process. */
+static void waiting_for_file_lock(struct hd_thread *thread, pid_t holder, enum hd_owner_whereabouts whereabouts)
+{
+    struct hd_wait *wait = asleep_in(thread, "flock", HD_WAIT_LOCK, "flock");
+    wait->fd = 4;
+    wait->lock = (struct hd_lock){ .kind = HD_LOCK_FILE, .type = "flock", .owner_tid = holder, .owner_pid = holder,
+                                   .owner_whereabouts = whereabouts };
+}
+
+Test(wait_cycle, a_child_wait_and_a_file_lock)
+{
+    struct hd_snapshot *snapshot = new_snapshot(2700);
+    add_process(snapshot, 2700, 1, HD_ORIGIN_EXEC, 1);
+    add_process(snapshot, 2800, 2700, HD_ORIGIN_EXEC, 1);
+    in_wait4(thread_of(snapshot, 2700), 2800);
+    waiting_for_file_lock(thread_of(snapshot, 2800), 2700, HD_OWNER_OTHER_PROCESS);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 2800), REPORT_WAKE_NEVER);
+    EXPECT_IDS(analysis, "wait-cycle");
+    const struct report_finding *cycle = the_finding(analysis, "wait-cycle");
+    cr_assert(strstr(cycle->summary, "a file lock"), "%s", cycle->summary);
+    cr_assert_eq(cycle->nmembers, 2u);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(wait_cycle, a_file_lock_held_outside_the_snapshot_is_the_outside_world)
+{
+    struct hd_snapshot *snapshot = new_snapshot(2700);
+    add_process(snapshot, 2700, 1, HD_ORIGIN_EXEC, 1);
+    waiting_for_file_lock(thread_of(snapshot, 2700), 4242, HD_OWNER_OUTSIDE);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 2700), REPORT_WAKE_OUTSIDE);
+    cr_assert_neq(analysis->verdict.hung, REPORT_HUNG_YES);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
