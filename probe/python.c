@@ -1044,10 +1044,30 @@ static void mark_gil_locks(struct hd_process *process)
 
 /* ---- one process, whole ------------------------------------------------------------------------------------------ */
 
+/* The main interpreter and its thread states. A process that starts and ends threads all the time can be caught
+ * with its list of thread states in the middle of a change (its head not yet, or no longer, a thread state of the
+ * interpreter): the list is read again, afresh from memory, a few times before hangdoc gives up on it. */
+#define THREAD_LIST_READS 4
+
+static bool read_thread_list(struct target *target)
+{
+    for (int attempt = 0;; attempt++) {
+        if (find_main_interpreter(target) && read_thread_states(target))
+            return true;
+        if (target->out_of_memory || attempt + 1 == THREAD_LIST_READS)
+            return false;
+        free(target->interpreter_bytes);
+        target->interpreter_bytes = NULL;
+        free(target->states);
+        target->states = NULL;
+        target->nstates = 0;
+        probe_memory_cache_reset(target->memory, target->pid);
+    }
+}
+
 static bool read_interpreter(struct target *target)
 {
-    if (!find_main_interpreter(target) || !read_thread_states(target) || !index_own_tids(target) ||
-        !match_threads(target))
+    if (!read_thread_list(target) || !index_own_tids(target) || !match_threads(target))
         return false;
     uint64_t holder = 0;
     bool gil_read = read_gil(target, &holder);
