@@ -893,6 +893,17 @@ static bool waits_for_gil(const struct hd_thread *thread, const struct hd_python
 #define GIL_REREADS_PER_PROCESS 32 /* threads computing in C without the GIL look the same: bound what they cost */
 #define GIL_REREADS_PER_RUN 160     /* and a tree of such processes: at most ~0.1 s in all */
 
+/* The mapping the futex of `wait` lies in, as probe_read_locks() records it for the waits of the samples. */
+static void place_in_mapping(const struct hd_process *process, struct hd_wait *wait)
+{
+    const struct hd_mapping *mapping = hd_process_find_mapping(process, wait->address);
+    wait->mapping_kind = hd_mapping_classify(mapping);
+    if (mapping) {
+        wait->mapping = *mapping;
+        wait->mapping.path = mapping->path ? strdup(mapping->path) : NULL;
+    }
+}
+
 /* Reads the system call of `thread` again; true when it now sleeps in a futex wait inside the GIL's state, with
  * its syscall and wait replaced by what was read. Each read takes one of `*budget`. */
 static bool caught_waiting_for_gil(const struct hd_process *process, struct hd_thread *thread, unsigned *budget)
@@ -922,12 +933,7 @@ static bool caught_waiting_for_gil(const struct hd_process *process, struct hd_t
         struct hd_thread probe = { .wait = wait };
         if (!waits_for_gil(&probe, &process->python))
             return false; /* in another call: not a GIL waiter caught between two waits */
-        const struct hd_mapping *mapping = hd_process_find_mapping(process, wait.address);
-        wait.mapping_kind = hd_mapping_classify(mapping);
-        if (mapping) {
-            wait.mapping = *mapping;
-            wait.mapping.path = mapping->path ? strdup(mapping->path) : NULL;
-        }
+        place_in_mapping(process, &wait);
         free(thread->wait.mapping.path);
         thread->syscall = syscall;
         thread->wait = wait;
@@ -968,12 +974,7 @@ static bool waited_for_gil_earlier(const struct hd_process *process, struct hd_t
         .expected = thread->earlier_futex.expected,
         .fd = -1,
     };
-    const struct hd_mapping *mapping = hd_process_find_mapping(process, address);
-    thread->wait.mapping_kind = hd_mapping_classify(mapping);
-    if (mapping) {
-        thread->wait.mapping = *mapping;
-        thread->wait.mapping.path = mapping->path ? strdup(mapping->path) : NULL;
-    }
+    place_in_mapping(process, &thread->wait);
     /* futex(2)'s number on each architecture hangdoc decodes (the generic table's 98 on aarch64) */
     thread->syscall = (struct hd_syscall){ .state = HD_SYSCALL_IN, .nr = process->arch == HD_ARCH_AARCH64 ? 98 : 202,
                                            .name = "futex", .args = { address } };

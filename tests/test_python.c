@@ -327,13 +327,9 @@ Test(python, an_interpreter_too_old_gets_one_note)
     fixture_stop(&fixture);
 }
 
-/* A C program: no python object, no note, no GIL state, no Python frames. */
-Test(python, a_process_that_is_not_python_gets_nothing)
+/* Process `pid` has no python object, no note of kind python, and no thread a GIL state or a Python frame. */
+static void expect_no_python_view(json_object *document, pid_t pid)
 {
-    struct fixture fixture;
-    fixture_start(&fixture, "idle_pool");
-    pid_t pid = fixture.pids[0];
-    json_object *document = hangdoc_json(pid, NULL);
     json_object *process = json_process(document, pid);
     cr_assert_null(json_at(process, "python"));
     cr_assert_not(has_python_note(document));
@@ -343,6 +339,16 @@ Test(python, a_process_that_is_not_python_gets_nothing)
         cr_assert_null(json_at(thread, "gil"));
         cr_assert_eq(json_object_array_length(json_at(thread, "python_frames")), 0);
     }
+}
+
+/* A C program: no python object, no note, no GIL state, no Python frames. */
+Test(python, a_process_that_is_not_python_gets_nothing)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "idle_pool");
+    pid_t pid = fixture.pids[0];
+    json_object *document = hangdoc_json(pid, NULL);
+    expect_no_python_view(document, pid);
     json_object_put(document);
     fixture_stop(&fixture);
 }
@@ -360,15 +366,7 @@ Test(python, no_python_reads_no_interpreter)
                                            NULL });
     json_object *document = json_tokener_parse(result.out);
     cr_assert_not_null(document, "%s", result.err);
-    json_object *process = json_process(document, pid);
-    cr_assert_null(json_at(process, "python"));
-    cr_assert_not(has_python_note(document));
-    json_object *threads = json_at(process, "threads");
-    for (size_t t = 0; t < json_object_array_length(threads); t++) {
-        json_object *thread = json_object_array_get_idx(threads, t);
-        cr_assert_null(json_at(thread, "gil"));
-        cr_assert_eq(json_object_array_length(json_at(thread, "python_frames")), 0);
-    }
+    expect_no_python_view(document, pid);
     json_object_put(document);
     run_result_free(&result);
     fixture_stop(&fixture);
