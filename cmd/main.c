@@ -8,6 +8,7 @@
 #include "run.h"
 #include "watchdog.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 
 static const char usage_text[] =
     "Usage: hangdoc [OPTION]... PID...\n"
+    "       hangdoc [OPTION]... --job ID\n"
     "       hangdoc demo [OPTION]...\n"
     "       hangdoc run [RUN OPTION]... [--] CMD [ARG]...\n"
     "Diagnose hung processes: read every thread of PID and of all its descendants, and say what each one waits\n"
@@ -57,6 +59,8 @@ static const char usage_text[] =
     "      --catalogue FILE extend the catalogue of fork-unsafe runtimes with the rows of FILE (see hangdoc(1))\n"
     "      --stuck-after DUR a thread asleep without timeout this long that only timer threads could wake is\n"
     "                       likely hung (default 60s, at least 1s)\n"
+    "      --job ID         diagnose the processes of Slurm job ID on this host (its cgroup, or SLURM_JOB_ID in\n"
+    "                       their environment) instead of a PID (also --slurm-job)\n"
     "  -h, --help           show this help and exit\n"
     "  -V, --version        show the version and exit\n"
     "\n"
@@ -95,6 +99,14 @@ static void arm_deadline(struct hangdoc_options *options)
     hangdoc_alarm_arm(options->deadline);
 }
 
+/* A Slurm job id as its cgroup and SLURM_JOB_ID spell it: "1234", or an array task's "1234_7". */
+static bool is_job_id(const char *text)
+{
+    size_t length = strlen(text);
+    return length > 0 && length <= 32 && isdigit((unsigned char)text[0]) &&
+           strspn(text, "0123456789_") == length;
+}
+
 /* Parses the options; returns -1 to go on, or an exit status. */
 static int parse_options(int argc, char **argv, struct hangdoc_options *options)
 {
@@ -106,6 +118,7 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         { "no-python", no_argument, NULL, 'Y' },
         { "color", optional_argument, NULL, 'c' },  { "colour", optional_argument, NULL, 'c' },
         { "catalogue", required_argument, NULL, 'C' }, { "stuck-after", required_argument, NULL, 'A' },
+        { "job", required_argument, NULL, 'J' },    { "slurm-job", required_argument, NULL, 'J' },
         { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -154,6 +167,11 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
             else
                 return usage_error("--color takes auto, always or never, not '%s'", optarg);
             break;
+        case 'J':
+            if (!is_job_id(optarg))
+                return usage_error("'%s' is not a Slurm job id (digits, and _ for an array task)", optarg);
+            options->job_id = optarg;
+            break;
         case 'C':
             options->catalogue_path = optarg;
             break;
@@ -172,8 +190,30 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
     return -1;
 }
 
+/* --job: the job's processes on this host stand for the pids. */
+static int collect_job(int argc, char **argv, struct hangdoc_options *options)
+{
+    if (argc > 0)
+        return usage_error("--job takes no pid, but got '%s'", argv[0]);
+    long found = probe_find_job_processes(options->job_id, &options->pids);
+    if (found < 0) {
+        fprintf(stderr, "hangdoc: cannot list the processes: %s\n", strerror((int)-found));
+        return EXIT_INTERNAL;
+    }
+    if (found == 0) {
+        fprintf(stderr, "hangdoc: no process of Slurm job %s on this host (none in its cgroup, none with "
+                        "SLURM_JOB_ID=%s in an environment hangdoc may read)\n",
+                options->job_id, options->job_id);
+        return EXIT_NO_TARGET;
+    }
+    options->npids = (size_t)found;
+    return -1;
+}
+
 static int collect_pids(int argc, char **argv, struct hangdoc_options *options)
 {
+    if (options->job_id)
+        return collect_job(argc, argv, options);
     if (argc <= 0)
         return usage_error("%s", "no pid given");
     options->pids = calloc((size_t)argc, sizeof *options->pids);

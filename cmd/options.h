@@ -25,6 +25,7 @@ struct hangdoc_options {
     pid_t *pids;
     size_t npids;
     const char *catalogue_path; /* --catalogue: rows that extend the runtime catalogue; NULL: the built-in one */
+    const char *job_id;         /* --job: diagnose this Slurm job's processes on this host instead of pids */
 };
 
 #define HANGDOC_STUCK_AFTER_DEFAULT_MS 60000

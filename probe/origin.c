@@ -3,7 +3,7 @@
 
 #include "memory.h"
 #include "procfs.h"
-#include "ptrace_stop.h"
+#include "access.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -118,7 +118,7 @@ static void explain_unreadable(const struct hd_process *whose, const struct prob
 {
     int error = -failed->error;
     if (error == EPERM || error == EACCES)
-        probe_stop_explain_access(whose->pid, why, size);
+        probe_access_explain(whose->pid, whose->uid, PROBE_ACCESS_OWNER_FILE, why, size); /* auxv is 0400 */
     else if (error == ESRCH || error == ENOENT)
         snprintf(why, size, "it exited");
     else if (error == ENODATA)
@@ -132,7 +132,7 @@ static void explain_unreadable(const struct hd_process *whose, const struct prob
 static void note_unreadable(struct hd_snapshot *snapshot, const struct hd_process *child,
                             const struct hd_process *whose, const struct probe_at_random *failed)
 {
-    char why[PROBE_STOP_WHY_MAX], whom[48];
+    char why[256], whom[48];
     explain_unreadable(whose, failed, why, sizeof why);
     if (whose == child)
         snprintf(whom, sizeof whom, "its");

@@ -4,6 +4,7 @@
 #include "fds.h"
 #include "filelocks.h"
 #include "inherit.h"
+#include "job.h"
 #include "libraries.h"
 #include "locks.h"
 #include "pidns.h"
@@ -101,6 +102,11 @@ static struct hd_snapshot *snapshot_new(const struct probe_options *options)
         snprintf(snapshot->host, sizeof snapshot->host, "%s", names.nodename);
         snprintf(snapshot->kernel, sizeof snapshot->kernel, "%s", names.release);
     }
+    /* the host's name can repeat across a cluster's reports (a pod's, a default one): its boot id does not */
+    if (probe_read_file("/proc/sys/kernel/random/boot_id", snapshot->boot_id, sizeof snapshot->boot_id) > 0)
+        snapshot->boot_id[strcspn(snapshot->boot_id, "\n")] = '\0';
+    else
+        snapshot->boot_id[0] = '\0';
     return snapshot;
 }
 
@@ -440,6 +446,9 @@ static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot 
     if (!probe_unix_socket_peers(&unix_sockets, &final->unix_peers, &final->nunix_peers))
         result = PROBE_NO_MEMORY;
     probe_refine_origins(final);
+    /* after the origins: a child the rank forked is its worker, one a wrapper exec'd is the rank itself */
+    if (!probe_label_jobs(final))
+        result = PROBE_NO_MEMORY;
     probe_classify_fds(final, &unix_sockets);
     probe_unix_socket_table_release(&unix_sockets);
     probe_prove_inherited_fds(final);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -31,6 +32,20 @@ ssize_t probe_read_file(const char *path, char *buffer, size_t cap)
     close(fd);
     buffer[length] = '\0';
     return (ssize_t)length;
+}
+
+pid_t probe_parent_of(pid_t pid)
+{
+    char path[64], text[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (probe_read_file(path, text, sizeof text) <= 0)
+        return 0;
+    const char *close = strrchr(text, ')');
+    char state;
+    int parent;
+    if (!close || sscanf(close + 1, " %c %d", &state, &parent) != 2)
+        return 0;
+    return (pid_t)parent;
 }
 
 /* Parses an unsigned decimal or hex field at *cursor, bounded by end; advances past it. */

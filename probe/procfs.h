@@ -16,6 +16,9 @@
 /* Reads at most cap - 1 bytes of a file and NUL-terminates them. Returns the length, or -errno. */
 ssize_t probe_read_file(const char *path, char *buffer, size_t cap);
 
+/* The parent of `pid` from its stat file; 0 when it is gone or unreadable. */
+pid_t probe_parent_of(pid_t pid);
+
 /* /proc/<pid>/task/<tid>/stat, the fields hangdoc uses. A line cut short keeps what came before the cut. */
 struct probe_stat {
     char comm[HD_COMM_MAX]; /* raw bytes between the first '(' and the last ')' */

@@ -1,6 +1,7 @@
 /* Tree membership and per-thread reads (proctree.h). */
 #include "proctree.h"
 
+#include "access.h"
 #include "children.h"
 #include "fds.h"
 #include "locks.h"
@@ -342,12 +343,18 @@ static bool full(const struct read_context *c)
             hd_snapshot_note((c)->notes, (kind), (pid), (tid), __VA_ARGS__);                                         \
     } while (0)
 
-static const char *why_unreadable(int error)
+/* Why a /proc file of `process` could not be read, into `buffer`; `kind` says which checks guard it (access.h). */
+static const char *why_unreadable(const struct hd_process *process, int error, enum probe_access_kind kind,
+                                  char *buffer, size_t size)
 {
     switch (error) {
     case EACCES:
-    case EPERM:
-        return "permission denied (it needs ptrace access to the process: same user, or CAP_SYS_PTRACE)";
+    case EPERM: {
+        char why[256];
+        probe_access_explain(process->pid, process->uid, kind, why, sizeof why);
+        snprintf(buffer, size, "permission denied (%s)", why);
+        return buffer;
+    }
     case ENOENT:
     case ESRCH:
         return "the task is gone";
@@ -377,6 +384,7 @@ static enum hd_arch arch_of_executable(pid_t pid, enum hd_arch fallback)
 
 static void read_cmdline(struct read_context *c, struct hd_process *process)
 {
+    char why[320];
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/cmdline", (int)process->pid);
     /* most command lines fit the usual buffer; a longer one is read again, up to the bound */
@@ -389,7 +397,8 @@ static void read_cmdline(struct read_context *c, struct hd_process *process)
         length = probe_read_file(path, bytes, CMDLINE_MAX_BYTES);
     }
     if (length < 0)
-        NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "cmdline: %s", why_unreadable((int)-length));
+        NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "cmdline: %s",
+             why_unreadable(process, (int)-length, PROBE_ACCESS_PTRACE, why, sizeof why));
     else if (!probe_parse_cmdline(bytes, (size_t)length, CMDLINE_MAX_ARGS, &process->argv, &process->argc,
                                   &process->cmdline_truncated))
         NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "cmdline: out of memory");
@@ -401,6 +410,7 @@ static void read_cmdline(struct read_context *c, struct hd_process *process)
 
 static void read_exe(struct read_context *c, struct hd_process *process)
 {
+    char why[320];
     char path[64], target[PATH_BUFFER];
     snprintf(path, sizeof path, "/proc/%d/exe", (int)process->pid);
     ssize_t length = readlink(path, target, sizeof target - 1);
@@ -408,7 +418,8 @@ static void read_exe(struct read_context *c, struct hd_process *process)
         process->exe_errno = errno;
         /* kernel threads and zombies have no executable: ENOENT there is the normal answer */
         if (!process->kernel_thread && !process->zombie)
-            NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "exe: %s", why_unreadable(errno));
+            NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "exe: %s",
+                 why_unreadable(process, process->exe_errno, PROBE_ACCESS_PTRACE, why, sizeof why));
         return;
     }
     target[length] = '\0';
@@ -417,19 +428,35 @@ static void read_exe(struct read_context *c, struct hd_process *process)
 
 static void read_maps_and_fds(struct read_context *c, struct hd_process *process)
 {
+    char why[320];
     if (process->kernel_thread || process->zombie)
         return;
     bool truncated;
     int error = probe_read_maps(process->pid, MAPPINGS_MAX, &process->mappings, &process->nmappings, &truncated);
     if (error)
-        NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "maps: %s", why_unreadable(-error));
+        NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "maps: %s",
+             why_unreadable(process, -error, PROBE_ACCESS_PTRACE, why, sizeof why));
     else if (truncated)
         NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "maps: more than %d mappings, the rest not read", MAPPINGS_MAX);
     error = probe_read_fds(process->pid, FDS_MAX, &process->fds, &process->nfds, &truncated);
     if (error)
-        NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "fds: %s", why_unreadable(-error));
+        NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "fds: %s",
+             why_unreadable(process, -error, PROBE_ACCESS_OWNER_FILE, why, sizeof why));
     else if (truncated)
         NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "fds: more than %d open files, the rest not read", FDS_MAX);
+}
+
+/* The tracer's name, so that a report can say "traced by 4242 'gdb'": the tracer is often outside the tree. */
+static void read_tracer_comm(pid_t tracer, char comm[HD_COMM_MAX])
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)tracer);
+    ssize_t length = probe_read_file(path, comm, HD_COMM_MAX); /* terminated, at most HD_COMM_MAX - 1 bytes */
+    if (length < 0)
+        length = 0;
+    if (length > 0 && comm[length - 1] == '\n')
+        length--;
+    comm[length] = '\0';
 }
 
 static void read_process_files(struct read_context *c, struct hd_process *process)
@@ -440,6 +467,8 @@ static void read_process_files(struct read_context *c, struct hd_process *proces
     ssize_t length = probe_read_file(path, text, sizeof text);
     if (length >= 0 && probe_parse_status(text, (size_t)length, &status)) {
         process->tracer_pid = status.tracer_pid;
+        if (status.tracer_pid > 0)
+            read_tracer_comm(status.tracer_pid, process->tracer_comm);
         process->ignores_sigchld = status.has_signals_ignored && (status.signals_ignored >> (SIGCHLD - 1)) & 1;
         if (status.has_euid)
             process->uid = status.euid;
@@ -576,12 +605,14 @@ static void read_thread_switches_from_status(pid_t pid, struct hd_thread *thread
 
 static void read_thread_syscall(struct read_context *c, const struct hd_process *process, struct hd_thread *thread)
 {
+    char why[320];
     char path[96], text[512];
     thread_path(path, sizeof path, process->pid, thread->tid, "syscall");
     ssize_t length = probe_read_file(path, text, sizeof text);
     if (length < 0) {
         if (!process->kernel_thread)
-            NOTE(c, HD_NOTE_PROCFS, process->pid, thread->tid, "syscall: %s", why_unreadable((int)-length));
+            NOTE(c, HD_NOTE_PROCFS, process->pid, thread->tid, "syscall: %s",
+                 why_unreadable(process, (int)-length, PROBE_ACCESS_OWNER_FILE, why, sizeof why));
         return;
     }
     if (!probe_parse_syscall(text, (size_t)length, &thread->syscall)) {

@@ -12,6 +12,7 @@
  */
 #include "ptrace_stop.h"
 
+#include "access.h"
 #include "pid_map.h"
 #include "procfs.h"
 
@@ -31,7 +32,6 @@
 
 #define RELIST_ROUNDS_MAX 16
 #define ANCESTORS_MAX 256
-#define CAP_SYS_PTRACE_BIT 19
 
 /* ---- the registry of seized threads, for signal handlers --------------------------------------------------- */
 
@@ -221,14 +221,6 @@ static double monotonic_now(void)
     return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
 
-static int yama_scope(void)
-{
-    char text[16];
-    if (probe_read_file("/proc/sys/kernel/yama/ptrace_scope", text, sizeof text) <= 0)
-        return 0; /* no Yama */
-    return atoi(text);
-}
-
 /* The line after `key` in /proc/<pid>/status (or self), into `value`; false when absent. */
 static bool status_field(pid_t pid, const char *key, char *value, size_t size)
 {
@@ -251,18 +243,9 @@ static bool status_field(pid_t pid, const char *key, char *value, size_t size)
     return true;
 }
 
-static bool have_cap_sys_ptrace(void)
-{
-    char value[64];
-    if (!status_field(0, "CapEff", value, sizeof value))
-        return false;
-    unsigned long long capabilities = strtoull(value, NULL, 16);
-    return (capabilities >> CAP_SYS_PTRACE_BIT) & 1;
-}
-
 const char *probe_stop_globally_refused(void)
 {
-    return yama_scope() >= 3 ? "Yama ptrace_scope is 3: ptrace is disabled on this machine until reboot" : NULL;
+    return probe_access_yama_scope() >= 3 ? "Yama ptrace_scope is 3: ptrace is disabled on this machine until reboot" : NULL;
 }
 
 /* Says exactly why the kernel refused PTRACE_SEIZE with `error`, in the order the kernel checks. */
@@ -289,48 +272,11 @@ static void explain_refusal(pid_t pid, int error, char *why, size_t size)
         snprintf(why, size, "ptrace refused: %s", strerror(error));
         return;
     }
-    probe_stop_explain_access(pid, why, size);
-}
-
-void probe_stop_explain_access(pid_t pid, char *why, size_t size)
-{
-    char value[128];
-    bool capable = have_cap_sys_ptrace();
-    int scope = yama_scope();
-    unsigned long target_uid = status_field(pid, "Uid", value, sizeof value) ? strtoul(value, NULL, 10) : 0;
-    if (scope >= 3)
-        snprintf(why, size, "Yama ptrace_scope is 3: ptrace is disabled until reboot");
-    else if (!capable && target_uid != (unsigned long)geteuid())
-        snprintf(why, size, "owned by uid %lu, and hangdoc runs as uid %u without CAP_SYS_PTRACE", target_uid,
-                 (unsigned)geteuid());
-    else if (!capable && scope == 2)
-        snprintf(why, size, "Yama ptrace_scope is 2: only a process with CAP_SYS_PTRACE may attach");
-    else if (!capable && scope == 1)
-        snprintf(why, size, "Yama ptrace_scope is 1: only an ancestor of the target or a process with "
-                            "CAP_SYS_PTRACE may attach (run hangdoc as root, or sysctl kernel.yama.ptrace_scope=0)");
-    else if (!capable)
-        snprintf(why, size, "the kernel refused (EPERM) and hangdoc lacks CAP_SYS_PTRACE (a container without "
-                            "it?): the target is not dumpable or lives in another user namespace");
-    else
-        snprintf(why, size, "the kernel refused (EPERM): a security module, or a user namespace the target is "
-                            "not in");
+    probe_access_explain(pid, (uid_t)-1, PROBE_ACCESS_PTRACE, why, size);
 }
 
 /* ---- ancestors --------------------------------------------------------------------------------------------- */
 
-static pid_t parent_of(pid_t pid)
-{
-    char path[64], text[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    if (probe_read_file(path, text, sizeof text) <= 0)
-        return 0;
-    const char *close = strrchr(text, ')');
-    char state;
-    int parent;
-    if (!close || sscanf(close + 1, " %c %d", &state, &parent) != 2)
-        return 0;
-    return (pid_t)parent;
-}
 
 bool probe_stop_is_ancestor(pid_t pid)
 {
@@ -340,7 +286,7 @@ bool probe_stop_is_ancestor(pid_t pid)
     if (computed_for != getpid()) { /* a fork (hangdoc run's diagnosis) has other ancestors */
         computed_for = getpid();
         nancestors = 0;
-        for (pid_t p = getppid(); p > 0 && nancestors < ANCESTORS_MAX; p = parent_of(p))
+        for (pid_t p = getppid(); p > 0 && nancestors < ANCESTORS_MAX; p = probe_parent_of(p))
             ancestors[nancestors++] = p;
     }
     for (size_t i = 0; i < nancestors; i++)

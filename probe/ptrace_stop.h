@@ -45,9 +45,6 @@ void probe_stop_uninstall(void);
 
 /* Why ptrace cannot be used at all (Yama ptrace_scope 3), or NULL (static). */
 const char *probe_stop_globally_refused(void);
-/* Why the kernel refuses ptrace access to `pid` (EPERM or EACCES), in the order it checks: Yama, another uid
- * without CAP_SYS_PTRACE, a user namespace. process_vm_readv(2) and /proc/<pid>/mem make the same check. */
-void probe_stop_explain_access(pid_t pid, char *why, size_t size);
 
 /* The state letters of threads the caller has just read (`states[i]` of `tids[i]`, tids sorted), which spares
  * reading /proc/<pid>/task/<tid>/stat again for each; NULL when none. */

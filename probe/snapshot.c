@@ -26,6 +26,7 @@ static void process_free(struct hd_process *process)
         free(process->argv[i]);
     free(process->argv);
     free(process->exe);
+    hd_job_free(process->job);
     for (size_t i = 0; i < process->nthreads; i++) {
         free(process->threads[i].kernel_stack);
         free(process->threads[i].wait.mapping.path);
@@ -492,4 +493,23 @@ bool hd_process_is_python(const struct hd_process *process)
             return true;
     }
     return false;
+}
+
+void hd_job_free(struct hd_job *job)
+{
+    if (!job)
+        return;
+    free(job->job_id);
+    free(job->step_id);
+    free(job->run_id);
+    free(job->master);
+    free(job->cgroup);
+    free(job);
+}
+
+const char *hd_job_role_name(enum hd_job_role role)
+{
+    static const char *const names[] = { [HD_JOB_RANK] = "rank", [HD_JOB_WORKER] = "worker",
+                                         [HD_JOB_LAUNCHER] = "launcher" };
+    return (size_t)role < sizeof names / sizeof names[0] ? names[role] : "rank";
 }

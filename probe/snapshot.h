@@ -389,6 +389,7 @@ struct hd_process {
     double start_time_s;       /* seconds after boot */
     double age_s;              /* how long it had been running when the snapshot was taken */
     pid_t tracer_pid;          /* 0: not traced */
+    char tracer_comm[HD_COMM_MAX]; /* the tracer's name (gdb, strace); empty when unread */
     /* PID namespaces (probe/pidns.h): set when the process lives in one below hangdoc's, whose ids its memory,
      * its system calls and its own view of /proc hold */
     uint64_t pid_namespace;    /* the namespace's inode (/proc/<pid>/ns/pid), 0 when hangdoc's own or unknown */
@@ -415,6 +416,33 @@ struct hd_process {
     /* ptrace: how long the process was stopped to take its stacks, in total over the run (0 when never) */
     double stopped_for_s;
     struct hd_python python;
+    struct hd_job *job; /* NULL: its environment names no job (or could not be read) */
+};
+
+/* Which part a process plays in a distributed job (probe/job.h). */
+enum hd_job_role {
+    HD_JOB_RANK,     /* the process of one rank: its environment names the rank */
+    HD_JOB_WORKER,   /* a child that inherited a rank's environment (a DataLoader worker): rank_pid is the rank's */
+    HD_JOB_LAUNCHER, /* a torchrun agent or a wrapper (a shell, srun's task program) whose descendants are ranks */
+};
+
+/* Who a process is in a distributed job, from its environment (/proc/<pid>/environ) and cgroup. Integers are -1
+ * and strings NULL when the environment does not say. */
+struct hd_job {
+    enum hd_job_role role;
+    int rank;
+    int world_size;
+    int local_rank;
+    int local_world_size;
+    int group_rank;          /* torchrun's GROUP_RANK: the node's index among the nodes */
+    int node_id;             /* SLURM_NODEID */
+    const char *rank_variable; /* static: the variable that gave the rank ("RANK", "OMPI_COMM_WORLD_RANK"...) */
+    pid_t rank_pid;          /* the rank's own process: the process itself unless a worker */
+    char *job_id;            /* SLURM_JOB_ID */
+    char *step_id;           /* SLURM_STEP_ID */
+    char *run_id;            /* TORCHELASTIC_RUN_ID */
+    char *master;            /* MASTER_ADDR:MASTER_PORT */
+    char *cgroup;            /* its cgroup v2 path, when it names a Slurm job or a Kubernetes pod */
 };
 
 /* What a note is about, so that a program reading the report (and a test) can tell notes apart without matching
@@ -453,6 +481,7 @@ struct hd_snapshot_index;
 struct hd_snapshot {
     double taken_at;  /* CLOCK_REALTIME seconds of the last sample */
     char host[65];
+    char boot_id[40]; /* /proc/sys/kernel/random/boot_id: tells reboots and hosts of one name apart; "" unread */
     char kernel[65];
     enum hd_arch arch;
     unsigned samples;
@@ -540,3 +569,7 @@ const char *hd_note_kind_name(enum hd_note_kind kind);
 const char *hd_gil_state_name(enum hd_gil_state state); /* NULL for HD_GIL_UNKNOWN */
 /* Frees what a thread's Python stack owns and empties it. */
 void hd_python_frames_release(struct hd_thread *thread);
+/* Frees a job label and its strings; NULL is fine. */
+void hd_job_free(struct hd_job *job);
+/* "rank", "worker", "launcher". */
+const char *hd_job_role_name(enum hd_job_role role);

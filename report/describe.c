@@ -216,3 +216,45 @@ const char *report_lock_noun(const struct hd_lock *lock)
     };
     return (size_t)lock->kind < sizeof nouns / sizeof nouns[0] ? nouns[lock->kind] : "lock";
 }
+
+static void put_value(struct report_buffer *out, const char *label, const char *value)
+{
+    if (!value)
+        return;
+    report_buffer_puts(out, label);
+    report_buffer_escaped(out, value, strlen(value));
+}
+
+void report_describe_job(struct report_buffer *out, const struct hd_job *job)
+{
+    if (job->role == HD_JOB_WORKER) {
+        if (job->rank >= 0)
+            report_buffer_printf(out, "worker of rank %d (process %d)", job->rank, (int)job->rank_pid);
+        else
+            report_buffer_printf(out, "worker of process %d", (int)job->rank_pid);
+    } else if (job->role == HD_JOB_LAUNCHER) {
+        report_buffer_puts(out, "launcher of ranks (a torchrun agent or a wrapper)");
+    } else if (job->rank >= 0) {
+        report_buffer_printf(out, "rank %d", job->rank);
+        if (job->world_size >= 0)
+            report_buffer_printf(out, " of %d", job->world_size);
+        report_buffer_printf(out, " (%s", job->rank_variable ? job->rank_variable : "?");
+        if (job->local_rank >= 0)
+            report_buffer_printf(out, ", local %d", job->local_rank);
+        if (job->local_rank >= 0 && job->local_world_size >= 0)
+            report_buffer_printf(out, " of %d", job->local_world_size);
+        report_buffer_puts(out, ")");
+    } else {
+        report_buffer_puts(out, "in a job, no rank");
+    }
+    if (job->role == HD_JOB_WORKER)
+        return; /* the rest is its rank's */
+    put_value(out, " · Slurm job ", job->job_id);
+    put_value(out, job->job_id ? " step " : " · Slurm step ", job->step_id);
+    if (job->node_id >= 0)
+        report_buffer_printf(out, " · node %d", job->node_id);
+    if (job->group_rank >= 0)
+        report_buffer_printf(out, " · node rank %d", job->group_rank);
+    put_value(out, " · torchrun run ", job->run_id);
+    put_value(out, " · master ", job->master);
+}

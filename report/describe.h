@@ -26,3 +26,8 @@ const char *report_state_name(char state);
 
 /* What a lock is called in a sentence: "mutex", "rwlock", "Python GIL" (static). */
 const char *report_lock_noun(const struct hd_lock *lock);
+
+/* A process's part in a distributed job, one line without its newline: "rank 3 of 8 (RANK, local 1 of 4) · Slurm
+ * job 1234 step 0 · torchrun run abc · master 10.0.0.1:29500", "worker of rank 3 (process 4711)". Strings from
+ * the environment are escaped. */
+void report_describe_job(struct report_buffer *out, const struct hd_job *job);

@@ -293,6 +293,39 @@ static void fds_json(struct report_json *json, const struct hd_process *process,
     report_json_end_array(json);
 }
 
+static void number_or_null(struct report_json *json, const char *key, int value)
+{
+    if (value >= 0)
+        report_json_int(json, key, value);
+    else
+        report_json_null(json, key);
+}
+
+/* Who the process is in a distributed job (probe/job.h); null when its environment names none. */
+static void job_json(struct report_json *json, const struct hd_job *job)
+{
+    if (!job) {
+        report_json_null(json, "job");
+        return;
+    }
+    report_json_begin_object(json, "job");
+    report_json_name(json, "role", hd_job_role_name(job->role));
+    number_or_null(json, "rank", job->rank);
+    number_or_null(json, "world_size", job->world_size);
+    number_or_null(json, "local_rank", job->local_rank);
+    number_or_null(json, "local_world_size", job->local_world_size);
+    number_or_null(json, "group_rank", job->group_rank);
+    report_json_string_or_null(json, "rank_variable", job->rank_variable);
+    report_json_int(json, "rank_pid", job->rank_pid);
+    report_json_string_or_null(json, "job_id", job->job_id);
+    report_json_string_or_null(json, "step_id", job->step_id);
+    number_or_null(json, "node_id", job->node_id);
+    report_json_string_or_null(json, "run_id", job->run_id);
+    report_json_string_or_null(json, "master", job->master);
+    report_json_string_or_null(json, "cgroup", job->cgroup);
+    report_json_end_object(json);
+}
+
 static void process_json(struct report_json *json, const struct hd_snapshot *snapshot,
                          const struct hd_process *process, const struct report_catalogue *catalogue)
 {
@@ -314,6 +347,7 @@ static void process_json(struct report_json *json, const struct hd_snapshot *sna
     report_json_double(json, "start_time_s", process->start_time_s);
     report_json_double(json, "age_s", process->age_s);
     report_json_pid_or_null(json, "tracer_pid", process->tracer_pid);
+    report_json_string_or_null(json, "tracer_comm", process->tracer_comm[0] ? process->tracer_comm : NULL);
     if (process->ns_pid) {
         report_json_begin_object(json, "pid_namespace");
         report_json_int(json, "id", (int64_t)process->pid_namespace);
@@ -322,6 +356,7 @@ static void process_json(struct report_json *json, const struct hd_snapshot *sna
     } else {
         report_json_null(json, "pid_namespace");
     }
+    job_json(json, process->job);
     report_json_int(json, "thread_count", process->thread_count);
     report_json_bool(json, "kernel_thread", process->kernel_thread);
     if (process->zombie)
@@ -564,6 +599,7 @@ static void snapshot_header_json(struct report_json *json, const struct hd_snaps
     report_json_begin_object(json, "snapshot");
     report_json_double(json, "taken_at", snapshot->taken_at);
     report_json_string(json, "host", snapshot->host);
+    report_json_string_or_null(json, "boot_id", snapshot->boot_id[0] ? snapshot->boot_id : NULL);
     report_json_string(json, "kernel", snapshot->kernel);
     report_json_name(json, "arch", hd_arch_name(snapshot->arch));
     report_json_int(json, "samples", snapshot->samples);

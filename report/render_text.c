@@ -434,8 +434,14 @@ static void render_process(struct report_buffer *out, const struct hd_snapshot *
     put_escaped(out, process->comm);
     report_buffer_printf(out, "' %c %s, uid %u, %d thread%s", process->state, report_state_name(process->state),
                          (unsigned)process->uid, process->thread_count, process->thread_count == 1 ? "" : "s");
-    if (process->tracer_pid)
+    if (process->tracer_pid) {
         report_buffer_printf(out, ", traced by %d", (int)process->tracer_pid);
+        if (process->tracer_comm[0]) {
+            report_buffer_puts(out, " '");
+            put_escaped(out, process->tracer_comm);
+            report_buffer_puts(out, "'");
+        }
+    }
     if (process->kernel_thread)
         report_buffer_puts(out, ", kernel thread");
     if (process->zombie)
@@ -451,6 +457,12 @@ static void render_process(struct report_buffer *out, const struct hd_snapshot *
         indent(out, depth);
         report_buffer_puts(out, "    exe: ");
         put_escaped(out, process->exe);
+        report_buffer_puts(out, "\n");
+    }
+    if (process->job) {
+        indent(out, depth);
+        report_buffer_puts(out, "    job: ");
+        report_describe_job(out, process->job);
         report_buffer_puts(out, "\n");
     }
     if (process->python.read) {

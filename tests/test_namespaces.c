@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 TestSuite(namespaces, .fini = fixture_stop_all, .timeout = 120);
@@ -77,12 +78,17 @@ static pid_t host_task(pid_t pid, pid_t id, unsigned depth)
     return found;
 }
 
-static void start_contained(struct contained *c, const char *name)
+/* `argv` run by `unshare --pid --fork --mount-proc` (a private mount namespace too): its ready line's pids are the
+ * namespace's, translated to the host's into c->host. */
+static void start_contained_command(struct contained *c, const char *const *argv)
 {
     *c = (struct contained){ 0 };
-    fixture_start_command(&c->fixture, "/usr/bin/unshare",
-                          (const char *[]){ "unshare", "--pid", "--fork", "--mount-proc", fixture_path(name), NULL },
-                          10000);
+    const char *command[16] = { "unshare", "--pid", "--fork", "--mount-proc" };
+    size_t words = 4;
+    for (size_t i = 0; argv[i] && words < 15; i++)
+        command[words++] = argv[i];
+    command[words] = NULL;
+    fixture_start_command(&c->fixture, "/usr/bin/unshare", command, 10000);
     /* the ready line's pids are the namespace's: never let them be killed as the host's */
     pid_t ids[HARNESS_MAX_PIDS];
     size_t count = c->fixture.npids;
@@ -97,6 +103,11 @@ static void start_contained(struct contained *c, const char *name)
         cr_assert_gt(c->host[i], 0, "namespace id %d has a host id", (int)ids[i]);
         c->fixture.pids[c->fixture.npids++] = c->host[i];
     }
+}
+
+static void start_contained(struct contained *c, const char *name)
+{
+    start_contained_command(c, (const char *[]){ fixture_path(name), NULL });
 }
 
 static json_object *parse(struct run_result *result, int expected_status)
@@ -217,4 +228,77 @@ Test(namespaces, libgomp_after_fork_in_a_container_is_orphaned_wait_from_the_hos
     cr_assert_eq(json_int_at(orphaned, "tid", -1), c.inside[1], "the child by its id inside");
     json_object_put(document);
     fixture_stop(&c.fixture);
+}
+
+/* The path of the libc this process maps (the one the fixtures map too), into `path`. */
+static void own_libc(char *path, size_t size)
+{
+    FILE *maps = fopen("/proc/self/maps", "re");
+    cr_assert_not_null(maps);
+    char line[4096];
+    path[0] = '\0';
+    while (!path[0] && fgets(line, sizeof line, maps)) {
+        char *name = strchr(line, '/');
+        if (name && strstr(name, "/libc.so.6\n"))
+            snprintf(path, size, "%.*s", (int)strcspn(name, "\n"), name);
+    }
+    fclose(maps);
+    cr_assert(path[0], "this process maps a libc.so.6");
+}
+
+static bool frames_name(json_object *thread, const char *symbol)
+{
+    json_object *frames = json_at(thread, "frames");
+    for (size_t f = 0; frames && f < json_object_array_length(frames); f++) {
+        const char *name = json_string_at(json_object_array_get_idx(frames, f), "symbol");
+        if (name && strstr(name, symbol))
+            return true;
+    }
+    return false;
+}
+
+/* A container whose libc lies at a path the host does not have (a tmpfs mounted in its own mount namespace over an
+ * empty directory of the host's): the libc is still identified and its symbols read, through /proc/<pid>/root, and
+ * the verdict is the one without namespaces, from the host and from inside. */
+Test(namespaces, a_container_libc_at_a_path_the_host_lacks_is_read_through_the_target_root)
+{
+    char libc[4096], directory[256], script[512];
+    own_libc(libc, sizeof libc);
+    const char *scratch = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(directory, sizeof directory, "%s/hangdoc-libc-XXXXXX", scratch);
+    cr_assert_not_null(mkdtemp(directory));
+    snprintf(script, sizeof script,
+             "mount -t tmpfs hangdoc-libc \"$1\" && cp \"$2\" \"$1\"/ && LD_LIBRARY_PATH=\"$1\" exec \"$3\"");
+    struct contained c;
+    start_contained_command(&c, (const char *[]){ "/bin/sh", "-c", script, "sh", directory, libc,
+                                                  fixture_path("inherited_mutex"), NULL });
+    char moved[320];
+    snprintf(moved, sizeof moved, "%s/libc.so.6", directory);
+    cr_assert_neq(access(moved, F_OK), 0, "the host does not see the container's libc at %s", moved);
+    pid_t child = c.host[2];
+    json_object *document = from_the_host(c.root, HUNG_BY_FORK);
+    json_object *inherited = the_finding(document, "inherited-lock");
+    cr_assert_eq(json_int_at(inherited, "tid", -1), child);
+    json_object *process = json_process(document, child);
+    json_object *libraries = json_at(process, "libraries");
+    json_object *found = NULL;
+    for (size_t i = 0; libraries && i < json_object_array_length(libraries); i++) {
+        const char *path = json_string_at(json_object_array_get_idx(libraries, i), "path");
+        if (path && strcmp(path, moved) == 0)
+            found = json_object_array_get_idx(libraries, i);
+    }
+    cr_assert_not_null(found, "the container's libc at %s is listed", moved);
+    cr_assert_str_eq(json_string_at(found, "soname"), "libc.so.6");
+    cr_assert_str_eq(json_string_at(found, "class"), "glibc");
+    cr_assert(frames_name(json_thread(process, child), "pthread_mutex_lock"),
+              "libc's symbols read from the container's file: %s",
+              json_object_to_json_string(json_at(json_thread(process, child), "frames")));
+    json_object_put(document);
+
+    document = from_inside(c.root, HUNG_BY_FORK);
+    inherited = the_finding(document, "inherited-lock");
+    cr_assert_eq(json_int_at(inherited, "tid", -1), c.inside[2]);
+    json_object_put(document);
+    fixture_stop(&c.fixture);
+    rmdir(directory);
 }

@@ -100,8 +100,9 @@ void report_rule_stopped(struct report_rule_context *c)
         pid_t tracer = node->process->tracer_pid;
         struct report_finding *finding =
             tracer ? rule_finding(c, REPORT_STOPPED, REPORT_CERTAIN, node,
-                                 "process %d '%s' is held stopped by its tracer, process %d", (int)node->process->pid,
-                                 node->process->comm, (int)tracer)
+                                 "process %d '%s' is held stopped by its tracer, process %d '%s'",
+                                 (int)node->process->pid, node->process->comm, (int)tracer,
+                                 node->process->tracer_comm[0] ? node->process->tracer_comm : "?")
                    : rule_finding(c, REPORT_STOPPED, REPORT_CERTAIN, node,
                                  "process %d '%s' is stopped by a signal (SIGSTOP, SIGTSTP, SIGTTIN or SIGTTOU): it "
                                  "runs again only on SIGCONT",
@@ -109,6 +110,8 @@ void report_rule_stopped(struct report_rule_context *c)
         rule_evidence(c, finding, "state", "%c", state);
         if (tracer)
             rule_evidence(c, finding, "tracer_pid", "%d", (int)tracer);
+        if (tracer && node->process->tracer_comm[0])
+            rule_evidence(c, finding, "tracer_comm", "%s", node->process->tracer_comm);
         char command[64];
         snprintf(command, sizeof command, "kill -CONT %d", (int)node->process->pid);
         rule_remedy(c, finding, tracer ? "Detach the tracer (quit the debugger or strace that holds it)." : command);
