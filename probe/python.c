@@ -188,12 +188,7 @@ struct target {
     char why[256]; /* why the interpreter could not be read */
     int read_error; /* the last failed read's -errno */
     bool out_of_memory;
-    /* found in its ELF file */
-    const char *file; /* the path of the file with _PyRuntime (one of the process's mappings) */
-    uint64_t runtime;
-    uint64_t runtime_size;
-    uint64_t version_address;
-    uint64_t code_type;
+    struct probe_python_addresses where; /* found in its ELF file (the file: one of the process's mappings) */
     /* known once read */
     unsigned minor;
     char version[16];
@@ -310,11 +305,13 @@ static bool take_symbols(struct target *target, struct symbol_files *files, cons
         return fail(target, "no PyCode_Type symbol in %s", mapping->path);
     if (!probe_python_load_bias(&file->symbols, mapping, &bias))
         return fail(target, "%s is mapped elsewhere than its program headers say", mapping->path);
-    target->file = mapping->path;
-    target->runtime = file->symbols.runtime + bias;
-    target->runtime_size = file->symbols.runtime_size;
-    target->version_address = file->symbols.version ? file->symbols.version + bias : 0;
-    target->code_type = file->symbols.code_type + bias;
+    target->where = (struct probe_python_addresses){
+        .file = mapping->path,
+        .runtime = file->symbols.runtime + bias,
+        .runtime_size = file->symbols.runtime_size,
+        .version = file->symbols.version ? file->symbols.version + bias : 0,
+        .code_type = file->symbols.code_type + bias,
+    };
     return true;
 }
 
@@ -365,21 +362,21 @@ static void format_version(uint32_t hex, char *out, size_t size)
 /* 3.11+ publish Py_Version; 3.10 does not, and is known by its file's name (the layout's own checks follow). */
 static bool identify_version(struct target *target)
 {
-    if (target->version_address) {
+    if (target->where.version) {
         uint32_t hex; /* an unsigned long; its low 32 bits on a little-endian machine */
-        if (!read_target(target, target->version_address, &hex, sizeof hex))
+        if (!read_target(target, target->where.version, &hex, sizeof hex))
             return fail(target, "Py_Version unreadable: %s", read_failure(target));
         format_version(hex, target->version, sizeof target->version);
         if (hex >> 24 != 3)
             return fail(target, "Py_Version says %s: not CPython 3", target->version);
         target->minor = (hex >> 16) & 0xff;
     } else {
-        target->minor = minor_in_name(target->file);
+        target->minor = minor_in_name(target->where.file);
         if (target->minor == 0)
-            return fail(target, "no Py_Version symbol, and the name of %s gives no version", target->file);
+            return fail(target, "no Py_Version symbol, and the name of %s gives no version", target->where.file);
         snprintf(target->version, sizeof target->version, "3.%u", target->minor);
         if (target->minor >= 11)
-            return fail(target, "no Py_Version symbol, though %s names 3.%u", target->file, target->minor);
+            return fail(target, "no Py_Version symbol, though %s names 3.%u", target->where.file, target->minor);
     }
     if (!probe_python_layout_for(target->minor))
         return fail(target, "CPython %s: only 3.10 to 3.13 are read", target->version);
@@ -393,7 +390,7 @@ static bool choose_layout(struct target *target)
         uint8_t table[1024];
         size_t size = probe_python_debug_offsets_size();
         const char *why;
-        if (size > sizeof table || !read_target(target, target->runtime, table, size))
+        if (size > sizeof table || !read_target(target, target->where.runtime, table, size))
             return fail(target, "_Py_DebugOffsets unreadable: %s", read_failure(target));
         if (!probe_python_layout_from_debug_offsets(table, size, target->minor, &target->layout, &why))
             return fail(target, "CPython %s: %s", target->version, why);
@@ -406,7 +403,7 @@ static bool choose_layout(struct target *target)
     uint64_t runtime_end = target->layout.runtime_interpreters_head + 8;
     if (target->layout.runtime_gil != ABSENT)
         runtime_end = target->layout.runtime_gil + target->layout.gil_size;
-    if (target->runtime_size && target->runtime_size < runtime_end)
+    if (target->where.runtime_size && target->where.runtime_size < runtime_end)
         return fail(target, "its _PyRuntime is smaller than CPython %s's", target->version);
     return true;
 }
@@ -419,7 +416,7 @@ static bool find_main_interpreter(struct target *target)
     const struct probe_python_layout *layout = &target->layout;
     size_t span = target->spans.interp;
     uint64_t address;
-    if (!read_target(target, target->runtime + layout->runtime_interpreters_head, &address, sizeof address))
+    if (!read_target(target, target->where.runtime + layout->runtime_interpreters_head, &address, sizeof address))
         return fail(target, "_PyRuntime unreadable: %s", read_failure(target));
     if (!address)
         return fail(target, "no interpreter yet (starting, or finalizing)");
@@ -431,7 +428,7 @@ static bool find_main_interpreter(struct target *target)
         if (!read_target(target, address, target->interpreter_bytes, span))
             return fail(target, "an interpreter's state unreadable: %s", read_failure(target));
         if (layout->interp_runtime != ABSENT &&
-            field_u64(target->interpreter_bytes, span, layout->interp_runtime) != target->runtime)
+            field_u64(target->interpreter_bytes, span, layout->interp_runtime) != target->where.runtime)
             return fail(target, "an interpreter that does not point back to _PyRuntime: not CPython %s's layout",
                         target->version);
         if (field_u64(target->interpreter_bytes, span, layout->interp_id) == 0) {
@@ -660,7 +657,7 @@ static const struct code_info *code_at(struct target *target, uint64_t address)
         return &target->codes[index];
     uint8_t bytes[OBJECT_READ_MAX];
     if (!read_target(target, address, bytes, span) ||
-        field_u64(bytes, span, layout->object_type) != target->code_type)
+        field_u64(bytes, span, layout->object_type) != target->where.code_type)
         return NULL;
     struct code_info info = { 0 };
     uint32_t name = layout->code_qualname != ABSENT ? layout->code_qualname : layout->code_name;
@@ -867,7 +864,7 @@ static bool read_gil(struct target *target, uint64_t *holder)
     struct hd_python *python = &target->process->python;
     uint8_t bytes[OBJECT_READ_MAX];
     uint64_t address = layout->runtime_gil != ABSENT
-                           ? target->runtime + layout->runtime_gil
+                           ? target->where.runtime + layout->runtime_gil
                            : field_u64(target->interpreter_bytes, target->spans.interp, layout->interp_gil_pointer);
     if (layout->gil_size > sizeof bytes || !read_target(target, address, bytes, layout->gil_size))
         return false;
@@ -1098,22 +1095,50 @@ static void target_release(struct target *target)
     free(target->interpreter_bytes);
 }
 
+static void target_begin(struct target *target, struct hd_process *process, struct probe_memory_cache *memory,
+                         unsigned *gil_rereads)
+{
+    *target = (struct target){ .process = process, .pid = process->pid, .memory = memory,
+                               .gil_rereads = gil_rereads };
+    probe_memory_cache_reset(memory, process->pid);
+    process->python = (struct hd_python){ 0 };
+}
+
+/* Reads the interpreter at target->where once `located`; a process not read gets a note of target->why. Releases
+ * the target. False only when memory ran out. */
+static bool read_located(struct hd_snapshot *snapshot, struct target *target, bool located)
+{
+    bool read = located && identify_version(target) && choose_layout(target) && read_interpreter(target);
+    bool out_of_memory = target->out_of_memory;
+    target_release(target);
+    if (!read && !out_of_memory &&
+        !hd_snapshot_note(snapshot, HD_NOTE_PYTHON, target->pid, 0, "Python interpreter not read: %s", target->why))
+        return false;
+    return !out_of_memory;
+}
+
 /* False only when memory ran out. */
 static bool read_process(struct hd_snapshot *snapshot, struct hd_process *process, struct symbol_files *files,
                          struct probe_memory_cache *memory, unsigned *gil_rereads)
 {
-    struct target target = { .process = process, .pid = process->pid, .memory = memory,
-                             .gil_rereads = gil_rereads };
-    probe_memory_cache_reset(memory, process->pid);
-    process->python = (struct hd_python){ 0 };
-    bool read = locate_interpreter(&target, files) && identify_version(&target) && choose_layout(&target) &&
-                read_interpreter(&target);
-    bool out_of_memory = target.out_of_memory;
-    target_release(&target);
-    if (!read && !out_of_memory &&
-        !hd_snapshot_note(snapshot, HD_NOTE_PYTHON, process->pid, 0, "Python interpreter not read: %s", target.why))
+    struct target target;
+    target_begin(&target, process, memory, gil_rereads);
+    return read_located(snapshot, &target, locate_interpreter(&target, files));
+}
+
+bool probe_read_python_at(struct hd_snapshot *snapshot, struct hd_process *process,
+                          const struct probe_python_addresses *where)
+{
+    struct probe_memory_cache memory;
+    unsigned gil_rereads = GIL_REREADS_PER_RUN;
+    if (!probe_memory_cache_init(&memory))
         return false;
-    return !out_of_memory;
+    struct target target;
+    target_begin(&target, process, &memory, &gil_rereads);
+    target.where = *where;
+    bool ok = read_located(snapshot, &target, true);
+    probe_memory_cache_free(&memory);
+    return ok;
 }
 
 bool probe_read_python(struct hd_snapshot *snapshot, double deadline)

@@ -16,9 +16,28 @@
 #include "snapshot.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Fills `python` of every Python process of the snapshot and its threads' python_frames, python_truncated and
  * gil. Call it after the last sample's waits are decoded (a thread waits for the GIL when its futex lies in the
  * GIL's state). No process is begun at or after `deadline` (CLOCK_MONOTONIC seconds; 0: none): the ones left out
  * are counted in one HD_NOTE_DEADLINE note. False only when memory ran out. */
 bool probe_read_python(struct hd_snapshot *snapshot, double deadline);
+
+/* Where one process's interpreter lies in its memory: what its ELF file's symbols say once the load bias is added
+ * (python_symbols.h). */
+struct probe_python_addresses {
+    const char *file;      /* the file that holds _PyRuntime: 3.10, without Py_Version, is known by its name */
+    uint64_t runtime;      /* _PyRuntime */
+    uint64_t runtime_size; /* its st_size; 0: unknown */
+    uint64_t version;      /* Py_Version; 0 when the file has none (3.10) */
+    uint64_t code_type;    /* PyCode_Type: every code object's ob_type */
+};
+
+/* Reads the interpreter of `process` at `where`, as probe_read_python() does once it has located it: fills
+ * `python` of the process and its threads' Python stacks and GIL states, or gives the process one HD_NOTE_PYTHON
+ * note that says why not. The walk behind probe_read_python() for each process, and the narrow entry of the
+ * fuzz harness tests/fuzz/fuzz_python_walk.c, which forges an interpreter's memory at known addresses. False only
+ * when memory ran out. */
+bool probe_read_python_at(struct hd_snapshot *snapshot, struct hd_process *process,
+                          const struct probe_python_addresses *where);

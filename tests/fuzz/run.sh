@@ -20,10 +20,13 @@ declare -A sources=(
     [sock_diag]="probe/fds.c probe/memory.c probe/procfs.c probe/snapshot.c"
     [python]="probe/python_decode.c probe/python_offsets.c"
     [symbols]="probe/symbols.c probe/files.c probe/snapshot.c"
+    [python_walk]="probe/python.c probe/python_decode.c probe/python_memory.c probe/python_offsets.c
+                   probe/python_symbols.c probe/memory.c probe/pid_map.c probe/procfs.c probe/syscalls.c
+                   probe/files.c probe/snapshot.c"
 )
 mkdir -p "$work"
 status=0
-for name in ${HANGDOC_FUZZ_ONLY:-procfs text catalogue waits elf sock_diag python symbols}; do
+for name in ${HANGDOC_FUZZ_ONLY:-procfs text catalogue waits elf sock_diag python symbols python_walk}; do
     files=()
     for file in ${sources[$name]}; do files+=("$root/$file"); done
     clang "${flags[@]}" "$root/tests/fuzz/fuzz_$name.c" "${files[@]}" -o "$work/fuzz_$name" -lelf -ldl
