@@ -297,6 +297,40 @@ Test(python, a_changing_process_of_cpython_3_13)
     python_each_version(13, expect_churn_survived);
 }
 
+/* ---- the GIL read after the samples ------------------------------------------------------------------------------ */
+
+/* Mode "contend": ready <pid> <main>. Threads pass the GIL around all the time. The GIL is read after the last
+ * sample, so a thread the sample saw waiting for it may hold it by then: that must never become a thread waiting
+ * for a GIL it holds itself, a "certain" lock-cycle in a healthy process (before the fix, 2 of 60 runs here; the
+ * runs vary samples and interval to land at other moments). */
+static void expect_no_deadlock_while_contending(const char *python, unsigned minor)
+{
+    (void)minor;
+    struct fixture fixture;
+    start(&fixture, python, "contend");
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)fixture.pids[0]);
+    static const char *const samples[] = { "1", "2", "3" }, *const intervals[] = { "2ms", "5ms", "11ms" };
+    for (int run = 0; run < 60; run++) {
+        struct run_result result;
+        hangdoc_run_once(&result, (const char *[]){ "--json", "--samples", samples[run % 3], "--interval",
+                                                    intervals[run / 3 % 3], pid_text, NULL });
+        json_object *document = json_tokener_parse(result.out);
+        cr_assert_not_null(document, "run %d: exit %d: %s", run, result.exit_status, result.err);
+        cr_assert_eq(json_count_findings(document, "lock-cycle", 0), 0, "run %d: a healthy process in a knot: %s",
+                     run, json_object_to_json_string(json_at(document, "findings")));
+        cr_assert_neq(result.exit_status, 2, "run %d", run);
+        json_object_put(document);
+        run_result_free(&result);
+    }
+    fixture_stop(&fixture);
+}
+
+Test(python, threads_passing_the_gil_around_are_never_a_gil_deadlock)
+{
+    python_each_version(0, expect_no_deadlock_while_contending);
+}
+
 /* ---- what is not read ------------------------------------------------------------------------------------------ */
 
 /* CPython 3.9 is older than the layouts hangdoc knows: one note says so, no python object, no frames. */

@@ -1,6 +1,7 @@
 /* Native stacks: the names in order for a target whose stacks are known (built -O2, and stripped), and the safety
  * of stopping: hangdoc killed or interrupted at random moments never leaves a target stopped or traced. */
 #include "harness.h"
+#include "target_health.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -255,73 +256,28 @@ static pid_t start_hangdoc(pid_t target, const char *samples)
 /* Every thread of `pid`: not stopped (t/T), no tracer. */
 static void expect_free(pid_t pid, const char *context)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *tasks = opendir(path);
-    cr_assert(tasks, "%s: the target is alive", context);
-    struct dirent *entry;
-    while ((entry = readdir(tasks))) {
-        if (entry->d_name[0] == '.')
-            continue;
-        char file[320], text[4096];
-        snprintf(file, sizeof file, "/proc/%d/task/%s/status", (int)pid, entry->d_name);
-        FILE *stream = fopen(file, "re");
-        if (!stream)
-            continue; /* the thread just exited */
-        size_t length = fread(text, 1, sizeof text - 1, stream);
-        fclose(stream);
-        text[length] = '\0';
-        const char *state = strstr(text, "\nState:");
-        const char *tracer = strstr(text, "\nTracerPid:");
-        /* a thread that exits between open() and read() reads as nothing (ESRCH): gone, not stopped */
-        if (length == 0)
-            continue;
-        cr_assert(state && tracer, "%s: status of %s readable", context, entry->d_name);
-        char letter = state[strspn(state + 7, " \t") + 7];
-        cr_assert(letter != 't' && letter != 'T', "%s: thread %s is stopped (%c)", context, entry->d_name, letter);
-        cr_assert_eq(atol(tracer + 11), 0, "%s: thread %s still has tracer %ld", context, entry->d_name,
-                     atol(tracer + 11));
-    }
-    closedir(tasks);
+    struct target_health health;
+    cr_assert(target_health_look(pid, &health), "%s: the target is alive", context);
+    cr_assert_eq(health.unparsed, 0, "%s: the status of every thread is readable", context);
+    cr_assert_eq(health.stopped, 0, "%s: thread %d is stopped (%c)", context, (int)health.first_stopped.tid,
+                 health.first_stopped.state);
+    cr_assert_eq(health.traced, 0, "%s: thread %d still has tracer %d", context, (int)health.first_traced.tid,
+                 (int)health.first_traced.tracer);
 }
 
-/* Process CPU time (clock ticks) and the main thread's voluntary context switches: both grow while it runs. */
-static void progress_of(pid_t pid, unsigned long long *cpu, unsigned long long *switches)
-{
-    char path[64], text[4096];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *stream = fopen(path, "re");
-    cr_assert(stream);
-    size_t length = fread(text, 1, sizeof text - 1, stream);
-    fclose(stream);
-    text[length] = '\0';
-    const char *close = strrchr(text, ')');
-    unsigned long long user = 0, system = 0;
-    cr_assert(close && sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &user, &system) == 2);
-    *cpu = user + system;
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    stream = fopen(path, "re");
-    cr_assert(stream);
-    length = fread(text, 1, sizeof text - 1, stream);
-    fclose(stream);
-    text[length] = '\0';
-    const char *line = strstr(text, "\nvoluntary_ctxt_switches:");
-    cr_assert(line);
-    *switches = strtoull(line + 25, NULL, 10);
-}
-
+/* Process CPU time and the main thread's voluntary context switches both grow within 2 s. */
 static void expect_progress(pid_t pid, const char *context)
 {
-    unsigned long long cpu_before, switches_before, cpu_after, switches_after;
-    progress_of(pid, &cpu_before, &switches_before);
+    struct target_activity before, after;
+    cr_assert(target_health_activity(pid, &before), "%s: the target is alive", context);
     for (int waited = 0; waited < 2000; waited += 20) {
         usleep(20000);
-        progress_of(pid, &cpu_after, &switches_after);
-        if (cpu_after > cpu_before && switches_after > switches_before)
+        cr_assert(target_health_activity(pid, &after), "%s: the target is alive", context);
+        if (after.cpu_ticks > before.cpu_ticks && after.voluntary_switches > before.voluntary_switches)
             return;
     }
     cr_assert_fail("%s: the target made no progress (cpu %llu -> %llu ticks, switches %llu -> %llu)", context,
-                   cpu_before, cpu_after, switches_before, switches_after);
+                   before.cpu_ticks, after.cpu_ticks, before.voluntary_switches, after.voluntary_switches);
 }
 
 /* Starts hangdoc `runs` times against the busy target and sends `signal_number` at a random moment of each run;
@@ -548,43 +504,33 @@ static struct watched_thread *watched(struct watched_thread *threads, size_t *co
     return &threads[(*count)++];
 }
 
-/* One look at every thread of `pid` from outside: how long each has been in a tracing stop, and how long seized
- * while still running. */
+/* What one look at the threads keeps: every thread seen so far. */
+struct watch {
+    struct watched_thread *threads;
+    size_t *count;
+};
+
+/* How long the thread has been in a tracing stop, and how long seized while still running. */
+static void watch_thread(const struct target_thread *seen, void *context)
+{
+    struct watch *watch = context;
+    bool stopped = target_thread_is_stopped(seen);
+    bool seized_running = !stopped && seen->tracer != 0;
+    struct watched_thread *thread = watched(watch->threads, watch->count, seen->tid);
+    long now = now_ms();
+    thread->stopped_since_ms = stopped ? (thread->stopped_since_ms < 0 ? now : thread->stopped_since_ms) : -1;
+    thread->seized_since_ms = seized_running ? (thread->seized_since_ms < 0 ? now : thread->seized_since_ms) : -1;
+    if (stopped && now - thread->stopped_since_ms > thread->longest_stop_ms)
+        thread->longest_stop_ms = now - thread->stopped_since_ms;
+    if (seized_running && now - thread->seized_since_ms > thread->longest_seized_ms)
+        thread->longest_seized_ms = now - thread->seized_since_ms;
+}
+
+/* One look at every thread of `pid` from outside. */
 static void look_at_threads(pid_t pid, struct watched_thread *threads, size_t *count)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *tasks = opendir(path);
-    cr_assert(tasks, "the target is alive");
-    struct dirent *entry;
-    while ((entry = readdir(tasks))) {
-        if (entry->d_name[0] == '.')
-            continue;
-        char file[320], text[4096];
-        snprintf(file, sizeof file, "/proc/%d/task/%s/status", (int)pid, entry->d_name);
-        FILE *stream = fopen(file, "re");
-        if (!stream)
-            continue;
-        size_t length = fread(text, 1, sizeof text - 1, stream);
-        fclose(stream);
-        text[length] = '\0';
-        const char *state = strstr(text, "\nState:");
-        const char *tracer = strstr(text, "\nTracerPid:");
-        if (!state || !tracer)
-            continue;
-        char letter = state[strspn(state + 7, " \t") + 7];
-        bool stopped = letter == 't' || letter == 'T';
-        bool seized_running = !stopped && atol(tracer + 11) != 0;
-        struct watched_thread *thread = watched(threads, count, (pid_t)atoi(entry->d_name));
-        long now = now_ms();
-        thread->stopped_since_ms = stopped ? (thread->stopped_since_ms < 0 ? now : thread->stopped_since_ms) : -1;
-        thread->seized_since_ms = seized_running ? (thread->seized_since_ms < 0 ? now : thread->seized_since_ms) : -1;
-        if (stopped && now - thread->stopped_since_ms > thread->longest_stop_ms)
-            thread->longest_stop_ms = now - thread->stopped_since_ms;
-        if (seized_running && now - thread->seized_since_ms > thread->longest_seized_ms)
-            thread->longest_seized_ms = now - thread->seized_since_ms;
-    }
-    closedir(tasks);
+    struct watch watch = { threads, count };
+    cr_assert(target_health_each_thread(pid, watch_thread, &watch, NULL), "the target is alive");
 }
 
 /* A SCHED_IDLE thread starved by two spinners on its CPU takes a PTRACE_INTERRUPT long after the leaf sample

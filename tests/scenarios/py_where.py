@@ -22,6 +22,12 @@ garbage (frames freed as soon as they return), and one thread sits 800 calls dee
 reader's 512 frames), then sleeps.
   ready <pid> <main tid> <deep thread tid>
 
+Mode "contend": healthy threads that pass the GIL around all the time: two compute in 5 ms bursts and sleep 5 ms,
+two sleep 1 ms at a time, the main thread sleeps 5 ms at a time. hangdoc reads the GIL after the last sample: a
+thread the sample saw waiting for it may hold it by then, which must never read as a thread waiting for a GIL it
+holds itself.
+  ready <pid> <main tid>
+
 Every thread is a daemon and the process dies with its parent (PR_SET_PDEATHSIG), so nothing outlives the test.
 Runs under any CPython 3.10 to 3.13 (and later), whichever interpreter the test starts it with.
 """
@@ -182,5 +188,26 @@ def churn():
             announced = True
 
 
+def compute_in_bursts():
+    while True:
+        started = time.monotonic()
+        while time.monotonic() - started < 0.005:
+            sum(i * i for i in range(200))
+        time.sleep(0.005)
+
+
+def sleep_often():
+    while True:
+        time.sleep(0.001)
+
+
+def contend():
+    for target in (compute_in_bursts, compute_in_bursts, sleep_often, sleep_often):
+        threading.Thread(target=target, daemon=True).start()
+    ready(threading.get_native_id())
+    while True:
+        time.sleep(0.005)
+
+
 die_with_parent()
-{"where": where, "gil": gil, "pool": pool, "churn": churn}[sys.argv[1] if len(sys.argv) > 1 else "where"]()  # where: module
+{"where": where, "gil": gil, "pool": pool, "churn": churn, "contend": contend}[sys.argv[1] if len(sys.argv) > 1 else "where"]()  # where: module
