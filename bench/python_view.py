@@ -104,22 +104,7 @@ def main():
             results.append(measure(name, pid))
         finally:
             bench.stop_target(process)
-    text = open(output).read() if os.path.exists(output) else "# Benchmarks\n"
-    new = section(results)
-    if "\n## Python stacks\n" in text:
-        start = text.index("\n## Python stacks\n") + 1
-        following = re.search(r"^## ", text[start + 3:], re.M)
-        end = start + 3 + following.start() if following else len(text)
-        text = text[:start] + new + ("\n" if following else "") + text[end:]
-    elif "\n## Notes\n" in text:
-        at = text.index("\n## Notes\n") + 1
-        text = text[:at] + new + "\n" + text[at:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + new
-    with open(output, "w") as out:
-        out.write(text)
-    print(f"bench: wrote {output}", file=sys.stderr)
-
+    bench.write_section(output, "Python stacks\n", section(results))
 
 if __name__ == "__main__":
     main()

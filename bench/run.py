@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -472,6 +473,26 @@ Targets of the issue, on these numbers:
 
 {scale_verdicts(results)}
 """
+
+
+def write_section(output, heading, new):
+    """Puts `new` (a section whose first line is "## HEADING") in place of that section of the file `output`, or
+    before its Notes section, or at its end."""
+    text = open(output).read() if os.path.exists(output) else "# Benchmarks\n"
+    marker = "\n## " + heading
+    if marker in text:
+        start = text.index(marker) + 1
+        following = re.search(r"^## ", text[start + 3:], re.M)
+        end = start + 3 + following.start() if following else len(text)
+        text = text[:start] + new + ("\n" if following else "") + text[end:]
+    elif "\n## Notes\n" in text:
+        at = text.index("\n## Notes\n") + 1
+        text = text[:at] + new + "\n" + text[at:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + new
+    with open(output, "w") as out:
+        out.write(text)
+    print(f"bench: wrote {output}", file=sys.stderr)
 
 
 def split_sections(text):

@@ -173,8 +173,8 @@ int hangdoc_demo(struct hangdoc_options *options)
         end_tree(trainer);
         return EXIT_INTERNAL;
     }
-    /* the introduction goes with the text report; --json keeps stdout one document */
-    FILE *say = options->json ? stderr : stdout;
+    /* the introduction goes with the text report; --json and --dot keep stdout one document */
+    FILE *say = options->json || options->dot ? stderr : stdout;
     fprintf(say, "hangdoc demo: started demo-trainer (pid %d); its thread demo-loader holds a mutex, and it forked\n"
             "demo-worker (pid %d), which now waits for that mutex. Diagnosing pid %d:\n\n",
             (int)trainer, (int)worker, (int)trainer);

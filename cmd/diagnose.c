@@ -4,6 +4,8 @@
 #include "../probe/probe.h"
 #include "../report/buffer.h"
 #include "../report/catalogue.h"
+#include "../report/render_dot.h"
+#include "../report/render_markdown.h"
 #include "../report/report.h"
 #include "exit_codes.h"
 #include "watchdog.h"
@@ -49,7 +51,7 @@ static int check_targets(const struct hangdoc_options *options)
 }
 
 /* The exit status of each cause of a hang: fork inheritance has its own, so that a CI job can tell it apart. */
-static int exit_for_verdict(const struct report_verdict *verdict)
+int hangdoc_exit_for_verdict(enum report_hung hung, enum report_cause cause)
 {
     static const int by_cause[REPORT_CAUSES] = {
         [REPORT_CAUSE_NONE] = EXIT_NO_HANG,
@@ -62,12 +64,14 @@ static int exit_for_verdict(const struct report_verdict *verdict)
         [REPORT_CAUSE_SPAWN_REIMPORT] = EXIT_HANG,
         [REPORT_CAUSE_UNKNOWN] = EXIT_HANG,
     };
-    return verdict->hung == REPORT_HUNG_YES ? by_cause[verdict->cause] : EXIT_NO_HANG;
+    return hung == REPORT_HUNG_YES ? by_cause[cause] : EXIT_NO_HANG;
 }
 
 int hangdoc_diagnose(const struct hangdoc_options *options)
 {
-    struct hangdoc_outputs outputs = { .text = { options->json ? NULL : stdout }, .json = options->json ? stdout : NULL };
+    struct hangdoc_outputs outputs = { .text = { options->json || options->dot ? NULL : stdout },
+                                       .json = options->json ? stdout : NULL,
+                                       .dot = options->dot ? stdout : NULL };
     return hangdoc_diagnose_into(options, &outputs);
 }
 
@@ -106,6 +110,10 @@ static bool render_all(const struct hd_snapshot *snapshot, const struct report_a
         }
     if (outputs->json)
         written &= report_render_json(snapshot, analysis, outputs->json);
+    if (outputs->dot)
+        written &= report_render_dot(snapshot, analysis, outputs->dot);
+    if (outputs->summary)
+        written &= report_render_markdown(snapshot, analysis, outputs->summary);
     return written;
 }
 
@@ -199,7 +207,7 @@ static int diagnose_with(const struct hangdoc_options *options, const struct han
         return EXIT_INTERNAL;
     }
     bool written = render_all(snapshot, analysis, options, outputs);
-    status = exit_for_verdict(&analysis->verdict);
+    status = hangdoc_exit_for_verdict(analysis->verdict.hung, analysis->verdict.cause);
     if (!written) {
         fprintf(stderr, "hangdoc: could not write the report: %s\n", strerror(errno));
         status = EXIT_INTERNAL;
@@ -220,6 +228,8 @@ bool hangdoc_report_unfinished(const struct hangdoc_options *options, const stru
         if (outputs->text[i])
             written &= fprintf(outputs->text[i], "verdict: could not tell: no diagnosis (see the notes)\n\nnotes:\n"
                                                  "  %s\n", why) > 0 && fflush(outputs->text[i]) == 0;
+    if (outputs->summary)
+        written &= report_render_markdown_unfinished(why, outputs->summary);
     if (!outputs->json)
         return written;
     struct hd_snapshot snapshot = { .roots = options->pids, .nroots = options->npids };

@@ -1,19 +1,23 @@
 /* The main job: probe the named processes, render the report, choose the exit status. */
 #pragma once
 
+#include "../report/analysis.h"
 #include "options.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Returns an exit status (exit_codes.h); messages for the user go to stderr. The report goes to stdout, as text or
- * JSON (options->json). */
+/* Returns an exit status (exit_codes.h); messages for the user go to stderr. The report goes to stdout, as text,
+ * JSON (options->json) or DOT (options->dot). */
 int hangdoc_diagnose(const struct hangdoc_options *options);
 
-/* Where the reports go: up to two text streams and one JSON stream, each NULL when not wanted. */
+/* Where the reports go: up to two text streams, one JSON, one DOT and one Markdown summary stream, each NULL when
+ * not wanted. */
 struct hangdoc_outputs {
     FILE *text[2];
     FILE *json;
+    FILE *dot;
+    FILE *summary;
 };
 int hangdoc_diagnose_into(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs);
 /* Loads --catalogue FILE once to check it: 0, or the exit status after saying what is wrong (on stderr). */
@@ -22,3 +26,6 @@ int hangdoc_check_catalogue(const char *path);
  * `hangdoc run` leaves when a diagnosis it started was killed. False when it could not be written. */
 bool hangdoc_report_unfinished(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs,
                                const char *why);
+/* The exit status of a verdict (exit_codes.h): 0 when not hung or not known, 2 for fork inheritance, else 1; the
+ * merged verdict of `hangdoc merge` too. */
+int hangdoc_exit_for_verdict(enum report_hung hung, enum report_cause cause);

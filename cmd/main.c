@@ -4,6 +4,7 @@
 #include "demo.h"
 #include "diagnose.h"
 #include "exit_codes.h"
+#include "merge.h"
 #include "options.h"
 #include "run.h"
 #include "watchdog.h"
@@ -24,6 +25,7 @@ static const char usage_text[] =
     "       hangdoc [OPTION]... --job ID\n"
     "       hangdoc demo [OPTION]...\n"
     "       hangdoc run [RUN OPTION]... [--] CMD [ARG]...\n"
+    "       hangdoc merge [MERGE OPTION]... REPORT...\n"
     "Diagnose hung processes: read every thread of PID and of all its descendants, and say what each one waits\n"
     "on, for how long, and whether it makes progress, with every thread's native stack. To take the stacks each\n"
     "process is stopped for a moment (ptrace), then let go; nothing is changed in the target.\n"
@@ -31,12 +33,16 @@ static const char usage_text[] =
     "  demo                 start a real hung process tree, diagnose it, end it\n"
     "  run                  run CMD; when it times out, stalls or is cancelled, diagnose its whole tree,\n"
     "                       write the reports, end the tree (exit 124, as timeout(1))\n"
+    "  merge                merge the JSON reports of every host of a distributed job: ranks seen and\n"
+    "                       missing, the stacks of all ranks as one tree, the outliers, one verdict\n"
+    "                       (hangdoc merge --help)\n"
     "\n"
     "Run options:\n"
     "  -t, --timeout DUR    diagnose and end the tree when CMD runs longer than DUR\n"
     "      --stall DUR      ... when CMD prints nothing on stdout or stderr for DUR\n"
     "      --report FILE    write the text report to FILE too (it always goes to stderr)\n"
-    "      --json FILE      write the JSON report to FILE\n"
+    "      --json FILE      write the JSON report to FILE (in FILE, %h: host, %r: rank, %p: pid)\n"
+    "      --summary FILE   append a Markdown summary with a Mermaid graph to FILE ($GITHUB_STEP_SUMMARY)\n"
     "      --signal SIG     end the tree with SIG (default TERM), then KILL after --kill-after\n"
     "      --kill-after DUR how long to wait after SIG (default 5s)\n"
     "      --keep-running   report, but leave the tree running\n"
@@ -48,6 +54,7 @@ static const char usage_text[] =
     "\n"
     "Options:\n"
     "  -j, --json           print one JSON document (schema hangdoc.report/2) instead of text\n"
+    "      --dot            print the wait-for graph for Graphviz instead of text (pipe it to dot -Tsvg)\n"
     "  -n, --samples N      read the tree N times (default 5)\n"
     "  -i, --interval DUR   time between samples (default 250ms)\n"
     "  -t, --timeout DUR    be done within DUR: near it, report on what was read (default 30s; 0: never)\n"
@@ -71,9 +78,10 @@ static const char usage_text[] =
     "   1  a hang was found (cause other than fork inheritance)\n"
     "   2  a hang caused by fork-unsafe inheritance was found\n"
     "  64  usage error (bad option or pid, or hangdoc's own pid)\n"
+    "  66  hangdoc merge: no report could be read\n"
     "  69  the target process does not exist\n"
     "  70  internal error (out of memory, /proc unreadable, --timeout passed in a step that did not come back)\n"
-    "  73  hangdoc run: a report file cannot be written\n"
+    "  73  hangdoc run, hangdoc merge -o: a report file cannot be written\n"
     "  77  permission denied reading the target\n"
     "hangdoc run exits with the status of CMD (128 + N when signal N ended it), 124 when it ended CMD on\n"
     "--timeout or --stall, 126 when CMD cannot be executed, 127 when it is not found.\n";
@@ -115,7 +123,7 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         { "interval", required_argument, NULL, 'i' }, { "timeout", required_argument, NULL, 't' },
         { "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },      { "no-ptrace", no_argument, NULL, 'P' },
-        { "no-python", no_argument, NULL, 'Y' },
+        { "no-python", no_argument, NULL, 'Y' },   { "dot", no_argument, NULL, 'D' },
         { "color", optional_argument, NULL, 'c' },  { "colour", optional_argument, NULL, 'c' },
         { "catalogue", required_argument, NULL, 'C' }, { "stuck-after", required_argument, NULL, 'A' },
         { "job", required_argument, NULL, 'J' },    { "slurm-job", required_argument, NULL, 'J' },
@@ -126,7 +134,14 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
     while ((option = getopt_long(argc, argv, ":jn:i:t:vhV", long_options, NULL)) != -1) {
         switch (option) {
         case 'j':
+            if (options->dot)
+                return usage_error("%s", "--json and --dot are exclusive: one report on standard output");
             options->json = true;
+            break;
+        case 'D':
+            if (options->json)
+                return usage_error("%s", "--json and --dot are exclusive: one report on standard output");
+            options->dot = true;
             break;
         case 'n': {
             pid_t samples;
@@ -242,6 +257,9 @@ int main(int argc, char **argv)
     /* `run` comes first and has options of its own; the command after it has its own too */
     if (argc > 1 && strcmp(argv[1], "run") == 0)
         return hangdoc_run(&options, argc - 1, argv + 1);
+    /* `merge` reads reports, not processes: options of its own, none of a diagnosis */
+    if (argc > 1 && strcmp(argv[1], "merge") == 0)
+        return hangdoc_merge(argc - 1, argv + 1);
     int status = parse_options(argc, argv, &options);
     if (status >= 0)
         return status;
@@ -258,6 +276,8 @@ int main(int argc, char **argv)
         arm_deadline(&options);
         return hangdoc_demo(&options); /* starts the watchdog itself, once its tree is forked */
     }
+    if (argc > 0 && strcmp(argv[0], "merge") == 0)
+        return usage_error("%s", "merge comes first: hangdoc merge [MERGE OPTION]... REPORT...");
     status = collect_pids(argc, argv, &options);
     if (status < 0) {
         arm_deadline(&options);

@@ -9,6 +9,7 @@ enum hangdoc_colour { HANGDOC_COLOUR_AUTO, HANGDOC_COLOUR_ALWAYS, HANGDOC_COLOUR
 
 struct hangdoc_options {
     bool json;
+    bool dot; /* --dot: the wait-for graph for Graphviz instead of text (not with --json) */
     bool verbose;
     bool no_ptrace; /* never stop a process: no native stacks */
     bool no_python; /* do not read Python interpreters */

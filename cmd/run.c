@@ -3,6 +3,7 @@
  */
 #include "run.h"
 
+#include "../probe/probe.h"
 #include "../supervise/supervise.h"
 #include "diagnose.h"
 #include "exit_codes.h"
@@ -25,6 +26,7 @@ struct run_options {
     bool no_ptrace;
     const char *json_path;
     const char *report_path;
+    const char *summary_path; /* --summary: the Markdown summary is appended to it, as to $GITHUB_STEP_SUMMARY */
     const char *catalogue_path;
     unsigned stuck_after_ms; /* 0: from the job's age (options.h) */
 };
@@ -41,6 +43,43 @@ __attribute__((format(printf, 1, 2))) static int run_usage_error(const char *for
 }
 
 /* ---- options ------------------------------------------------------------------------------------------------- */
+
+/* A report file's name with %h (this host's name), %r (the rank this node's environment gives, "unranked" when
+ * none), %p (hangdoc's pid) and %% expanded, so that every node of a job writes a file of its own into one shared
+ * directory: --json "reports/%h.%r.json". Malloc'd (kept for the run); NULL when memory ran out. */
+static char *expand_path(const char *template)
+{
+    char host[256] = "localhost", rank[16] = "unranked", pid[16];
+    if (gethostname(host, sizeof host) == 0)
+        host[sizeof host - 1] = '\0';
+    host[strcspn(host, ".")] = '\0';
+    int own_rank = probe_own_rank();
+    if (own_rank >= 0)
+        snprintf(rank, sizeof rank, "%d", own_rank);
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    size_t capacity = strlen(template) * 4 + 512, length = 0;
+    char *out = malloc(capacity);
+    if (!out)
+        return NULL;
+    for (const char *at = template; *at && length + 300 < capacity; at++) {
+        const struct {
+            char letter;
+            const char *value;
+        } fields[] = { { 'h', host }, { 'r', rank }, { 'p', pid }, { '%', "%" } };
+        const char *insert = NULL;
+        for (size_t f = 0; at[0] == '%' && f < sizeof fields / sizeof fields[0]; f++)
+            if (at[1] == fields[f].letter)
+                insert = fields[f].value;
+        if (insert) {
+            length += (size_t)snprintf(out + length, capacity - length, "%s", insert);
+            at++;
+        } else {
+            out[length++] = *at;
+        }
+    }
+    out[length] = '\0';
+    return out;
+}
 
 static bool parse_signal(const char *text, int *number)
 {
@@ -91,6 +130,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
         { "signal", required_argument, NULL, 'S' },  { "kill-after", required_argument, NULL, 'k' },
         { "keep-running", no_argument, NULL, 'K' },  { "no-ptrace", no_argument, NULL, 'P' },
         { "catalogue", required_argument, NULL, 'C' }, { "stuck-after", required_argument, NULL, 'A' },
+        { "summary", required_argument, NULL, 'm' },
         { NULL, 0, NULL, 0 },
     };
     *run = (struct run_options){ .job = { .kill_after_ms = DEFAULT_KILL_AFTER_MS, .end_signal = SIGTERM } };
@@ -119,6 +159,9 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
         case 'r':
             run->report_path = optarg;
             break;
+        case 'm':
+            run->summary_path = optarg;
+            break;
         case 'S':
             if (!parse_signal(optarg, &run->job.end_signal))
                 return run_usage_error("--signal takes a signal name or number, not '%s'", optarg);
@@ -145,8 +188,12 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
     if (optind >= argc)
         return run_usage_error("%s", "no command given (hangdoc run [OPTION]... -- CMD [ARG]...)");
     run->job.command = argv + optind;
-    const char *paths[] = { run->json_path, run->report_path };
-    for (size_t i = 0; i < 2; i++) {
+    const char **templated[] = { &run->json_path, &run->report_path, &run->summary_path };
+    for (size_t i = 0; i < sizeof templated / sizeof templated[0]; i++)
+        if (*templated[i] && strchr(*templated[i], '%') && !(*templated[i] = expand_path(*templated[i])))
+            return EXIT_INTERNAL;
+    const char *paths[] = { run->json_path, run->report_path, run->summary_path };
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         int error;
         if (paths[i] && !writable(paths[i], &error)) {
             fprintf(stderr, "hangdoc run: cannot write a report to '%s': %s\n", paths[i], strerror(error));
@@ -163,14 +210,23 @@ struct run_context {
     const struct run_options *run;
 };
 
-static FILE *open_report(const char *path)
+/* `mode`: "we" for a report of its own, "ae" for the summary, which GitHub's step summary file gathers */
+static FILE *open_report(const char *path, const char *mode)
 {
     if (!path)
         return NULL;
-    FILE *file = fopen(path, "we");
+    FILE *file = fopen(path, mode);
     if (!file)
         fprintf(stderr, "hangdoc run: cannot write '%s': %s\n", path, strerror(errno));
     return file;
+}
+
+static void close_reports(FILE *report, FILE *json, FILE *summary)
+{
+    FILE *files[] = { report, json, summary };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        if (files[i])
+            fclose(files[i]);
 }
 
 /* The supervisor's diagnose hook: diagnoses the job's top processes into stderr and the report files. */
@@ -193,16 +249,14 @@ static int diagnose_job(void *context, const pid_t *roots, size_t nroots, bool f
      * to --timeout, so that the report is out before then. */
     options.timeout_ms = quick ? SUPERVISE_QUICK_DIAGNOSIS_MS : SUPERVISE_DIAGNOSIS_MS;
     options.deadline = hangdoc_monotonic_now() + options.timeout_ms / 1000.0;
-    FILE *report = open_report(run->report_path), *json = open_report(run->json_path);
-    struct hangdoc_outputs outputs = { .text = { stderr, report }, .json = json };
+    FILE *report = open_report(run->report_path, "we"), *json = open_report(run->json_path, "we");
+    FILE *summary = open_report(run->summary_path, "ae");
+    struct hangdoc_outputs outputs = { .text = { stderr, report }, .json = json, .summary = summary };
     if (nroots == 0) {
-        struct hangdoc_outputs files = { .text = { report }, .json = json };
+        struct hangdoc_outputs files = { .text = { report }, .json = json, .summary = summary };
         hangdoc_report_unfinished(&options, &files, "hangdoc run: nothing to diagnose: every process of the job "
                                                     "had ended");
-        if (report)
-            fclose(report);
-        if (json)
-            fclose(json);
+        close_reports(report, json, summary);
         return EXIT_NO_TARGET;
     }
     if (from_ancestor)
@@ -214,10 +268,7 @@ static int diagnose_job(void *context, const pid_t *roots, size_t nroots, bool f
                 "ptrace_scope 1 its native stacks need CAP_SYS_PTRACE)\n",
                 run->job.command[0], (int)getpid());
     int status = hangdoc_diagnose_into(&options, &outputs);
-    if (report)
-        fclose(report);
-    if (json)
-        fclose(json);
+    close_reports(report, json, summary);
     return status;
 }
 
@@ -227,19 +278,17 @@ static void report_unfinished(void *context, pid_t command, const char *why)
 {
     const struct run_context *c = context;
     const struct run_options *run = c->run;
-    if (!run->report_path && !run->json_path)
+    if (!run->report_path && !run->json_path && !run->summary_path)
         return;
     struct hangdoc_options options = *c->base;
     options.pids = &command;
     options.npids = 1;
-    FILE *report = open_report(run->report_path), *json = open_report(run->json_path);
-    struct hangdoc_outputs outputs = { .text = { report }, .json = json };
-    if ((report || json) && !hangdoc_report_unfinished(&options, &outputs, why))
+    FILE *report = open_report(run->report_path, "we"), *json = open_report(run->json_path, "we");
+    FILE *summary = open_report(run->summary_path, "ae");
+    struct hangdoc_outputs outputs = { .text = { report }, .json = json, .summary = summary };
+    if ((report || json || summary) && !hangdoc_report_unfinished(&options, &outputs, why))
         fprintf(stderr, "hangdoc run: could not write the report files: %s\n", strerror(errno));
-    if (report)
-        fclose(report);
-    if (json)
-        fclose(json);
+    close_reports(report, json, summary);
 }
 
 int hangdoc_run(const struct hangdoc_options *diagnosis, int argc, char **argv)

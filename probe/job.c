@@ -394,3 +394,17 @@ long probe_find_job_processes(const char *job_id, pid_t **pids)
     *pids = topmost;
     return (long)kept;
 }
+
+int probe_own_rank(void)
+{
+    char *buffer = malloc(ENVIRONMENT_READ_MAX);
+    if (!buffer)
+        return -1;
+    ssize_t length = probe_read_file("/proc/self/environ", buffer, ENVIRONMENT_READ_MAX);
+    bool out_of_memory;
+    struct hd_job *job = length > 0 ? probe_parse_job_environment(buffer, (size_t)length, &out_of_memory) : NULL;
+    free(buffer);
+    int rank = job ? job->rank : -1;
+    hd_job_free(job);
+    return rank;
+}

@@ -63,6 +63,9 @@ const char *probe_pid_problem_text(enum probe_pid_problem problem);
 /* The processes of this host that belong to Slurm job `job_id` (its cgroup names job_<id>, or SLURM_JOB_ID is in
  * their environment), the topmost of each tree only (job.c): into *pids (free it). Returns how many, or -errno. */
 long probe_find_job_processes(const char *job_id, pid_t **pids);
+/* The rank hangdoc's own environment gives (job.c, the same launchers' variables), -1 when none: what `hangdoc run`
+ * on one node of a job puts in a report's file name. */
+int probe_own_rank(void);
 
 /* Lets go of every thread a snapshot still holds stopped, at once. Async-signal-safe: for a deadline's handler
  * that is about to end hangdoc (the kernel would let them go on exit too, but only once hangdoc is gone). */

@@ -1,7 +1,8 @@
 /* Rendering a snapshot: the text a person reads and the JSON document a dashboard parses.
  *
  * Pure over the snapshot: nothing here reads /proc or touches a process. Every string that came from a target is
- * escaped (buffer.h) on its way out.
+ * escaped (buffer.h) on its way out. The pictures of the wait-for graph are render_dot.h (Graphviz) and
+ * render_markdown.h (a Markdown summary with a Mermaid graph).
  */
 #pragma once
 

@@ -433,7 +433,21 @@ json_object *hangdoc_json(pid_t pid, int *exit_status)
     return document;
 }
 
+static void json_validate_with(const char *text, const char *schema);
+
 void json_validate(const char *text)
+{
+    json_validate_with(text, environment_or_die("HANGDOC_SCHEMA"));
+}
+
+void json_validate_against(const char *text, const char *schema_name)
+{
+    char schema[4096];
+    snprintf(schema, sizeof schema, "%s/docs/%s", environment_or_die("HANGDOC_SOURCE_ROOT"), schema_name);
+    json_validate_with(text, schema);
+}
+
+static void json_validate_with(const char *text, const char *schema)
 {
     char path[] = "/tmp/hangdoc-report-XXXXXX";
     int fd = mkstemp(path);
@@ -443,9 +457,9 @@ void json_validate(const char *text)
     close(fd);
     struct run_result result;
     program_run_as(&result, -1, (const char *[]){ "/usr/bin/python3", environment_or_die("HANGDOC_VALIDATOR"),
-                                                  environment_or_die("HANGDOC_SCHEMA"), path, NULL });
+                                                  schema, path, NULL });
     unlink(path);
-    cr_assert_eq(result.exit_status, 0, "the report validates against the JSON Schema:\n%s%s", result.out,
+    cr_assert_eq(result.exit_status, 0, "the document validates against %s:\n%s%s", schema, result.out,
                  result.err);
     run_result_free(&result);
 }
@@ -606,4 +620,22 @@ size_t json_count_remedies(json_object *finding, const char *part)
     for (size_t i = 0; remedies && i < json_object_array_length(remedies); i++)
         count += strstr(json_object_get_string(json_object_array_get_idx(remedies, i)), part) != NULL;
     return count;
+}
+
+char *file_text(const char *path)
+{
+    FILE *file = fopen(path, "re");
+    if (!file)
+        return NULL;
+    char *text = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&text, &length);
+    cr_assert_not_null(out);
+    char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, file)) > 0)
+        fwrite(chunk, 1, got, out);
+    fclose(file);
+    fclose(out);
+    return text;
 }

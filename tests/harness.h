@@ -62,6 +62,8 @@ json_object *hangdoc_json(pid_t pid, int *exit_status);
 
 /* Validates a report against docs/hangdoc.report-2.schema.json with python3-jsonschema; fails the test if not. */
 void json_validate(const char *text);
+/* The same against docs/<schema_name> (hangdoc.merge-1.schema.json). */
+void json_validate_against(const char *text, const char *schema_name);
 
 /* Lookups in the JSON document; NULL when absent. */
 json_object *json_process(json_object *document, pid_t pid);
@@ -93,5 +95,7 @@ void hangdoc_spawn(struct spawned *spawned, const char *const *arguments);
 bool spawned_ready(struct spawned *spawned);
 /* Collects hangdoc's output and waits for it to exit. */
 void spawned_finish(struct spawned *spawned, struct run_result *result);
+/* The whole of a file, NUL-terminated (free it); NULL when it cannot be opened. */
+char *file_text(const char *path);
 /* The path of a fixture program. */
 const char *fixture_path(const char *name);

@@ -47,23 +47,6 @@ static void collect_pids(json_object *document, char *out, size_t size)
     }
 }
 
-static char *read_file(const char *path)
-{
-    FILE *file = fopen(path, "re");
-    if (!file)
-        return NULL;
-    char *text = NULL;
-    size_t length = 0;
-    FILE *out = open_memstream(&text, &length);
-    char chunk[4096];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, file)) > 0)
-        fwrite(chunk, 1, got, out);
-    fclose(file);
-    fclose(out);
-    return text;
-}
-
 static void write_file(const char *path, const char *text)
 {
     FILE *file = fopen(path, "we");
@@ -142,7 +125,7 @@ static void expect_golden(const char *fixture_name, const char *const *roles)
         free(actual);
         return;
     }
-    char *expected = read_file(expected_path);
+    char *expected = file_text(expected_path);
     cr_assert_not_null(expected, "no expected file %s: run with HANGDOC_UPDATE_GOLDEN=1 to create it", expected_path);
     if (strcmp(actual, expected) != 0) {
         char actual_path[300];

@@ -22,9 +22,13 @@ static void make_directory(void)
 
 static void remove_directory(void)
 {
-    const char *names[] = { "report.txt", "report.json", "marker", "plain" };
-    char path[256];
-    for (size_t i = 0; i < 4; i++) {
+    char host[256] = "", ranked[320];
+    gethostname(host, sizeof host - 1);
+    host[strcspn(host, ".")] = '\0';
+    snprintf(ranked, sizeof ranked, "%s.3.json", host);
+    const char *names[] = { "report.txt", "report.json", "marker", "plain", ranked };
+    char path[600];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", directory, names[i]);
         unlink(path);
     }
@@ -48,12 +52,8 @@ static bool exists(const char *path)
 
 static char *slurp(const char *path)
 {
-    FILE *file = fopen(path, "re");
-    cr_assert_not_null(file, "%s exists", path);
-    char *text = calloc(1, 1 << 20);
-    size_t got = fread(text, 1, (1 << 20) - 1, file);
-    fclose(file);
-    text[got] = '\0';
+    char *text = file_text(path);
+    cr_assert_not_null(text, "%s exists", path);
     return text;
 }
 
@@ -125,6 +125,41 @@ Test(run, orphaned_grandchild_is_diagnosed_and_ended, .init = make_directory, .f
     free(document_text);
     expect_gone(command);
     expect_gone(orphan);
+    run_result_free(&result);
+}
+
+/* One file per node and rank in a shared directory: %h and %r in the report's name, from the host's name and the
+ * rank the environment gives (a bare RANK here, as a Kubeflow pod's); the job's processes are labelled with it. */
+Test(run, report_names_take_the_host_and_the_rank, .init = make_directory, .fini = remove_directory)
+{
+    char template[320], host[256] = "", expected[600];
+    snprintf(template, sizeof template, "%s/%%h.%%r.json", directory);
+    gethostname(host, sizeof host - 1);
+    host[strcspn(host, ".")] = '\0';
+    snprintf(expected, sizeof expected, "%s/%s.3.json", directory, host);
+    setenv("RANK", "3", 1);
+    setenv("WORLD_SIZE", "4", 1);
+    struct spawned spawned;
+    hangdoc_spawn(&spawned, (const char *[]){ "run", "--timeout", "1500ms", "--json", template, "--",
+                                              fixture_path("inherited_mutex"), NULL });
+    unsetenv("RANK");
+    unsetenv("WORLD_SIZE");
+    cr_assert(spawned_ready(&spawned));
+    pid_t parent = spawned.group.pids[0], child = spawned.group.pids[2];
+    struct run_result result;
+    spawned_finish(&spawned, &result);
+    cr_assert_eq(result.exit_status, 124, "stderr: %s", result.err);
+    char *text = slurp(expected);
+    json_object *document = json_tokener_parse(text);
+    cr_assert_not_null(document);
+    json_object *rank = json_process(document, parent), *worker = json_process(document, child);
+    cr_assert_str_eq(json_string_at(rank, "job.role"), "rank");
+    cr_assert_eq(json_int_at(rank, "job.rank", -1), 3);
+    cr_assert_eq(json_int_at(rank, "job.world_size", -1), 4);
+    cr_assert_str_eq(json_string_at(worker, "job.role"), "worker", "the forked child is a worker of rank 3");
+    cr_assert_eq(json_int_at(worker, "job.rank_pid", -1), parent);
+    json_object_put(document);
+    free(text);
     run_result_free(&result);
 }
 

@@ -332,6 +332,41 @@ static json_object *collect(char *report_path, size_t size)
     return document;
 }
 
+/* `hangdoc merge hangdoc-*.json`: rank 2 is the culprit, on this host, through its worker's inherited lock; ranks
+ * 0,1,3 are one class, waiting for it. */
+static void expect_merge_names_rank_2(const char *report)
+{
+    struct run_result result;
+    hangdoc_run_once(&result, (const char *[]){ "merge", report, NULL });
+    cr_assert_eq(result.exit_status, HUNG_BY_FORK, "merge: exit %d: %s", result.exit_status, result.err);
+    cr_assert(strstr(result.out, "ranks: 4 seen of WORLD_SIZE 4 (the rank from SLURM_PROCID)"), "%s", result.out);
+    cr_assert(strstr(result.out, "ranks 0-1,3 (3) · the most common"), "%s", result.out);
+    char culprit[128];
+    snprintf(culprit, sizeof culprit, "rank 2 on %s, pid %d", cluster.node, (int)rank_pids[HUNG_RANK]);
+    cr_assert(strstr(result.out, culprit), "%s", result.out);
+    cr_assert(strstr(result.out, "verdict: HUNG (fork-inheritance)") && strstr(result.out, "[inherited-lock, certain]"),
+              "%s", result.out);
+    run_result_free(&result);
+
+    hangdoc_run_once(&result, (const char *[]){ "merge", "--json", report, NULL });
+    cr_assert_eq(result.exit_status, HUNG_BY_FORK);
+    json_object *merged = json_tokener_parse(result.out);
+    cr_assert_not_null(merged, "%s", result.err);
+    json_validate_against(result.out, "hangdoc.merge-1.schema.json");
+    cr_assert_str_eq(json_string_at(merged, "verdict.kind"), "rank-hung");
+    cr_assert_eq(json_int_at(merged, "verdict.culprit.rank", -1), HUNG_RANK);
+    cr_assert_str_eq(json_string_at(merged, "verdict.culprit.host"), cluster.node);
+    cr_assert_eq(json_int_at(merged, "verdict.culprit.pid", -1), rank_pids[HUNG_RANK]);
+    cr_assert_str_eq(json_string_at(merged, "verdict.culprit.local_verdict.root_cause"), "inherited-lock");
+    cr_assert_eq(json_int_at(merged, "verdict.culprit.local_verdict.pid", -1), worker_pid);
+    json_object *job = json_object_array_get_idx(json_at(merged, "jobs"), 0);
+    cr_assert_str_eq(json_string_at(job, "job_id"), cluster.job);
+    cr_assert_str_eq(json_string_at(job, "seen.folded"), "0-3");
+    cr_assert_eq(json_int_at(job, "missing.count", -1), 0);
+    json_object_put(merged);
+    run_result_free(&result);
+}
+
 Test(slurm, a_rank_whose_worker_hangs_on_an_inherited_lock_is_found_through_srun)
 {
     submit_job();
@@ -356,4 +391,5 @@ Test(slurm, a_rank_whose_worker_hangs_on_an_inherited_lock_is_found_through_srun
     cr_assert_not_null(inherited, "%s", json_object_to_json_string(json_at(document, "findings")));
     cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "inherited-lock");
     json_object_put(document);
+    expect_merge_names_rank_2(report);
 }
