@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@ struct run_options {
     const char *json_path;
     const char *report_path;
     const char *summary_path; /* --summary: the Markdown summary is appended to it, as to $GITHUB_STEP_SUMMARY */
+    char expanded[3][PATH_MAX]; /* those three with %h, %r, %p expanded (expand_path) */
     const char *catalogue_path;
     unsigned stuck_after_ms; /* 0: from the job's age (options.h) */
 };
@@ -45,9 +47,9 @@ __attribute__((format(printf, 1, 2))) static int run_usage_error(const char *for
 /* ---- options ------------------------------------------------------------------------------------------------- */
 
 /* A report file's name with %h (this host's name), %r (the rank this node's environment gives, "unranked" when
- * none), %p (hangdoc's pid) and %% expanded, so that every node of a job writes a file of its own into one shared
- * directory: --json "reports/%h.%r.json". Malloc'd (kept for the run); NULL when memory ran out. */
-static char *expand_path(const char *template)
+ * none), %p (hangdoc's pid) and %% expanded into `out`, so that every node of a job writes a file of its own into
+ * one shared directory: --json "reports/%h.%r.json". False when it does not fit. */
+static bool expand_path(const char *template, char out[PATH_MAX])
 {
     char host[256] = "localhost", rank[16] = "unranked", pid[16];
     if (gethostname(host, sizeof host) == 0)
@@ -57,11 +59,8 @@ static char *expand_path(const char *template)
     if (own_rank >= 0)
         snprintf(rank, sizeof rank, "%d", own_rank);
     snprintf(pid, sizeof pid, "%d", (int)getpid());
-    size_t capacity = strlen(template) * 4 + 512, length = 0;
-    char *out = malloc(capacity);
-    if (!out)
-        return NULL;
-    for (const char *at = template; *at && length + 300 < capacity; at++) {
+    size_t length = 0;
+    for (const char *at = template; *at; at++) {
         const struct {
             char letter;
             const char *value;
@@ -70,15 +69,15 @@ static char *expand_path(const char *template)
         for (size_t f = 0; at[0] == '%' && f < sizeof fields / sizeof fields[0]; f++)
             if (at[1] == fields[f].letter)
                 insert = fields[f].value;
-        if (insert) {
-            length += (size_t)snprintf(out + length, capacity - length, "%s", insert);
-            at++;
-        } else {
-            out[length++] = *at;
-        }
+        size_t adding = insert ? strlen(insert) : 1;
+        if (length + adding >= PATH_MAX)
+            return false;
+        memcpy(out + length, insert ? insert : at, adding);
+        length += adding;
+        at += insert != NULL;
     }
     out[length] = '\0';
-    return out;
+    return true;
 }
 
 static bool parse_signal(const char *text, int *number)
@@ -189,9 +188,13 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
         return run_usage_error("%s", "no command given (hangdoc run [OPTION]... -- CMD [ARG]...)");
     run->job.command = argv + optind;
     const char **templated[] = { &run->json_path, &run->report_path, &run->summary_path };
-    for (size_t i = 0; i < sizeof templated / sizeof templated[0]; i++)
-        if (*templated[i] && strchr(*templated[i], '%') && !(*templated[i] = expand_path(*templated[i])))
-            return EXIT_INTERNAL;
+    for (size_t i = 0; i < sizeof templated / sizeof templated[0]; i++) {
+        if (!*templated[i] || !strchr(*templated[i], '%'))
+            continue;
+        if (!expand_path(*templated[i], run->expanded[i]))
+            return run_usage_error("'%s' is too long once %%h, %%r and %%p are put in", *templated[i]);
+        *templated[i] = run->expanded[i];
+    }
     const char *paths[] = { run->json_path, run->report_path, run->summary_path };
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         int error;

@@ -613,6 +613,10 @@ static void read_thread_syscall(struct read_context *c, const struct hd_process 
         if (!process->kernel_thread)
             NOTE(c, HD_NOTE_PROCFS, process->pid, thread->tid, "syscall: %s",
                  why_unreadable(process, (int)-length, PROBE_ACCESS_OWNER_FILE, why, sizeof why));
+        /* Gone since its stat was read: it exited (as /proc would now say, X). Left asleep with its wait unread, it
+         * would make the verdict "could not tell" about a thread that is no more. */
+        if (length == -ENOENT || length == -ESRCH)
+            thread->state = 'X';
         return;
     }
     if (!probe_parse_syscall(text, (size_t)length, &thread->syscall)) {

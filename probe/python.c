@@ -1022,27 +1022,38 @@ static void mark_gil_states(struct target *target, uint64_t holder)
     *target->gil_rereads -= granted - budget;
 }
 
-/* A thread waiting for the GIL waits on a lock with an owner: the thread state the GIL names as its holder. The
- * owner is the id that state records, in the process's own PID namespace, as every lock owner read from memory is
- * before probe_translate_namespaced_ids() and probe_resolve_owners() place it (a holder that stayed in the parent
- * at fork is then another process's thread, or gone). */
+/* The lock of every wait inside the GIL's state. What the bytes around the futex looked like to the mutex decoder
+ * does not matter: the word is the GIL's (its condition variable's can read as a write-locked rwlock "owned" by
+ * tid 1, its mutex as a mutex owned by whichever thread was taking the GIL). A thread waiting for the GIL waits on
+ * a lock whose owner is the thread state the GIL names as its holder: the id that state records, in the process's
+ * own PID namespace, as every lock owner read from memory is before probe_translate_namespaced_ids() and
+ * probe_resolve_owners() place it (a holder that stayed in the parent at fork is then another process's thread,
+ * or gone). The GIL is read after the last sample: the holder's own wait there, from before it took the GIL, is
+ * over, and with an unlocked GIL the waits have no owner. Taken for a mutex of the holder's, such a stale wait
+ * closed a "certain" lock-cycle in a healthy process that passes the GIL around. */
 static void mark_gil_locks(struct hd_process *process)
 {
     const struct hd_python *python = &process->python;
-    if (!python->gil_locked || python->gil_holder_recorded <= 0)
-        return;
+    bool owned = python->gil_locked && python->gil_holder_recorded > 0;
     for (size_t t = 0; t < process->nthreads; t++) {
         struct hd_thread *thread = &process->threads[t];
-        /* what the bytes around the futex looked like to the mutex decoder does not matter: the word is the GIL's
-         * (its condition variable's can read as a write-locked rwlock "owned" by tid 1) */
-        if (thread->gil != HD_GIL_WAITS)
+        if (thread->gil != HD_GIL_WAITS && !waits_for_gil(thread, python))
             continue;
-        thread->wait.lock = (struct hd_lock){
-            .kind = HD_LOCK_GIL,
-            .object_address = python->gil_address,
-            .owner_tid = python->gil_holder_recorded,
-            .owner_whereabouts = HD_OWNER_UNKNOWN,
-        };
+        if (owned && thread->gil == HD_GIL_WAITS)
+            thread->wait.lock = (struct hd_lock){
+                .kind = HD_LOCK_GIL,
+                .object_address = python->gil_address,
+                .owner_tid = python->gil_holder_recorded,
+                .owner_whereabouts = HD_OWNER_UNKNOWN,
+            };
+        else
+            thread->wait.lock = (struct hd_lock){
+                .kind = HD_LOCK_UNKNOWN,
+                .object_address = python->gil_address,
+                .why_unknown = thread->gil == HD_GIL_HOLDS
+                                   ? "the GIL's own state, waited in before the thread took the GIL: over"
+                                   : "the GIL's own state, unlocked when it was read: no owner to wait for",
+            };
     }
 }
 
