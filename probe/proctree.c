@@ -613,10 +613,11 @@ static void read_thread_syscall(struct read_context *c, const struct hd_process 
         if (!process->kernel_thread)
             NOTE(c, HD_NOTE_PROCFS, process->pid, thread->tid, "syscall: %s",
                  why_unreadable(process, (int)-length, PROBE_ACCESS_OWNER_FILE, why, sizeof why));
-        /* Gone since its stat was read: it exited (as /proc would now say, X). Left asleep with its wait unread, it
-         * would make the verdict "could not tell" about a thread that is no more. */
+        /* Gone since its stat was read: it ran to its end, which wakes whoever waited for it to (a parent in
+         * wait4, a joiner). Left asleep with its wait unread, it would make the verdict "could not tell"; taken
+         * as exited, a parent's wait4 on it would look like a wait on the dead. */
         if (length == -ENOENT || length == -ESRCH)
-            thread->state = 'X';
+            thread->progressing = true;
         return;
     }
     if (!probe_parse_syscall(text, (size_t)length, &thread->syscall)) {
