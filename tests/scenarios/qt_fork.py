@@ -45,11 +45,26 @@ if child == 0:
     time.sleep(0.3)
     pool.waitForDone()  # "hang": never returns; "slow": in an hour
     os._exit(0)
+
+
+def child_in_position():
+    """The child's main thread waits in waitForDone(); in "slow" mode its pool's own thread sleeps in the task
+    (on a loaded machine the task can still be starting long after the main thread waits: a thread caught on its
+    way into time.sleep() looks like a timer that ticks)."""
+    def wchan(tid):
+        try:
+            with open(f"/proc/{child}/task/{tid}/wchan") as file:
+                return file.read()
+        except OSError:
+            return ""
+    tids = os.listdir(f"/proc/{child}/task")
+    main_waits = "futex" in wchan(child)
+    task_sleeps = MODE == "hang" or any("nanosleep" in wchan(tid) for tid in tids if int(tid) != child)
+    return main_waits and task_sleeps
+
+
 deadline = time.monotonic() + 10
-while time.monotonic() < deadline:
-    with open(f"/proc/{child}/wchan") as wchan:
-        if "futex" in wchan.read():
-            break
+while time.monotonic() < deadline and not child_in_position():
     time.sleep(0.05)
 time.sleep(0.5)
 os.write(3, f"ready {parent} {child}\n".encode())
