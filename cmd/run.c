@@ -46,25 +46,38 @@ __attribute__((format(printf, 1, 2))) static int run_usage_error(const char *for
 
 /* ---- options ------------------------------------------------------------------------------------------------- */
 
+struct path_fields {
+    char host[256];
+    char rank[16];
+    char pid[16];
+};
+
+/* What %h, %r and %p stand for: read once for all the names of a run. */
+static void read_path_fields(struct path_fields *fields)
+{
+    snprintf(fields->host, sizeof fields->host, "localhost");
+    if (gethostname(fields->host, sizeof fields->host) == 0)
+        fields->host[sizeof fields->host - 1] = '\0';
+    fields->host[strcspn(fields->host, ".")] = '\0';
+    int own_rank = probe_own_rank();
+    if (own_rank >= 0)
+        snprintf(fields->rank, sizeof fields->rank, "%d", own_rank);
+    else
+        snprintf(fields->rank, sizeof fields->rank, "unranked");
+    snprintf(fields->pid, sizeof fields->pid, "%d", (int)getpid());
+}
+
 /* A report file's name with %h (this host's name), %r (the rank this node's environment gives, "unranked" when
  * none), %p (hangdoc's pid) and %% expanded into `out`, so that every node of a job writes a file of its own into
  * one shared directory: --json "reports/%h.%r.json". False when it does not fit. */
-static bool expand_path(const char *template, char out[PATH_MAX])
+static bool expand_path(const char *template, const struct path_fields *values, char out[PATH_MAX])
 {
-    char host[256] = "localhost", rank[16] = "unranked", pid[16];
-    if (gethostname(host, sizeof host) == 0)
-        host[sizeof host - 1] = '\0';
-    host[strcspn(host, ".")] = '\0';
-    int own_rank = probe_own_rank();
-    if (own_rank >= 0)
-        snprintf(rank, sizeof rank, "%d", own_rank);
-    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    const struct {
+        char letter;
+        const char *value;
+    } fields[] = { { 'h', values->host }, { 'r', values->rank }, { 'p', values->pid }, { '%', "%" } };
     size_t length = 0;
     for (const char *at = template; *at; at++) {
-        const struct {
-            char letter;
-            const char *value;
-        } fields[] = { { 'h', host }, { 'r', rank }, { 'p', pid }, { '%', "%" } };
         const char *insert = NULL;
         for (size_t f = 0; at[0] == '%' && f < sizeof fields / sizeof fields[0]; f++)
             if (at[1] == fields[f].letter)
@@ -188,10 +201,16 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
         return run_usage_error("%s", "no command given (hangdoc run [OPTION]... -- CMD [ARG]...)");
     run->job.command = argv + optind;
     const char **templated[] = { &run->json_path, &run->report_path, &run->summary_path };
+    struct path_fields fields;
+    bool fields_read = false;
     for (size_t i = 0; i < sizeof templated / sizeof templated[0]; i++) {
         if (!*templated[i] || !strchr(*templated[i], '%'))
             continue;
-        if (!expand_path(*templated[i], run->expanded[i]))
+        if (!fields_read) {
+            read_path_fields(&fields);
+            fields_read = true;
+        }
+        if (!expand_path(*templated[i], &fields, run->expanded[i]))
             return run_usage_error("'%s' is too long once %%h, %%r and %%p are put in", *templated[i]);
         *templated[i] = run->expanded[i];
     }

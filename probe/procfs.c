@@ -48,6 +48,21 @@ pid_t probe_parent_of(pid_t pid)
     return (pid_t)parent;
 }
 
+bool probe_read_comm(pid_t pid, char *comm, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    ssize_t length = probe_read_file(path, comm, size); /* terminated, at most size - 1 bytes */
+    if (length < 0) {
+        if (size)
+            comm[0] = '\0';
+        return false;
+    }
+    if (length > 0 && comm[length - 1] == '\n')
+        comm[length - 1] = '\0';
+    return true;
+}
+
 /* Parses an unsigned decimal or hex field at *cursor, bounded by end; advances past it. */
 static bool take_unsigned(const char **cursor, const char *end, int base, unsigned long long *value)
 {

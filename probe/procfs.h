@@ -18,6 +18,8 @@ ssize_t probe_read_file(const char *path, char *buffer, size_t cap);
 
 /* The parent of `pid` from its stat file; 0 when it is gone or unreadable. */
 pid_t probe_parent_of(pid_t pid);
+/* The name of `pid` (/proc/<pid>/comm, without its newline) into `comm`; false, and "" there, when unreadable. */
+bool probe_read_comm(pid_t pid, char *comm, size_t size);
 
 /* /proc/<pid>/task/<tid>/stat, the fields hangdoc uses. A line cut short keeps what came before the cut. */
 struct probe_stat {

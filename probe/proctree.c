@@ -446,19 +446,6 @@ static void read_maps_and_fds(struct read_context *c, struct hd_process *process
         NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "fds: more than %d open files, the rest not read", FDS_MAX);
 }
 
-/* The tracer's name, so that a report can say "traced by 4242 'gdb'": the tracer is often outside the tree. */
-static void read_tracer_comm(pid_t tracer, char comm[HD_COMM_MAX])
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/comm", (int)tracer);
-    ssize_t length = probe_read_file(path, comm, HD_COMM_MAX); /* terminated, at most HD_COMM_MAX - 1 bytes */
-    if (length < 0)
-        length = 0;
-    if (length > 0 && comm[length - 1] == '\n')
-        length--;
-    comm[length] = '\0';
-}
-
 static void read_process_files(struct read_context *c, struct hd_process *process)
 {
     char path[64], text[4096];
@@ -467,8 +454,9 @@ static void read_process_files(struct read_context *c, struct hd_process *proces
     ssize_t length = probe_read_file(path, text, sizeof text);
     if (length >= 0 && probe_parse_status(text, (size_t)length, &status)) {
         process->tracer_pid = status.tracer_pid;
+        /* the tracer's name, so that a report can say "traced by 4242 'gdb'": the tracer is often outside the tree */
         if (status.tracer_pid > 0)
-            read_tracer_comm(status.tracer_pid, process->tracer_comm);
+            probe_read_comm(status.tracer_pid, process->tracer_comm, sizeof process->tracer_comm);
         process->ignores_sigchld = status.has_signals_ignored && (status.signals_ignored >> (SIGCHLD - 1)) & 1;
         if (status.has_euid)
             process->uid = status.euid;

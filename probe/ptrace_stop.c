@@ -259,12 +259,9 @@ static void explain_refusal(pid_t pid, int error, char *why, size_t size)
         return;
     }
     if (error == EPERM && tracer > 0) {
-        char comm[64] = "?";
-        char path[64];
-        snprintf(path, sizeof path, "/proc/%ld/comm", tracer);
-        ssize_t length = probe_read_file(path, comm, sizeof comm);
-        if (length > 0 && comm[length - 1] == '\n')
-            comm[length - 1] = '\0';
+        char comm[64];
+        if (!probe_read_comm((pid_t)tracer, comm, sizeof comm))
+            snprintf(comm, sizeof comm, "?");
         snprintf(why, size, "already traced by pid %ld (%s): a process has one tracer at most", tracer, comm);
         return;
     }
