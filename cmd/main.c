@@ -47,6 +47,7 @@ static const char usage_text[] =
     "      --kill-after DUR how long to wait after SIG (default 5s)\n"
     "      --keep-running   report, but leave the tree running\n"
     "      --no-ptrace      diagnose without stopping any process (no native stacks)\n"
+    "      --no-ledger      as below\n"
     "      --catalogue FILE as below\n"
     "      --stuck-after DUR as below (default: half the job's age, at most 60s)\n"
     "  SIGUSR1 makes hangdoc run diagnose at once and go on; SIGTERM, SIGINT and SIGHUP make it diagnose\n"
@@ -61,6 +62,8 @@ static const char usage_text[] =
     "  -v, --verbose        list every thread (not only the relevant ones) with its kernel stack\n"
     "      --no-ptrace      never stop a process: no native stacks, only what /proc shows\n"
     "      --no-python      do not read Python interpreters' memory: no Python stacks, no GIL in the graph\n"
+    "      --no-ledger      keep no wait ledger: a later diagnosis then sees each wait begin at this one's\n"
+    "                       stop (see hangdoc(1), FILES)\n"
     "      --color[=WHEN]   colour the text report: auto (on a terminal, unless NO_COLOR is set), always,\n"
     "                       never; the report is wrapped to the terminal's width (or $COLUMNS)\n"
     "      --catalogue FILE extend the catalogue of fork-unsafe runtimes with the rows of FILE (see hangdoc(1))\n"
@@ -127,6 +130,7 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         { "color", optional_argument, NULL, 'c' },  { "colour", optional_argument, NULL, 'c' },
         { "catalogue", required_argument, NULL, 'C' }, { "stuck-after", required_argument, NULL, 'A' },
         { "job", required_argument, NULL, 'J' },    { "slurm-job", required_argument, NULL, 'J' },
+        { "no-ledger", no_argument, NULL, 'L' },
         { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -171,6 +175,9 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
             break;
         case 'Y':
             options->no_python = true;
+            break;
+        case 'L':
+            options->no_ledger = true;
             break;
         case 'c':
             if (!optarg || strcmp(optarg, "always") == 0)

@@ -13,6 +13,7 @@ struct hangdoc_options {
     bool verbose;
     bool no_ptrace; /* never stop a process: no native stacks */
     bool no_python; /* do not read Python interpreters */
+    bool no_ledger; /* keep no wait ledger: a later diagnosis sees waits begin at this one's stop (probe/ledger.h) */
     enum hangdoc_colour colour; /* auto: on a terminal, unless NO_COLOR is set and not empty */
     bool recap;                 /* the text report ends with the verdict and fix again (hangdoc demo) */
     unsigned samples;

@@ -25,6 +25,7 @@
 struct run_options {
     struct supervise_options job;
     bool no_ptrace;
+    bool no_ledger;
     const char *json_path;
     const char *report_path;
     const char *summary_path; /* --summary: the Markdown summary is appended to it, as to $GITHUB_STEP_SUMMARY */
@@ -142,7 +143,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
         { "signal", required_argument, NULL, 'S' },  { "kill-after", required_argument, NULL, 'k' },
         { "keep-running", no_argument, NULL, 'K' },  { "no-ptrace", no_argument, NULL, 'P' },
         { "catalogue", required_argument, NULL, 'C' }, { "stuck-after", required_argument, NULL, 'A' },
-        { "summary", required_argument, NULL, 'm' },
+        { "summary", required_argument, NULL, 'm' }, { "no-ledger", no_argument, NULL, 'L' },
         { NULL, 0, NULL, 0 },
     };
     *run = (struct run_options){ .job = { .kill_after_ms = DEFAULT_KILL_AFTER_MS, .end_signal = SIGTERM } };
@@ -183,6 +184,9 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
             break;
         case 'P':
             run->no_ptrace = true;
+            break;
+        case 'L':
+            run->no_ledger = true;
             break;
         case 'C':
             run->catalogue_path = optarg;
@@ -260,6 +264,7 @@ static int diagnose_job(void *context, const pid_t *roots, size_t nroots, bool f
     options.pids = (pid_t *)roots;
     options.npids = nroots;
     options.no_ptrace = run->no_ptrace;
+    options.no_ledger = run->no_ledger;
     options.stuck_after_ms = run->stuck_after_ms;
     if (run->catalogue_path)
         options.catalogue_path = run->catalogue_path;

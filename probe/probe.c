@@ -5,6 +5,7 @@
 #include "filelocks.h"
 #include "inherit.h"
 #include "job.h"
+#include "ledger.h"
 #include "libraries.h"
 #include "locks.h"
 #include "pidns.h"
@@ -193,6 +194,20 @@ static void compare_appearance(struct hd_thread *summary, struct thread_history 
     history->last = *seen;
 }
 
+/* In a futex wait at the address of `last`'s futex wait. An earlier sample reads no wait channel, so a wait that a
+ * stop (an earlier diagnosis's) made the kernel resume through restart_syscall is not decoded there: its argument
+ * registers are still the futex call's (syscalls.c), the address first. */
+static bool on_the_same_futex(const struct hd_thread *thread, const struct hd_thread *last)
+{
+    if (thread->syscall.state != HD_SYSCALL_IN || last->syscall.state != HD_SYSCALL_IN ||
+        last->wait.kind != HD_WAIT_FUTEX)
+        return false;
+    if (thread->wait.kind == HD_WAIT_FUTEX)
+        return thread->wait.address == last->wait.address;
+    return thread->syscall.name && strcmp(thread->syscall.name, "restart_syscall") == 0 &&
+           thread->syscall.args[0] == last->wait.address;
+}
+
 static void fold_samples(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
 {
     for (size_t p = 0; p < final->nprocesses; p++) {
@@ -200,7 +215,7 @@ static void fold_samples(struct hd_snapshot *final, struct hd_snapshot **samples
         for (size_t t = 0; t < process->nthreads; t++) {
             struct hd_thread *summary = &process->threads[t];
             struct thread_history history = { 0 };
-            unsigned seen = 0, in_d = 0, in_r = 0;
+            unsigned seen = 0, in_d = 0, in_r = 0, on_this_futex = 0;
             for (size_t s = 0; s < nsamples; s++) {
                 const struct hd_process *then = hd_snapshot_find_process(samples[s], process->pid);
                 const struct hd_thread *thread = then ? hd_process_find_thread(then, summary->tid) : NULL;
@@ -210,9 +225,11 @@ static void fold_samples(struct hd_snapshot *final, struct hd_snapshot **samples
                 seen++;
                 in_d += thread->state == 'D';
                 in_r += thread->state == 'R';
+                on_this_futex += on_the_same_futex(thread, summary);
             }
             compare_appearance(summary, &history, summary);
             summary->samples_seen = seen + 1;
+            summary->samples_on_this_futex = on_this_futex + on_the_same_futex(summary, summary);
             summary->samples_in_state_d = in_d + (summary->state == 'D');
             summary->samples_in_state_r = in_r + (summary->state == 'R');
             summary->cpu_delta_ns = summary->cpu_time_ns - history.first.cpu_time_ns;
@@ -416,6 +433,7 @@ static enum probe_result read_final_sample(struct probe_tree *tree, const struct
         probe_stacks_settle(stacks);
     if (!probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_FULL, final))
         return PROBE_FAILED;
+    probe_ledger_apply(final, options->ledger_dir);
     if (stacks)
         *skipped = probe_stacks_take(stacks, final, options->deadline);
     return hd_snapshot_index_build(final) ? PROBE_OK : PROBE_NO_MEMORY;
@@ -507,6 +525,9 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
     free(earlier);
     probe_tree_free(tree);
     probe_stacks_free(stacks);
+    /* once every thread is let go and asleep again, its wait as it now looks */
+    if (result == PROBE_OK)
+        probe_ledger_record(final, options->ledger_dir);
     return result;
 }
 

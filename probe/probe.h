@@ -33,6 +33,9 @@ struct probe_options {
     /* Later still, before the hard end of the run: from then on the last sample reads no more of a thread than its
      * stat file, so that it ends at once (those threads' waits are unread, and noted). 0: none. */
     double last_call;
+    /* The wait ledger's directory (ledger.h), NULL for none: each long wait keeps its clock across hangdoc's own
+     * stops, so that a second diagnosis sees the same waits as the first. */
+    const char *ledger_dir;
 };
 
 enum probe_result {
@@ -66,6 +69,10 @@ long probe_find_job_processes(const char *job_id, pid_t **pids);
 /* The rank hangdoc's own environment gives (job.c, the same launchers' variables), -1 when none: what `hangdoc run`
  * on one node of a job puts in a report's file name. */
 int probe_own_rank(void);
+
+/* The directory to keep the wait ledger in (ledger.h), for this user: HANGDOC_LEDGER_DIR when set ("" turns the
+ * ledger off), else /run/hangdoc as root, else $XDG_RUNTIME_DIR/hangdoc; NULL when there is none. */
+const char *probe_ledger_default_dir(void);
 
 /* Lets go of every thread a snapshot still holds stopped, at once. Async-signal-safe: for a deadline's handler
  * that is about to end hangdoc (the kernel would let them go on exit too, but only once hangdoc is gone). */

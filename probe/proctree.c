@@ -561,6 +561,7 @@ static void read_thread_sched(struct read_context *c, pid_t pid, struct hd_threa
     if (full(c) && sched.has_exec_start && thread->state != 'R' &&
         scheduler_now_ms(c, thread->last_cpu, &now_ms, &exact)) {
         double blocked_ms = now_ms - sched.exec_start_ms;
+        thread->last_ran_ms = sched.exec_start_ms;
         thread->blocked_for_known = true;
         thread->blocked_for_s = blocked_ms > 0 ? blocked_ms / 1000 : 0;
         c->sched_clock_inexact |= !exact;

@@ -234,7 +234,12 @@ struct hd_thread {
 
     int last_cpu;           /* the CPU it last ran on (stat field 39) */
     bool blocked_for_known; /* /proc/<tid>/sched exists and the thread was not running */
-    double blocked_for_s;   /* how long since it last ran */
+    double blocked_for_s;   /* how long since it last ran, plus waited_before_s */
+    double last_ran_ms;     /* the kernel's clock of its last run (se.exec_start, scheduler clock, ms) */
+    /* The part of blocked_for_s before an earlier diagnosis stopped the thread for its stack, which restarted the
+     * kernel's clock: the wait ledger (probe/ledger.h) kept it. 0 and 0 when not carried. */
+    double waited_before_s;
+    double earlier_stop_at; /* when that was, seconds since the epoch */
 
     /* Across samples: a thread is progressing when its CPU time, context switches or system call changed
      * between two samples that both saw it. */
@@ -246,6 +251,9 @@ struct hd_thread {
     uint64_t voluntary_switches_delta; /* blocking in the kernel (a wait, a page-in; each ptrace stop adds one) */
     bool syscall_changed;
     bool progressing;
+    /* How many of the samples that saw it (the last one too) found it in a futex wait at the last sample's futex
+     * address: all of them, for a thread that wakes on its timeout only to wait there again (a poll in vain). */
+    unsigned samples_on_this_futex;
 
     /* Native stack, taken once with all threads of the process stopped together (probe/stacks). */
     struct hd_stack stack;

@@ -198,6 +198,7 @@ static void samples_json(struct report_json *json, const struct hd_thread *threa
     report_json_int(json, "switches_delta", (int64_t)thread->switches_delta);
     report_json_int(json, "voluntary_switches_delta", (int64_t)thread->voluntary_switches_delta);
     report_json_bool(json, "syscall_changed", thread->syscall_changed);
+    report_json_int(json, "on_last_futex", thread->samples_on_this_futex);
     report_json_end_object(json);
 }
 
@@ -252,6 +253,10 @@ static void thread_json(struct report_json *json, const struct hd_thread *thread
         report_json_double(json, "blocked_for_s", thread->blocked_for_s);
     else
         report_json_null(json, "blocked_for_s");
+    if (thread->waited_before_s > 0) {
+        report_json_double(json, "blocked_before_stop_s", thread->waited_before_s);
+        report_json_double(json, "earlier_stop_at", thread->earlier_stop_at);
+    }
     report_json_bool(json, "progressing", thread->progressing);
     report_json_double(json, "cpu_time_s", (double)thread->cpu_time_ns / 1e9);
     if (thread->switches_known) {

@@ -345,6 +345,11 @@ static void render_thread(struct report_buffer *out, const struct hd_thread *thr
         char duration[32];
         report_format_duration(thread->blocked_for_s, duration, sizeof duration);
         report_buffer_printf(out, ", %s", duration);
+        if (thread->waited_before_s > 0) {
+            /* the wait ledger kept the clock an earlier diagnosis's stop restarted */
+            report_format_duration(thread->waited_before_s, duration, sizeof duration);
+            report_buffer_printf(out, " (%s before hangdoc's earlier stop)", duration);
+        }
     }
     report_buffer_puts(out, "] ");
     if (thread->syscall.state == HD_SYSCALL_IN)

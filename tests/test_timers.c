@@ -131,6 +131,20 @@ Test(timers, a_pool_whose_killed_worker_was_replaced_names_the_waiting_main_thre
     fixture_stop(&fixture);
 }
 
+/* A Python look-alike (`script` in `mode`), `settle_s` after it says it is in position: not hung, twice, and not
+ * blamed on fork or on timers. */
+static void expect_python_look_alike_not_hung(const char *script, const char *mode, unsigned settle_s)
+{
+    struct fixture fixture;
+    fixture_start_python(&fixture, script, mode, NULL, PYTHON_READY_TIMEOUT_MS);
+    sleep(settle_s);
+    json_object *document = diagnose(fixture.pids[0], NOT_HUNG);
+    cr_assert_eq(json_count_findings(document, "fork-unsafe-runtime", 0), 0);
+    cr_assert_eq(json_count_findings(document, "timer-only-wakers", 0), 0);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
 /* QThreadPool.waitForDone() in a forked child, for a task that runs in the parent: the child's only other thread
  * is its own idle pool thread, on Qt's 30 s expiry timer. */
 Test(timers, qt_wait_for_done_in_a_forked_child_is_fork_inheritance)
@@ -156,14 +170,38 @@ Test(timers, qt_wait_for_done_in_a_forked_child_is_fork_inheritance)
  * thread (not parked in Qt's code), while its parent's pool thread idles: slow, not blamed on fork. */
 Test(timers, qt_wait_for_a_long_task_of_the_childs_own_is_not_hung)
 {
+    expect_python_look_alike_not_hung("qt_fork.py", "slow", 1);
+}
+
+/* A gRPC call in a forked child on the channel its parent made (Debian's grpcio): gRPC skipped its fork handlers, the
+ * child's completion queue waits for a poller that stayed in the parent, waking every 200 ms to wait again. */
+Test(timers, a_grpc_call_on_the_parents_channel_in_a_forked_child_is_fork_unsafe_runtime)
+{
     struct fixture fixture;
-    fixture_start_python(&fixture, "qt_fork.py", "slow", NULL, PYTHON_READY_TIMEOUT_MS);
-    sleep(1);
-    json_object *document = diagnose(fixture.pids[0], NOT_HUNG);
-    cr_assert_eq(json_count_findings(document, "fork-unsafe-runtime", 0), 0);
-    cr_assert_eq(json_count_findings(document, "timer-only-wakers", 0), 0);
+    fixture_start_python(&fixture, "grpc_fork.py", "hang", NULL, PYTHON_READY_TIMEOUT_MS);
+    pid_t child = fixture.pids[1];
+    json_object *document = diagnose(fixture.pids[0], HUNG_BY_FORK);
+    json_object *finding = the_finding(document, "fork-unsafe-runtime", child);
+    cr_assert_eq(json_int_at(finding, "tid", -1), child, "the child's main thread, in the call");
+    cr_assert_str_eq(json_string_at(finding, "evidence.runtime"), "grpc");
+    cr_assert(strstr(json_string_at(finding, "evidence.polls"), "only to wait there again"), "%s",
+              json_object_to_json_string(finding));
+    cr_assert_not_null(json_at(finding, "evidence.since_fork"));
+    cr_assert_geq(evidence_count(finding, "parent_thread"), 1);
+    cr_assert(strstr(json_string_at(finding, "evidence.python"), "_channel.py"), "%s",
+              json_object_to_json_string(finding));
+    cr_assert_eq(json_count_remedies(finding, "GRPC_ENABLE_FORK_SUPPORT"), 1);
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "fork-inheritance");
+    cr_assert_eq(json_int_at(document, "verdict.tid", -1), child);
     json_object_put(document);
     fixture_stop(&fixture);
+}
+
+/* The look-alike: a child forked before its parent started gRPC, whose call on a channel of its own waits for a
+ * handler that is still at work (it sleeps): slow, not hung. */
+Test(timers, a_grpc_call_waiting_on_a_working_server_is_not_hung)
+{
+    expect_python_look_alike_not_hung("grpc_fork.py", "healthy", 0);
 }
 
 /* DataLoader workers whose worker_init_fn takes 40 s (they sleep in it) while the parent waits for the first batch:
@@ -177,5 +215,89 @@ Test(timers, a_dataloader_whose_worker_init_takes_40_s_is_not_hung)
     cr_assert_eq(json_count_findings(document, "timer-only-wakers", 0), 0);
     cr_assert_eq(json_count_findings(document, "fork-unsafe-runtime", 0), 0);
     json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* The wait ledger (probe/ledger.h). A diagnosis stops each process for its stacks, which makes every sleeping thread
+ * run for a moment and restarts the kernel's clock of its last run. */
+static json_object *diagnose_once(pid_t pid, const char *stuck_after, bool ledger, int *exit_status)
+{
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    struct run_result result;
+    hangdoc_run_once(&result, ledger ? (const char *[]){ "--json", "-n", "2", "--stuck-after", stuck_after, pid_text,
+                                                         NULL }
+                                     : (const char *[]){ "--json", "-n", "2", "--stuck-after", stuck_after,
+                                                         "--no-ledger", pid_text, NULL });
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert_not_null(document, "hangdoc printed JSON (exit %d): %s", result.exit_status, result.err);
+    json_validate(result.out);
+    *exit_status = result.exit_status;
+    run_result_free(&result);
+    return document;
+}
+
+static double main_thread_blocked_for(json_object *document, pid_t pid)
+{
+    json_object *thread = json_thread(json_process(document, pid), pid);
+    cr_assert_not_null(thread);
+    return json_object_get_double(json_at(thread, "blocked_for_s"));
+}
+
+/* With the ledger, a second diagnosis right after the first sees the main thread's wait as long as it is (its
+ * clock kept across the first one's stop) and the same finding; its evidence says so. */
+Test(timers, a_second_diagnosis_sees_the_wait_begin_where_it_began, .timeout = 60)
+{
+    struct fixture fixture;
+    start_mode(&fixture, "stuck");
+    pid_t pid = fixture.pids[0];
+    sleep(4);
+    int status;
+    json_object *first = diagnose_once(pid, "3s", true, &status);
+    cr_assert_eq(status, HUNG);
+    cr_assert_eq(json_count_findings(first, "timer-only-wakers", pid), 1);
+    double first_blocked = main_thread_blocked_for(first, pid);
+    json_object *second = diagnose_once(pid, "3s", true, &status);
+    cr_assert_eq(status, HUNG, "the second diagnosis: %s", json_object_to_json_string(json_at(second, "findings")));
+    json_object *finding = the_finding(second, "timer-only-wakers", pid);
+    json_object *thread = json_thread(json_process(second, pid), pid);
+    double before_stop = json_object_get_double(json_at(thread, "blocked_before_stop_s"));
+    cr_assert_geq(before_stop, first_blocked, "kept: %.3f s, the first diagnosis read %.3f s", before_stop,
+                  first_blocked);
+    cr_assert_lt(before_stop, first_blocked + 2.0);
+    cr_assert_gt(main_thread_blocked_for(second, pid), first_blocked);
+    cr_assert(json_object_get_double(json_at(thread, "earlier_stop_at")) <=
+              json_object_get_double(json_at(second, "snapshot.taken_at")));
+    cr_assert(strstr(json_string_at(finding, "evidence.blocked_for"), "the wait ledger kept the clock"), "%s",
+              json_string_at(finding, "evidence.blocked_for"));
+    /* a thread that ran since (a housekeeper, every 100 ms) keeps nothing */
+    json_object *threads = json_at(json_process(second, pid), "threads");
+    for (size_t t = 0; t < json_object_array_length(threads); t++) {
+        json_object *other = json_object_array_get_idx(threads, t);
+        if (json_int_at(other, "tid", -1) != pid)
+            cr_assert_null(json_at(other, "blocked_before_stop_s"), "%s", json_object_to_json_string(other));
+    }
+    json_object_put(first);
+    json_object_put(second);
+    fixture_stop(&fixture);
+}
+
+/* Without it, the same second diagnosis sees the wait begin at the first one's stop, shorter than the threshold:
+ * what the ledger is for (and what makes the test above able to fail). */
+Test(timers, without_the_ledger_a_second_diagnosis_sees_the_wait_begin_at_the_first_stop, .timeout = 60)
+{
+    struct fixture fixture;
+    start_mode(&fixture, "stuck");
+    pid_t pid = fixture.pids[0];
+    sleep(4);
+    int status;
+    json_object *first = diagnose_once(pid, "3s", false, &status);
+    cr_assert_eq(status, HUNG);
+    json_object *second = diagnose_once(pid, "3s", false, &status);
+    cr_assert_lt(main_thread_blocked_for(second, pid), 3.0);
+    cr_assert_null(json_at(json_thread(json_process(second, pid), pid), "blocked_before_stop_s"));
+    cr_assert_eq(json_count_findings(second, "timer-only-wakers", pid), 0);
+    json_object_put(first);
+    json_object_put(second);
     fixture_stop(&fixture);
 }

@@ -88,6 +88,14 @@ const bool *report_timer_bound(struct report_rule_context *c, bool idle_timers_t
  * asleep longest; REPORT_NO_NODE when none is. */
 size_t report_timer_bound_subject(const struct report_rule_context *c, const struct hd_process *process,
                                   const bool *bound);
+/* Node `poller` polls a futex in vain: a private futex wait with a timeout at the same address in every sample
+ * (at least 3), waking only to wait there again with hardly any CPU, while no other thread of its process could
+ * set what it waits for (each is asleep forever, merely wakes on a timer, or has slept without timeout for the
+ * threshold on something only its process could end). How long it has polled no clock says: the caller needs
+ * other evidence of that before it calls the process hung. */
+bool report_polls_in_vain(struct report_rule_context *c, size_t poller);
+/* Its futex, how often it woke while sampled, and the other threads of its process. */
+void report_poll_evidence(struct report_rule_context *c, struct report_finding *finding, size_t poller);
 /* How long node `stuck` has slept, the timer threads that could wake it and how often they woke meanwhile. */
 void report_timer_evidence(struct report_rule_context *c, struct report_finding *finding, size_t stuck,
                            bool idle_timers_too);

@@ -245,16 +245,79 @@ static void asleep_behind_timers_in_an_inherited_runtime(struct report_rule_cont
     }
 }
 
+/* A thread of a forked child that has done next to nothing since the fork: at most this much CPU, plus this share
+ * of the child's age (a call that polls every 200 ms costs about 0.05 %). */
+#define POLLER_CPU_MAX_S 0.05
+#define POLLER_CPU_SHARE_MAX 0.02
+
+/* The parent's threads that run `runtime`. */
+static size_t parent_threads_of(const struct report_rule_context *c, const struct hd_process *parent,
+                                const struct report_runtime *runtime)
+{
+    size_t count = 0;
+    for (size_t t = 0; parent && t < parent->nthreads; t++)
+        count += report_thread_runs(c->catalogue, parent, &parent->threads[t], runtime);
+    return count;
+}
+
+/* A forked child whose thread polls a futex in vain (timers.c) inside a catalogued runtime (not fork-aware) whose
+ * threads run in its parent, and has done next to nothing since the fork, which was at least the threshold ago: a
+ * gRPC call on the parent's channel in the child, whose completion queue waits, 200 ms at a time, for a poller
+ * that stayed in the parent. No clock tells how long a poll has lasted; that the thread has used almost no CPU
+ * since the fork does. A child that worked first and then got stuck this way is missed, never a busy one blamed. */
+static void polling_in_vain_in_an_inherited_runtime(struct report_rule_context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t p = 0; p < graph->nprocesses && !c->failed; p++) {
+        const struct report_graph_process *threads = &graph->processes[p];
+        const struct hd_process *process = threads->process;
+        const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, process->ppid);
+        if (process->origin != HD_ORIGIN_FORKED || !parent || process->age_s < c->snapshot->stuck_after_s ||
+            has_finding(c->analysis, REPORT_FORK_UNSAFE_RUNTIME, process->pid))
+            continue;
+        for (size_t i = threads->first_node; i < threads->first_node + threads->nnodes; i++) {
+            const struct hd_thread *thread = graph->nodes[i].thread;
+            struct report_attribution attribution;
+            if ((double)thread->cpu_time_ns / 1e9 > POLLER_CPU_MAX_S + POLLER_CPU_SHARE_MAX * process->age_s ||
+                !report_polls_in_vain(c, i) || !report_attribute_thread(c->catalogue, process, thread, &attribution) ||
+                attribution.runtime->safety == REPORT_FORK_AWARE ||
+                (attribution.runtime->traits & REPORT_RUNTIME_LIBC_INTERNAL) ||
+                parent_threads_of(c, parent, attribution.runtime) == 0)
+                continue;
+            struct report_finding *finding = rule_finding_for(
+                c, REPORT_FORK_UNSAFE_RUNTIME, REPORT_LIKELY, process->pid, thread->tid,
+                "thread %d '%s' of forked child %d polls in vain inside %s (%s, %s), whose threads run in its parent "
+                "%d: it wakes on its timeout only to wait again, nothing in the child could end its wait, and it "
+                "has used %.0f ms of CPU in the %.0f s since the fork: fork() copied the runtime's state but not "
+                "its threads",
+                (int)thread->tid, thread->name, (int)process->pid, report_library_name(attribution.library),
+                attribution.runtime->name, report_fork_safety_words(attribution.runtime->safety), (int)process->ppid,
+                (double)thread->cpu_time_ns / 1e6, process->age_s);
+            report_runtime_evidence(c, finding, &attribution);
+            report_poll_evidence(c, finding, i);
+            rule_evidence(c, finding, "since_fork", "forked %.1f s ago (--stuck-after %.0f s); thread %d has used "
+                          "%.1f ms of CPU since",
+                          process->age_s, c->snapshot->stuck_after_s, (int)thread->tid,
+                          (double)thread->cpu_time_ns / 1e6);
+            report_parent_thread_evidence(c, finding, parent, attribution.runtime);
+            report_inherited_handle_evidence(c, finding, process, attribution.runtime);
+            report_runtime_remedies(c, finding, attribution.runtime);
+            break;
+        }
+    }
+}
+
 /* A forked child asleep forever inside a catalogued runtime that is not fork-aware and that came with fork: its
  * parent runs threads of it, or maps it at the same address. Or a forked child spinning inside one whose threads
  * run in its parent (the spinning rule ran before: the registry's order), or asleep for long in one where only
- * timer threads could wake it. */
+ * timer threads could wake it, or polling in vain in one since the fork. */
 void report_rule_fork_unsafe_runtime(struct report_rule_context *c)
 {
     each_stuck_forked_child(c, fork_unsafe_runtimes);
     const bool *bound = report_timer_bound(c, true);
     if (bound)
         asleep_behind_timers_in_an_inherited_runtime(c, bound);
+    polling_in_vain_in_an_inherited_runtime(c);
     size_t count = c->analysis->nfindings;
     for (size_t f = 0; f < count && !c->failed; f++)
         if (c->analysis->findings[f].kind == REPORT_SPINNING)

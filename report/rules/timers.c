@@ -159,8 +159,16 @@ void report_timer_evidence(struct report_rule_context *c, struct report_finding 
 {
     const struct report_graph *graph = &c->analysis->graph;
     const struct report_node *node = &graph->nodes[stuck];
-    rule_evidence(c, finding, "blocked_for", "%.1f s without timeout (--stuck-after %.0f s)",
-                  node->thread->blocked_for_s, c->snapshot->stuck_after_s);
+    const struct hd_thread *thread = node->thread;
+    if (thread->waited_before_s > 0)
+        rule_evidence(c, finding, "blocked_for",
+                      "%.1f s without timeout (--stuck-after %.0f s), %.1f s of it before a diagnosis %.0f s ago "
+                      "stopped it (the wait ledger kept the clock that stop restarted)",
+                      thread->blocked_for_s, c->snapshot->stuck_after_s, thread->waited_before_s,
+                      c->snapshot->taken_at - thread->earlier_stop_at);
+    else
+        rule_evidence(c, finding, "blocked_for", "%.1f s without timeout (--stuck-after %.0f s)",
+                      thread->blocked_for_s, c->snapshot->stuck_after_s);
     size_t listed = 0;
     for (size_t e = node->first_edge; e < node->first_edge + node->nedges; e++)
         timers_of_edge(c, finding, &graph->edges[e], stuck, idle_timers_too, &listed);
@@ -172,6 +180,98 @@ void report_timer_evidence(struct report_rule_context *c, struct report_finding 
                            "runs or waits on the outside world"
                          : "only threads that are themselves asleep as long: nothing that runs or waits on the "
                            "outside world");
+}
+
+/* ---- a poll in vain ---- */
+
+/* Samples a poller must have been seen in, all at its futex: fewer do not show a loop. */
+#define POLL_SAMPLES_MIN 3
+
+/* Every wait of `node` can be ended only by threads of its own process. */
+static bool waits_only_within_its_process(const struct report_graph *graph, const struct report_node *node)
+{
+    for (size_t e = node->first_edge; e < node->first_edge + node->nedges; e++) {
+        const struct report_edge *edge = &graph->edges[e];
+        size_t process = edge->target == REPORT_TO_PROCESS ? edge->to : graph->nodes[edge->to].process_index;
+        if (process != node->process_index)
+            return false;
+    }
+    return !node->waits_outside;
+}
+
+/* Could this thread, other than the poller, set what the poller waits for? Not if it is asleep forever, merely
+ * wakes on a timer (idle timer threads too), or has slept without timeout for the threshold on something only its
+ * own process could end. */
+static bool could_set_it(struct report_rule_context *c, const struct report_node *node)
+{
+    switch (node->wake) {
+    case REPORT_WAKE_NEVER:
+    case REPORT_WAKE_EXITED:
+        return false;
+    case REPORT_WAKE_WAKER:
+        return !(asleep_long(c->snapshot, node) && waits_only_within_its_process(&c->analysis->graph, node));
+    case REPORT_WAKE_RUNNING:
+    case REPORT_WAKE_TIMER:
+    case REPORT_WAKE_OUTSIDE:
+    case REPORT_WAKE_KERNEL:
+        return !merely_a_timer(c, node, true);
+    }
+    return true;
+}
+
+bool report_polls_in_vain(struct report_rule_context *c, size_t poller)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    const struct report_node *node = &graph->nodes[poller];
+    const struct hd_thread *thread = node->thread;
+    const struct hd_wait *wait = &thread->wait;
+    /* running: it was seen to change (its timeout's deadline in its arguments) */
+    if (c->snapshot->stuck_after_s <= 0 || (node->wake != REPORT_WAKE_TIMER && node->wake != REPORT_WAKE_RUNNING) ||
+        thread->state == 'R' ||
+        thread->syscall.state != HD_SYSCALL_IN || wait->kind != HD_WAIT_FUTEX || !wait->futex_private ||
+        wait->timeout.kind != HD_TIMEOUT_FINITE || node->waits_outside)
+        return false;
+    /* at its futex in every sample, woke (its timeout) and went back, and did hardly anything in between */
+    if (thread->samples_seen < POLL_SAMPLES_MIN || thread->samples_on_this_futex != thread->samples_seen ||
+        thread->samples_in_state_r > 0 || thread->voluntary_switches_delta == 0 ||
+        (double)thread->cpu_delta_ns / 1e9 > TIMER_CPU_MAX_S + TIMER_CPU_SHARE_MAX * c->snapshot->sampling_s)
+        return false;
+    const struct report_graph_process *process = &graph->processes[node->process_index];
+    for (size_t i = process->first_node; i < process->first_node + process->nnodes; i++)
+        if (i != poller && could_set_it(c, &graph->nodes[i]))
+            return false;
+    return true;
+}
+
+void report_poll_evidence(struct report_rule_context *c, struct report_finding *finding, size_t poller)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    const struct report_node *node = &graph->nodes[poller];
+    const struct hd_thread *thread = node->thread;
+    rule_evidence(c, finding, "polls",
+                  "futex 0x%llx (private) with a timeout: at it in all %u samples over %.1f s, it woke %llu times "
+                  "only to wait there again, with %.1f ms of CPU",
+                  (unsigned long long)thread->wait.address, thread->samples_seen, c->snapshot->sampling_s,
+                  (unsigned long long)thread->voluntary_switches_delta, (double)thread->cpu_delta_ns / 1e6);
+    const struct report_graph_process *process = &graph->processes[node->process_index];
+    size_t listed = 0;
+    for (size_t i = process->first_node; i < process->first_node + process->nnodes; i++) {
+        const struct report_node *other = &graph->nodes[i];
+        if (i == poller || other->wake == REPORT_WAKE_NEVER || other->wake == REPORT_WAKE_EXITED ||
+            listed++ >= TIMERS_LISTED_MAX)
+            continue;
+        if (other->wake == REPORT_WAKE_WAKER)
+            rule_evidence(c, finding, "asleep", "thread %d '%s' has been asleep %.1f s without timeout",
+                          (int)other->thread->tid, other->thread->name, other->thread->blocked_for_s);
+        else
+            rule_evidence(c, finding, "timer_waker", "thread %d '%s' waits with a timeout and woke %llu times in "
+                          "the %.1f s sampled, doing nothing else",
+                          (int)other->thread->tid, other->thread->name,
+                          (unsigned long long)other->thread->voluntary_switches_delta, c->snapshot->sampling_s);
+    }
+    rule_evidence(c, finding, "could_wake_it",
+                  "nothing of its process that runs or waits on the outside world: no thread there could set what "
+                  "it waits for, and it is a private futex, which no other process can wake");
 }
 
 /* Does the node wait for threads of its own process (a futex of its own, a thread it joins)? A thread that waits

@@ -4,6 +4,7 @@
 #include "snapshot_builder.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- timer-only-wakers --------------------------------------------------------------------------------------- */
@@ -118,4 +119,113 @@ Test(timers, idle_workers_of_a_main_thread_in_a_sleep_loop_are_not_hung)
     cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
+}
+
+/* ---- a poll in vain in a forked child (fork-unsafe-runtime) ------------------------------------------------------ */
+
+#define GRPC_CODE 0x7f0000000000ull
+
+enum poll_variant {
+    POLL_AS_GRPC,          /* the gRPC case: the child's call polls in vain */
+    POLL_WORKED_FIRST,     /* its thread used 5 s of CPU since the fork: not known to have polled since */
+    POLL_ANOTHER_FUTEX,    /* one sample saw it at another futex: not one loop */
+    POLL_SLEEPER_WOKE,     /* the child's other sleeper ran 10 s ago: someone wakes threads there */
+    POLL_YOUNG_CHILD,      /* forked 30 s ago, under the threshold */
+    POLL_PARENT_IDLE,      /* the parent runs no gRPC thread */
+    POLL_SHARED_FUTEX,     /* a futex another process could wake */
+    POLL_WORKING_TIMER,    /* the child's timer thread used 50 ms of CPU while sampled */
+};
+
+/* Parent 100 (its main thread in wait4 on the child, thread 101 gRPC's 'grpc_global_tim' in a timed wait); child
+ * 200 forked from it 120 s ago, mapping libgrpc: its main thread in a private futex wait with a 200 ms timeout,
+ * at the same futex in all 6 samples over 1.25 s, woken 6 times, 0.5 ms of CPU while sampled and 80 ms since the
+ * fork, with a frame in libgrpc; its thread 201 gRPC's timer (a timed wait, woke twice); its thread 202 asleep
+ * without timeout for 120 s. --stuck-after 60 s. */
+static struct hd_snapshot *grpc_child(enum poll_variant variant)
+{
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    snapshot->stuck_after_s = 60;
+    snapshot->sampling_s = 1.25;
+    snapshot->samples = 6;
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 2);
+    in_wait4(thread_of(snapshot, 100), 200);
+    struct hd_thread *grpc_timer = thread_of(snapshot, 101);
+    snprintf(grpc_timer->name, HD_COMM_MAX, variant == POLL_PARENT_IDLE ? "worker" : "grpc_global_tim");
+    asleep_in_futex(grpc_timer, 0x7f0000300100)->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_FINITE,
+                                                                               .remaining_ns = 500000000 };
+    struct hd_process *child = add_process(snapshot, 200, 100, HD_ORIGIN_FORKED, 3);
+    child->age_s = variant == POLL_YOUNG_CHILD ? 30 : 120;
+    for (pid_t pid = 100; pid <= 200; pid += 100) {
+        struct hd_library *grpc = add_library(process_of(snapshot, pid), GRPC_CODE, GRPC_CODE + 0x100000,
+                                              "/usr/lib/x86_64-linux-gnu/libgrpc.so.29.0.0", "libgrpc.so.29");
+        grpc->in_parent = true;
+    }
+    struct hd_thread *poller = thread_of(snapshot, 200);
+    struct hd_wait *wait = asleep_in_futex(poller, 0x7f0000400040);
+    wait->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_FINITE, .remaining_ns = 200000000 };
+    wait->futex_private = variant != POLL_SHARED_FUTEX;
+    poller->syscall.program_counter = GRPC_CODE + 0x1234;
+    poller->progressing = true; /* its deadline, in its arguments, changed */
+    poller->syscall_changed = true;
+    poller->samples_seen = 6;
+    poller->samples_on_this_futex = variant == POLL_ANOTHER_FUTEX ? 5 : 6;
+    poller->voluntary_switches_delta = 6;
+    poller->cpu_delta_ns = 500000;
+    poller->cpu_time_ns = variant == POLL_WORKED_FIRST ? 5000000000ull : 80000000ull;
+    poller->blocked_for_known = true;
+    poller->blocked_for_s = 0.1;
+    struct hd_thread *timer = thread_of(snapshot, 201);
+    snprintf(timer->name, HD_COMM_MAX, "timer_manager");
+    asleep_in_futex(timer, 0x7f0000400080)->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_FINITE,
+                                                                          .remaining_ns = 100000000 };
+    timer->voluntary_switches_delta = 2;
+    timer->progressing = true;
+    timer->cpu_delta_ns = variant == POLL_WORKING_TIMER ? 50000000 : 20000;
+    struct hd_thread *sleeper = thread_of(snapshot, 202);
+    asleep_in_futex(sleeper, 0x7f00004000c0);
+    sleeper->blocked_for_known = true;
+    sleeper->blocked_for_s = variant == POLL_SLEEPER_WOKE ? 10 : 120;
+    return snapshot;
+}
+
+Test(timers, a_forked_child_polling_in_vain_inside_its_parents_grpc_is_fork_unsafe_runtime)
+{
+    struct hd_snapshot *snapshot = grpc_child(POLL_AS_GRPC);
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *finding = the_finding(analysis, "fork-unsafe-runtime");
+    cr_assert_eq(finding->pid, 200);
+    cr_assert_eq(finding->tid, 200);
+    cr_assert_eq(finding->confidence, REPORT_LIKELY);
+    cr_assert_str_eq(evidence_of(finding, "runtime"), "grpc");
+    cr_assert(strstr(evidence_of(finding, "polls"), "at it in all 6 samples over 1.2 s, it woke 6 times"), "%s",
+              evidence_of(finding, "polls"));
+    cr_assert(strstr(evidence_of(finding, "since_fork"), "forked 120.0 s ago"), "%s",
+              evidence_of(finding, "since_fork"));
+    cr_assert(strstr(evidence_of(finding, "parent_thread"), "thread 101 'grpc_global_tim'"));
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_eq(analysis->verdict.cause, REPORT_CAUSE_FORK_INHERITANCE);
+    cr_assert_eq(analysis->verdict.tid, 200);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(timers, a_poll_not_shown_to_be_in_vain_since_the_fork_is_not_blamed_on_it)
+{
+    static const struct {
+        enum poll_variant variant;
+        const char *why;
+    } cases[] = {
+        { POLL_WORKED_FIRST, "worked first" },      { POLL_ANOTHER_FUTEX, "another futex once" },
+        { POLL_SLEEPER_WOKE, "a sleeper ran lately" }, { POLL_YOUNG_CHILD, "forked under the threshold ago" },
+        { POLL_PARENT_IDLE, "no gRPC thread in the parent" }, { POLL_SHARED_FUTEX, "a shared futex" },
+        { POLL_WORKING_TIMER, "a timer thread that works" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct hd_snapshot *snapshot = grpc_child(cases[i].variant);
+        struct report_analysis *analysis = analyze(snapshot);
+        cr_assert_eq(count_findings(analysis, "fork-unsafe-runtime"), 0, "%s", cases[i].why);
+        cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO, "%s", cases[i].why);
+        report_analysis_free(analysis);
+        hd_snapshot_free(snapshot);
+    }
 }
