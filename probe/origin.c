@@ -13,6 +13,8 @@
 
 /* An x86-64 auxv has about 25 pairs of 16 bytes; the kernel keeps at most AT_VECTOR_SIZE words (under 100). */
 #define AUXV_MAX_BYTES 4096
+/* The least of the initial stack past envp worth reading: the pairs up to AT_RANDOM, which comes about 25th. */
+#define AUXV_MIN_BYTES 512
 
 static uint64_t auxv_word(const unsigned char *at, size_t word_size)
 {
@@ -43,6 +45,45 @@ bool probe_parse_auxv_random(const void *bytes, size_t length, size_t word_size,
     return false;
 }
 
+/* Words of the initial stack read to find the auxv past argv and envp: 256 KiB of pointers at most. */
+#define STACK_WORDS_MAX 32768
+
+/* The auxv where the kernel put it, on the initial stack: argc at /proc/<pid>/stat's startstack, argc + 1 argv
+ * words, the envp words to their NULL, then the pairs. For a process whose auxv file hangdoc may not open (its 0400
+ * files, without CAP_DAC_READ_SEARCH) but whose memory it may read (ptrace access). Pointers a program rewrote
+ * (setproctitle) do not move these words. 64-bit only. Returns the pairs' bytes copied into `auxv`, or -errno. */
+static ssize_t read_auxv_from_stack(pid_t pid, unsigned char *auxv, size_t size)
+{
+    char path[64], text[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    struct probe_stat stat;
+    if (length < 0)
+        return length;
+    if (!probe_parse_stat(text, (size_t)length, &stat) || stat.start_stack == 0)
+        return -EACCES;
+    uint64_t at = stat.start_stack, word;
+    if (probe_read_memory_checked(pid, at, &word, sizeof word) != 0 || word > STACK_WORDS_MAX)
+        return -ENODATA;
+    at += (word + 2) * sizeof word; /* argc, the argv words, their NULL */
+    size_t words = word + 2;
+    do {
+        if (++words > STACK_WORDS_MAX || probe_read_memory_checked(pid, at, &word, sizeof word) != 0)
+            return -ENODATA;
+        at += sizeof word;
+    } while (word != 0);
+    /* the strings after the pairs end where the stack ends: a read past it fails whole, so smaller ones follow */
+    int error = -ENODATA;
+    for (size_t wanted = size; wanted >= AUXV_MIN_BYTES; wanted /= 2) {
+        error = probe_read_memory_checked(pid, at, auxv, wanted);
+        if (error == 0)
+            return (ssize_t)wanted;
+        if (error != -EFAULT)
+            break;
+    }
+    return error;
+}
+
 /* Reads where AT_RANDOM points and the 16 bytes there. A 32-bit program (its arch unknown to hangdoc) has an auxv
  * of 32-bit words; an unknown arch may also be a 64-bit program of another machine, so 64-bit words are tried when
  * 32-bit ones find no entry (never the other way: a known 64-bit auxv read as 32-bit words could name an address
@@ -54,6 +95,11 @@ static void read_at_random(const struct hd_process *process, struct probe_at_ran
     unsigned char auxv[AUXV_MAX_BYTES];
     snprintf(path, sizeof path, "/proc/%d/auxv", (int)process->pid);
     ssize_t length = probe_read_file(path, (char *)auxv, sizeof auxv);
+    if ((length == -EACCES || length == -EPERM) && process->arch != HD_ARCH_UNKNOWN) {
+        ssize_t from_stack = read_auxv_from_stack(process->pid, auxv, sizeof auxv);
+        if (from_stack > 0)
+            length = from_stack;
+    }
     if (length < 0) {
         out->error = (int)length;
         return;

@@ -8,6 +8,7 @@
 #include "ledger.h"
 #include "libraries.h"
 #include "locks.h"
+#include "memory.h"
 #include "pidns.h"
 #include "origin.h"
 #include "pid_map.h"
@@ -17,6 +18,7 @@
 #include "python.h"
 #include "stacks.h"
 #include "symbols.h"
+#include "syscalls.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -424,6 +426,43 @@ static void note_deadline_cuts(struct hd_snapshot *final, unsigned samples_wante
                          skipped->threads, skipped->threads_in_process, (int)skipped->threads_of_process);
 }
 
+/* The waits of the threads whose system call came from their registers while stopped (stacks.c): their syscall
+ * files were unreadable (CAP_SYS_PTRACE without CAP_DAC_READ_SEARCH attaches but does not open the owner's 0400
+ * files), so the last sample could not decode them. One note per process says where they came from. */
+static void decode_waits_from_registers(struct hd_snapshot *final)
+{
+    struct timespec monotonic, realtime;
+    clock_gettime(CLOCK_MONOTONIC, &monotonic);
+    clock_gettime(CLOCK_REALTIME, &realtime);
+    const struct probe_clocks clocks = {
+        .monotonic_ns = (int64_t)monotonic.tv_sec * 1000000000 + monotonic.tv_nsec,
+        .realtime_ns = (int64_t)realtime.tv_sec * 1000000000 + realtime.tv_nsec,
+    };
+    for (size_t p = 0; p < final->nprocesses; p++) {
+        struct hd_process *process = &final->processes[p];
+        size_t decoded = 0;
+        for (size_t t = 0; t < process->nthreads; t++) {
+            struct hd_thread *thread = &process->threads[t];
+            if (!thread->syscall_from_registers)
+                continue;
+            decoded++;
+            if (thread->syscall.state != HD_SYSCALL_IN)
+                continue;
+            thread->syscall.name = probe_syscall_name(process->arch, thread->syscall.nr);
+            pid_t pid = process->pid;
+            probe_decode_wait(&thread->syscall, thread->wchan, probe_read_memory_of, &pid, &clocks, &thread->wait);
+            probe_read_wait_fds(pid, &thread->syscall, &thread->wait);
+        }
+        if (decoded > 0) {
+            probe_read_locks(process); /* the mutexes and condition variables at their futexes, as the sample does */
+            hd_snapshot_note(final, HD_NOTE_PROCFS, process->pid, 0,
+                             "the system calls of %zu thread%s were read from their registers while stopped for "
+                             "their stacks: their syscall files are unreadable",
+                             decoded, decoded == 1 ? "" : "s");
+        }
+    }
+}
+
 /* The last sample, read whole, with the native stacks: what the report stands on. */
 static enum probe_result read_final_sample(struct probe_tree *tree, const struct probe_options *options,
                                            struct hd_snapshot *final, struct probe_stacks *stacks,
@@ -434,8 +473,10 @@ static enum probe_result read_final_sample(struct probe_tree *tree, const struct
     if (!probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_FULL, final))
         return PROBE_FAILED;
     probe_ledger_apply(final, options->ledger_dir);
-    if (stacks)
+    if (stacks) {
         *skipped = probe_stacks_take(stacks, final, options->deadline);
+        decode_waits_from_registers(final);
+    }
     return hd_snapshot_index_build(final) ? PROBE_OK : PROBE_NO_MEMORY;
 }
 

@@ -183,9 +183,14 @@ bool probe_parse_stat(const char *text, size_t length, struct probe_stat *out)
     out->has_start = true;
     out->thread_count = threads > 0 && threads <= INT32_MAX ? (int)threads : 0;
     out->start_ticks = start;
-    /* 23..38, then 39: processor */
+    /* 23..27, then 28: startstack (0 unless the reader may ptrace the process) */
+    unsigned long long start_stack;
+    if (!skip_fields(&p, end, 5) || !take_unsigned(&p, end, 10, &start_stack))
+        return true;
+    out->start_stack = start_stack;
+    /* 29..38, then 39: processor */
     long long processor;
-    if (!skip_fields(&p, end, 16) || !take_signed(&p, end, &processor))
+    if (!skip_fields(&p, end, 10) || !take_signed(&p, end, &processor))
         return true;
     out->processor = processor >= 0 && processor <= INT32_MAX ? (int)processor : -1;
     /* 40..51, then 52: exit_code */

@@ -32,6 +32,7 @@ struct probe_stat {
     bool has_start;           /* fields 20 and 22 */
     int thread_count;         /* of the whole process */
     uint64_t start_ticks;     /* after boot, in clock ticks */
+    uint64_t start_stack;     /* field 28: where argc lies on the initial stack; 0 when hidden or cut short */
     int processor;            /* field 39, the CPU it last ran on; -1 when not given */
     bool has_exit_code;       /* field 52, since Linux 3.5 */
     int exit_code;

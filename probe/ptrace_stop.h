@@ -8,6 +8,8 @@
  */
 #pragma once
 
+#include "snapshot.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -90,3 +92,9 @@ bool probe_stop_is_ancestor(pid_t pid);
 /* Reads the registers of a stopped thread: its pc and sp, and the whole user_regs_struct into `registers`
  * (`size` bytes). False when the thread is not stopped. */
 bool probe_stop_read_registers(pid_t tid, void *registers, size_t size, uint64_t *pc, uint64_t *sp);
+/* The system call a stopped thread `tid` was in when it stopped, from its registers: what /proc/<tid>/syscall would
+ * have said before the stop (the number, the arguments, sp and pc), for a thread whose syscall file hangdoc may not
+ * open (CAP_SYS_PTRACE without CAP_DAC_READ_SEARCH). A thread stopped inside a blocking call left it with
+ * -ERESTART*: only then is it HD_SYSCALL_IN (the kernel resumes the call when the thread is let go). x86-64 only
+ * (elsewhere, and on any failure: false). Fills all but `name`. */
+bool probe_stop_read_syscall(pid_t tid, struct hd_syscall *out);

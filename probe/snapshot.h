@@ -225,6 +225,7 @@ struct hd_thread {
     char wchan[HD_WCHAN_MAX];
     char *kernel_stack;    /* /proc/<tid>/stack, NULL when unreadable (it needs root) */
     struct hd_syscall syscall;
+    bool syscall_from_registers; /* its syscall file was unreadable: read from its registers while stopped */
     struct hd_wait wait;
 
     uint64_t cpu_time_ns; /* user + system */

@@ -164,6 +164,8 @@ struct unwound {
     char why_not[PROBE_STOP_WHY_MAX];
     size_t npcs;
     uint64_t pcs[PROBE_UNWIND_DEPTH_MAX];
+    bool syscall_read; /* for a thread whose syscall file was unreadable: from its registers */
+    struct hd_syscall syscall;
 };
 
 static bool deadline_passed(const struct probe_stacks *stacks)
@@ -210,6 +212,10 @@ static void unwind_stopped(struct probe_stacks *stacks, const struct hd_process 
                                             &result->npcs, &result->truncated, &result->why);
         if (!result->taken)
             snprintf(result->why_not, sizeof result->why_not, "%s", result->why);
+        /* the system call its file did not give (hangdoc may attach but not open the owner's 0400 files) */
+        const struct hd_thread *thread = hd_process_find_thread(process, entry->tid);
+        if (thread && thread->syscall.state == HD_SYSCALL_UNREAD)
+            result->syscall_read = probe_stop_read_syscall(entry->tid, &result->syscall);
     }
     probe_unwind_end(unwinder);
 }
@@ -285,6 +291,10 @@ static void name_process_frames(struct probe_stacks *stacks, struct hd_process *
             late++;
         } else if (mine) {
             name_frames(stacks, process, mine, thread);
+            if (mine->syscall_read) {
+                thread->syscall = mine->syscall;
+                thread->syscall_from_registers = true;
+            }
         } else {
             fail_stack(thread, HD_STACK_FAILED, "the thread was gone when the process was stopped");
         }

@@ -51,6 +51,8 @@ static void syscall_json(struct report_json *json, const struct hd_thread *threa
     };
     report_json_begin_object(json, "syscall");
     report_json_name(json, "state", states[syscall->state]);
+    if (thread->syscall_from_registers)
+        report_json_bool(json, "from_registers", true);
     if (syscall->state != HD_SYSCALL_IN) {
         report_json_null(json, "name");
         report_json_begin_array(json, "args");

@@ -84,11 +84,12 @@ static const struct {
     { "a normal line", STAT_LINE("cat", "R", "5048", "4194304", "0"), 0, PARSED,
       STAT_COMM | STAT_STATE | STAT_PPID | STAT_FLAGS | STAT_TIMES | STAT_START | STAT_PROCESSOR | STAT_EXIT,
       { .comm = "cat", .state = 'R', .ppid = 5048, .flags = 4194304, .has_times = true, .cpu_ticks = 0,
-        .has_start = true, .thread_count = 1, .start_ticks = 79329, .processor = 1, .has_exit_code = true } },
+        .has_start = true, .thread_count = 1, .start_ticks = 79329, .start_stack = 140735833835760, .processor = 1,
+        .has_exit_code = true } },
     { "times, threads, start and processor of distinct values", STAT_LINE_DISTINCT, 0, PARSED,
       STAT_TIMES | STAT_START | STAT_PROCESSOR | STAT_EXIT,
       { .has_times = true, .cpu_ticks = 1234 + 567, .has_start = true, .thread_count = 17, .start_ticks = 987654321,
-        .processor = 13, .has_exit_code = true } },
+        .start_stack = 3, .processor = 13, .has_exit_code = true } },
     { "cut after the times, which it keeps", "77 (python3) S 1 77 77 0 -1 4194560 10 0 0 0 1234 567 0 0", 0, PARSED,
       STAT_TIMES | STAT_START | STAT_PROCESSOR | STAT_EXIT, { .has_times = true, .cpu_ticks = 1801, .processor = -1 } },
     { "comm with spaces", STAT_LINE("Web Content", "S", "77", "0", "0"), 0, PARSED,
@@ -202,6 +203,9 @@ ParameterizedTest(size_t *index, parse_stat, cases)
             cr_expect_eq(got.start_ticks, expected->start_ticks, "%s: start_ticks %llu", name,
                          (unsigned long long)got.start_ticks);
         }
+        if (checks & STAT_PROCESSOR) /* field 28 lies between 22 and 39 */
+            cr_expect_eq(got.start_stack, expected->start_stack, "%s: start_stack %llu", name,
+                         (unsigned long long)got.start_stack);
     }
     if (checks & STAT_PROCESSOR)
         cr_expect_eq(got.processor, expected->processor, "%s: processor %d", name, got.processor);
@@ -227,6 +231,15 @@ Test(parse_stat, own_stat_file)
     cr_assert(stat.has_start);
     cr_assert_geq(stat.thread_count, 1);
     cr_assert_geq(stat.processor, 0);
+    /* startstack: where argc lies, on our own initial stack */
+    char arguments[65536];
+    ssize_t cmdline = probe_read_file("/proc/self/cmdline", arguments, sizeof arguments);
+    cr_assert_gt(cmdline, 0);
+    long argc = 0;
+    for (ssize_t i = 0; i < cmdline; i++)
+        argc += arguments[i] == '\0';
+    cr_assert_neq(stat.start_stack, 0);
+    cr_assert_eq(*(const long *)(uintptr_t)stat.start_stack, argc);
 }
 
 /* ---- probe_parse_status -------------------------------------------------------------------------------------- */
