@@ -116,8 +116,27 @@ test)
     install_missing
     step "unpacking OpenBLAS's OpenMP build for a scenario" unpack_openblas_openmp
     build build
+    # The sanitized build compiles while the plain suite runs (its tests mostly sleep in their fixtures' waits): on
+    # one core at the lowest priority, so that the tests' processes keep theirs; it is done long before the suite.
+    if [ ! -f build-sanitize/build.ninja ]; then
+        step "configuring build-sanitize" meson setup build-sanitize --werror -Db_sanitize=address,undefined \
+            -Db_lundef=false
+    fi
+    sanitize_log=${TMPDIR:-/tmp}/hangdoc-sanitize-build.$$.log
+    nice -n 19 ninja -j1 -C build-sanitize >"$sanitize_log" 2>&1 &
+    sanitize_build=$!
     status=0
     run_suite build || status=$?
+    printf 'setup.sh: building build-sanitize (begun beside the suite) ...'
+    if wait "$sanitize_build"; then
+        printf ' done\n'
+    else
+        printf ' failed:\n'
+        cat "$sanitize_log" >&2
+        rm -f "$sanitize_log"
+        exit 1
+    fi
+    rm -f "$sanitize_log"
     build build-sanitize -Db_sanitize=address,undefined -Db_lundef=false
     export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
     run_suite build-sanitize || status=$?

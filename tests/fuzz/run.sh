@@ -25,21 +25,42 @@ declare -A sources=(
                    probe/files.c probe/snapshot.c"
 )
 mkdir -p "$work"
-status=0
-for name in ${HANGDOC_FUZZ_ONLY:-procfs text catalogue waits elf sock_diag python symbols python_walk}; do
-    files=()
+
+# fuzz_one NAME: builds the harness, runs it, and says what it found; its output is printed whole at its end, so
+# that two harnesses at once do not mix their lines. Exit 1 when it found a problem.
+fuzz_one() {
+    local name=$1 files=() file
     for file in ${sources[$name]}; do files+=("$root/$file"); done
-    clang "${flags[@]}" "$root/tests/fuzz/fuzz_$name.c" "${files[@]}" -o "$work/fuzz_$name" -lelf -ldl
-    rm -rf "$work/corpus_$name" "$work/crashes_$name"
-    mkdir -p "$work/corpus_$name" "$work/crashes_$name"
-    if ! (cd "$work" && ASAN_OPTIONS=detect_leaks=1 "./fuzz_$name" -max_total_time="$seconds" -rss_limit_mb=2048 \
-            -artifact_prefix="crashes_$name/" "corpus_$name" "$root/tests/fuzz/corpus/$name" >"fuzz_$name.log" 2>&1); then
-        echo "fuzz: $name found a problem:"
-        tail -40 "$work/fuzz_$name.log"
-        ls "$work/crashes_$name"
-        status=1
-    else
+    {
+        clang "${flags[@]}" "$root/tests/fuzz/fuzz_$name.c" "${files[@]}" -o "$work/fuzz_$name" -lelf -ldl || {
+            echo "fuzz: $name did not build"
+            return 1
+        }
+        rm -rf "$work/corpus_$name" "$work/crashes_$name"
+        mkdir -p "$work/corpus_$name" "$work/crashes_$name"
+        if ! (cd "$work" && ASAN_OPTIONS=detect_leaks=1 "./fuzz_$name" -max_total_time="$seconds" -rss_limit_mb=2048 \
+                -artifact_prefix="crashes_$name/" "corpus_$name" "$root/tests/fuzz/corpus/$name" >"fuzz_$name.log" 2>&1); then
+            echo "fuzz: $name found a problem:"
+            tail -40 "$work/fuzz_$name.log"
+            ls "$work/crashes_$name"
+            return 1
+        fi
         echo "fuzz: $name: $(grep -o 'Done [0-9]* runs in [0-9]* second(s)' "$work/fuzz_$name.log" | tail -1), nothing found"
-    fi
+    } >"$work/result_$name.txt" 2>&1
+}
+
+# Two harnesses at a time (a test of its own, beside the unit tests only: the scenario tests run alone).
+status=0
+names=(${HANGDOC_FUZZ_ONLY:-procfs text catalogue waits elf sock_diag python symbols python_walk})
+for ((i = 0; i < ${#names[@]}; i += 2)); do
+    pids=()
+    for name in "${names[@]:i:2}"; do
+        fuzz_one "$name" &
+        pids+=($!)
+    done
+    for ((j = 0; j < ${#pids[@]}; j++)); do
+        wait "${pids[j]}" || status=1
+        cat "$work/result_${names[i + j]}.txt"
+    done
 done
 exit $status
