@@ -264,10 +264,11 @@ void report_poll_evidence(struct report_rule_context *c, struct report_finding *
             rule_evidence(c, finding, "asleep", "thread %d '%s' has been asleep %.1f s without timeout",
                           (int)other->thread->tid, other->thread->name, other->thread->blocked_for_s);
         else
-            rule_evidence(c, finding, "timer_waker", "thread %d '%s' waits with a timeout and woke %llu times in "
+            rule_evidence(c, finding, "timer_waker", "thread %d '%s' waits with a timeout and woke %llu time%s in "
                           "the %.1f s sampled, doing nothing else",
                           (int)other->thread->tid, other->thread->name,
-                          (unsigned long long)other->thread->voluntary_switches_delta, c->snapshot->sampling_s);
+                          (unsigned long long)other->thread->voluntary_switches_delta,
+                          other->thread->voluntary_switches_delta == 1 ? "" : "s", c->snapshot->sampling_s);
     }
     rule_evidence(c, finding, "could_wake_it",
                   "nothing of its process that runs or waits on the outside world: no thread there could set what "
