@@ -292,6 +292,20 @@ static bool process_gone(const char *name)
     return probe_parse_stat(text, (size_t)length, &stat) && stat.has_start && stat.start_ticks != ticks;
 }
 
+/* A temporary file (".<name>.<writer>") left by a diagnosis that was killed while it wrote: no writer takes longer
+ * than this. */
+#define TEMPORARY_STALE_S 60
+
+static bool temporary_left_behind(int dir_fd, const char *name)
+{
+    int pid, writer;
+    unsigned long long ticks;
+    struct stat status;
+    return sscanf(name, ".%d-%llu.%d", &pid, &ticks, &writer) == 3 &&
+           fstatat(dir_fd, name, &status, AT_SYMLINK_NOFOLLOW) == 0 &&
+           time(NULL) - status.st_mtime > TEMPORARY_STALE_S;
+}
+
 static void remove_stale_files(int dir_fd)
 {
     int scan_fd = dup(dir_fd);
@@ -303,7 +317,7 @@ static void remove_stale_files(int dir_fd)
     }
     struct dirent *entry;
     for (size_t n = 0; n < LEDGER_SCAN_MAX && (entry = readdir(dir)); n++)
-        if (entry->d_name[0] != '.' && process_gone(entry->d_name))
+        if (entry->d_name[0] == '.' ? temporary_left_behind(dir_fd, entry->d_name) : process_gone(entry->d_name))
             unlinkat(dir_fd, entry->d_name, 0);
     closedir(dir);
 }

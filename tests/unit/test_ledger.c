@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const good_line = "1234 202 55d0 80 0 0 0 ffffffff 11632656 9 0 36581338.257349 4.231 1796431074.5\n";
@@ -287,26 +288,33 @@ Test(ledger, links_are_not_followed)
     stop_sleeper(&sleeper);
 }
 
-/* Files of processes that are gone, or whose pid now names another process, go; other names are left alone. */
+/* Files of processes that are gone, or whose pid now names another process, go, and so do temporary files that a
+ * killed writer left; other names are left alone. */
 Test(ledger, files_of_gone_processes_are_removed)
 {
     struct sleeper sleeper;
     start_sleeper(&sleeper);
     char *dir = make_dir(0700);
-    static const char *const stale[] = { "999999999-1", "1-999999999999" }; /* no such pid; init, started earlier */
-    static const char *const kept[] = { "notes.txt", "1x-2" };
+    /* no such pid; init, started earlier; a temporary file of a writer killed two minutes ago */
+    static const char *const stale[] = { "999999999-1", "1-999999999999", ".5-6.7" };
+    /* not a ledger's; a temporary file being written now */
+    static const char *const kept[] = { "notes.txt", "1x-2", ".5-6.8" };
     const char *const *lists[] = { stale, kept };
     for (size_t l = 0; l < 2; l++)
-        for (size_t i = 0; i < 2; i++) {
+        for (size_t i = 0; i < 3; i++) {
             char path[256];
             snprintf(path, sizeof path, "%s/%s", dir, lists[l][i]);
             FILE *file = fopen(path, "w");
             cr_assert_not_null(file);
             fclose(file);
         }
+    char old_temporary[256];
+    snprintf(old_temporary, sizeof old_temporary, "%s/.5-6.7", dir);
+    struct timespec two_minutes_ago[2] = { { .tv_sec = time(NULL) - 120 }, { .tv_sec = time(NULL) - 120 } };
+    cr_assert_eq(utimensat(AT_FDCWD, old_temporary, two_minutes_ago, 0), 0);
     struct hd_snapshot *snapshot = stopped_two_seconds_into_its_wait(&sleeper);
     probe_ledger_record(snapshot, dir);
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < 3; i++) {
         char path[256];
         snprintf(path, sizeof path, "%s/%s", dir, stale[i]);
         cr_assert_neq(access(path, F_OK), 0, "%s removed", stale[i]);
