@@ -77,7 +77,7 @@ static const struct builtin_row builtin_rows[] = {
       "the gmain and gdbus threads hold GLib's locks and the D-Bus connection; the child has neither thread",
       { "Keep GLib/GIO (and the GTK or D-Bus code that starts it) out of the parent of forked workers, or start "
         "them with spawn." } },
-    { "hdf5", "HDF5 (h5py)", "libhdf5*.so* h5py*.so", "", "*.h5 *.hdf5", REPORT_FORK_UNSAFE,
+    { "hdf5", "HDF5 (h5py)", "libhdf5*.so* h5py*.so */h5py/*.so", "", "*.h5 *.hdf5", REPORT_FORK_UNSAFE,
       "open HDF5 files and the library's global lock are copied into the child",
       { "Open HDF5 files inside each worker (lazily in __getitem__ or in worker_init_fn), never in the parent." } },
     { "matplotlib-gui", "matplotlib GUI backend", "_tkinter*.so libtk8*.so* libtcl8*.so* libgtk-3.so*", "", "",
@@ -311,13 +311,24 @@ const struct report_runtime *report_catalogue_function(const struct report_catal
     return NULL;
 }
 
+/* The kernel appends this to the link of an open file whose name was removed: still the same file, and as much
+ * the runtime's handle (a temporary HDF5 file removed once opened). */
+#define DELETED_SUFFIX " (deleted)"
+
 const struct report_runtime *report_catalogue_handle(const struct report_catalogue *catalogue, const struct hd_fd *fd)
 {
-    char class_name[48];
+    char class_name[48], target[1024];
     snprintf(class_name, sizeof class_name, "class:%s", hd_fd_class_name(fd->fd_class));
+    const char *name = fd->target;
+    size_t length = name ? strlen(name) : 0, suffix = strlen(DELETED_SUFFIX);
+    if (length > suffix && length - suffix < sizeof target && strcmp(name + length - suffix, DELETED_SUFFIX) == 0) {
+        memcpy(target, name, length - suffix);
+        target[length - suffix] = '\0';
+        name = target;
+    }
     for (size_t i = 0; catalogue && i < catalogue->nrows; i++) {
         const struct report_runtime *row = &catalogue->rows[i];
-        if (any_pattern_matches(row->handles, fd->target) || any_pattern_matches(row->handles, class_name))
+        if (any_pattern_matches(row->handles, name) || any_pattern_matches(row->handles, class_name))
             return row;
     }
     return NULL;

@@ -8,7 +8,9 @@
  * - a threading.Lock held by a thread when the process forked, acquired in the child (scenarios/python_fork_lock.py):
  *   orphaned-wait naming the child's line;
  * - a spawn child that runs the main script's top level for want of a main guard (scenarios/spawn_reimport.py):
- *   spawn-reimport about the child, naming the script's line.
+ *   spawn-reimport about the child, naming the script's line;
+ * - h5py's global lock held by a parent thread at fork (scenarios/h5py_fork.py, Debian's python only): orphaned-wait
+ *   inside HDF5 (h5py), and its healthy look-alike.
  * Exact ids, subjects, members and evidence, in JSON and in the text.
  */
 #include "harness.h"
@@ -202,6 +204,49 @@ Test(python_hangs, gil_held_at_fork_of_cpython_3_12)
 Test(python_hangs, gil_held_at_fork_of_cpython_3_13)
 {
     python_each_version(13, expect_gil_held_at_fork);
+}
+
+/* ---- h5py's global lock held at fork ----------------------------------------------------------------------------- */
+
+/* Debian's python3-h5py: a parent thread inside an h5py call (holding phil) at fork(); the child's read waits for
+ * phil for ever. The wait lies in h5py's own extension module, which the catalogue's HDF5 row names by its path, and
+ * the child shares the parent's open HDF5 file: orphaned-wait inside HDF5 (h5py), with the HDF5 remedy. */
+Test(python_hangs, h5py_lock_held_at_fork_is_an_orphaned_wait_inside_hdf5)
+{
+    struct fixture fixture;
+    fixture_start_python(&fixture, "h5py_fork.py", "hang", NULL, READY_TIMEOUT_MS);
+    pid_t parent = fixture.pids[0], child = fixture.pids[1];
+    int status;
+    json_object *document = hangdoc_json(parent, &status);
+    cr_assert_eq(status, 2, "fork inheritance: exit 2, got %d", status);
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "orphaned-wait");
+    cr_assert_eq(json_int_at(document, "verdict.tid", -1), child);
+    json_object *orphaned = json_first_finding(document, "orphaned-wait", child);
+    cr_assert_not_null(orphaned);
+    cr_assert_eq(json_int_at(orphaned, "tid", 0), child);
+    cr_assert_str_eq(json_string_at(orphaned, "evidence.runtime"), "hdf5");
+    cr_assert_eq(evidence_containing(orphaned, "runtime_library", "/h5py/"), 1, "%s",
+                 json_object_to_json_string(orphaned));
+    cr_assert_eq(evidence_containing(orphaned, "inherited_handle", "data.h5"), 1, "%s",
+                 json_object_to_json_string(orphaned));
+    cr_assert_eq(evidence_containing(orphaned, "python", "h5py_fork.py:"), 1, "%s",
+                 json_object_to_json_string(orphaned));
+    cr_assert_eq(json_count_remedies(orphaned, "Open HDF5 files inside each worker"), 1);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* The look-alike: a child that opened the file itself waits on a pipe for its parent's next request: not hung. */
+Test(python_hangs, an_h5py_child_waiting_for_its_next_request_is_not_hung)
+{
+    struct fixture fixture;
+    fixture_start_python(&fixture, "h5py_fork.py", "healthy", NULL, READY_TIMEOUT_MS);
+    int status;
+    json_object *document = hangdoc_json(fixture.pids[0], &status);
+    cr_assert_eq(status, 0, "not hung: %s", json_object_to_json_string(json_at(document, "findings")));
+    cr_assert_eq(json_count_findings(document, "orphaned-wait", 0), 0);
+    json_object_put(document);
+    fixture_stop(&fixture);
 }
 
 /* ---- a Python lock held at fork ---------------------------------------------------------------------------------- */

@@ -71,6 +71,16 @@ Test(catalogue, threads_and_handles)
     cr_assert_str_eq(report_catalogue_handle(catalogue, &x11)->id, "x11");
     struct hd_fd file = { .target = (char *)"/tmp/data.bin", .fd_class = HD_FD_CLASS_FILE };
     cr_assert_null(report_catalogue_handle(catalogue, &file));
+    struct hd_fd hdf5 = { .target = (char *)"/data/train.h5", .fd_class = HD_FD_CLASS_FILE };
+    cr_assert_str_eq(report_catalogue_handle(catalogue, &hdf5)->id, "hdf5");
+    struct hd_fd removed = { .target = (char *)"/tmp/train.h5 (deleted)", .fd_class = HD_FD_CLASS_FILE };
+    cr_assert_str_eq(report_catalogue_handle(catalogue, &removed)->id, "hdf5", "a removed file is still the file");
+    struct hd_fd only_suffix = { .target = (char *)" (deleted)", .fd_class = HD_FD_CLASS_FILE };
+    cr_assert_null(report_catalogue_handle(catalogue, &only_suffix));
+    /* h5py's extension modules by their path: their names are the generic _objects.cpython-*.so */
+    struct hd_library h5py = { .path = (char *)"/usr/lib/python3/dist-packages/h5py/_debian_h5py_serial/"
+                                                "_objects.cpython-311-x86_64-linux-gnu.so" };
+    cr_assert_str_eq(report_catalogue_library(catalogue, &h5py)->id, "hdf5");
 }
 
 Test(catalogue, a_file_extends_rows_and_adds_new_ones)
