@@ -16,9 +16,12 @@
 #define EVIDENCE_HANDLES_MAX 8
 
 /* Libraries every wait passes through: a frame or a system call there says nothing about whose wait it is. The
- * lock in their data still does (glibc's atexit lock). */
-static const char *const pass_through[] = { "libc.so*", "libpthread.so*", "ld-linux*", "libstdc++.so*",
-                                            "libgcc_s.so*" };
+ * lock in their data still does (glibc's atexit lock). Abseil's synchronization is the mutex and condition variable
+ * under gRPC (and others): a gRPC thread parked on its timer waits in absl's Waiter, called from gRPC's code. */
+static const char *const pass_through[] = { "libc.so*",          "libpthread.so*",
+                                            "ld-linux*",         "libstdc++.so*",
+                                            "libgcc_s.so*",      "libabsl_synchronization.so*",
+                                            "libabsl_base.so*" };
 
 static bool passes_through(const struct hd_library *library)
 {

@@ -14,6 +14,10 @@ static const char *const plumbing_files[] = {
     "threading.py", "queue.py", "multiprocessing/synchronize.py", "multiprocessing/connection.py",
     "multiprocessing/queues.py", "multiprocessing/pool.py", "multiprocessing/popen_fork.py",
     "multiprocessing/process.py", "concurrent/futures/_base.py", "selectors.py", "subprocess.py",
+    /* asyncio's event loop: the line that runs it (asyncio.run(main())) is the user's; a task's own await is not on
+     * the thread's stack while the loop waits */
+    "asyncio/base_events.py", "asyncio/runners.py", "asyncio/events.py", "asyncio/selector_events.py",
+    "asyncio/unix_events.py",
 };
 
 static bool is_plumbing(const char *file)
@@ -43,6 +47,7 @@ static const struct {
     { "multiprocessing/resource_tracker.py", "main", "multiprocessing resource tracker" },
     { "multiprocessing/forkserver.py", "main", "multiprocessing forkserver" },
     { "concurrent/futures/thread.py", "_worker", "ThreadPoolExecutor worker" },
+    { "asyncio/base_events.py", "run_forever", "asyncio event loop" },
     { "concurrent/futures/process.py", "_process_worker", "ProcessPoolExecutor worker" },
 };
 

@@ -139,7 +139,18 @@ static void render_hang(struct report_buffer *out, const struct hd_snapshot *sna
         report_buffer_printf(out, "' of process %d is asleep forever (", (int)hang->pid);
         if (thread)
             report_describe_wait(out, thread);
-        report_buffer_puts(out, ") and nothing that could wake it can run; no rule of the catalogue names why\n");
+        report_buffer_puts(out, ") and nothing that could wake it can run; no rule of the catalogue names why");
+        /* the user's line, as a finding about a Python thread gives it (python.h) */
+        const struct hd_python_frame *place = thread ? report_python_place(thread) : NULL;
+        if (place) {
+            report_buffer_puts(out, "; in Python: ");
+            put_escaped(out, place->function ? place->function : "?");
+            report_buffer_puts(out, " at ");
+            put_escaped(out, hd_basename(place->file ? place->file : "?"));
+            if (place->line > 0)
+                report_buffer_printf(out, ":%d", place->line);
+        }
+        report_buffer_puts(out, "\n");
         return;
     }
     put_escaped(out, finding->summary);

@@ -92,6 +92,22 @@ Test(render, text_tree_waits_and_escaping)
     hd_snapshot_free(snapshot);
 }
 
+/* A hang no rule names, in a Python thread: the verdict still gives the user's line, escaped. */
+Test(render, an_unnamed_hang_of_a_python_thread_gives_the_users_line)
+{
+    struct hd_snapshot *snapshot = two_process_snapshot();
+    struct hd_thread *worker = thread_of(snapshot, 4012);
+    add_python_frame(worker, "Condition.wait", "/usr/lib/python3.11/threading.py", 320, false);
+    add_python_frame(worker, "load\x1b[2J", "/app/data\nset.py", 42, true);
+    char *text = render(snapshot, false);
+    cr_assert(strstr(text, "no rule of the catalogue names why; in Python: load\\e[2J at data\\nset.py:42\n"
+                           "chain: "),
+              "%s", text);
+    cr_assert_null(strchr(text, 0x1b), "no raw escape byte");
+    free(text);
+    hd_snapshot_free(snapshot);
+}
+
 Test(render, json_contract_keys)
 {
     struct hd_snapshot *snapshot = two_process_snapshot();

@@ -187,6 +187,28 @@ Test(python_place, skips_the_standard_librarys_waiting_machinery)
     hd_snapshot_free(snapshot);
 }
 
+/* asyncio's event loop waiting in its selector: the user's line is the one that runs the loop (a task's await is not
+ * on the thread's stack while the loop waits), and the thread's role is the event loop. */
+Test(python_place, an_asyncio_loop_is_placed_at_the_line_that_runs_it)
+{
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 1);
+    struct hd_thread *thread = thread_of(snapshot, 100);
+    add_python_frame(thread, "EpollSelector.select", "/usr/lib/python3.11/selectors.py", 468, false);
+    add_python_frame(thread, "BaseEventLoop._run_once", "/usr/lib/python3.11/asyncio/base_events.py", 1884, false);
+    add_python_frame(thread, "BaseEventLoop.run_forever", "/usr/lib/python3.11/asyncio/base_events.py", 607, false);
+    add_python_frame(thread, "BaseEventLoop.run_until_complete", "/usr/lib/python3.11/asyncio/base_events.py", 640,
+                     false);
+    add_python_frame(thread, "Runner.run", "/usr/lib/python3.11/asyncio/runners.py", 118, false);
+    add_python_frame(thread, "run", "/usr/lib/python3.11/asyncio/runners.py", 190, false);
+    add_python_frame(thread, "<module>", "/app/service.py", 31, true);
+    const struct hd_python_frame *place = report_python_place(thread);
+    cr_assert_str_eq(place->file, "/app/service.py");
+    cr_assert_eq(place->line, 31);
+    cr_assert_str_eq(report_python_role(thread), "asyncio event loop");
+    hd_snapshot_free(snapshot);
+}
+
 Test(python_place, the_innermost_frame_when_all_is_library_code)
 {
     struct hd_snapshot *snapshot = new_snapshot(100);

@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- timer-only-wakers --------------------------------------------------------------------------------------- */
@@ -134,7 +135,35 @@ enum poll_variant {
     POLL_PARENT_IDLE,      /* the parent runs no gRPC thread */
     POLL_SHARED_FUTEX,     /* a futex another process could wake */
     POLL_WORKING_TIMER,    /* the child's timer thread used 50 ms of CPU while sampled */
+    POLL_IDLE_GRPC_TIMER,  /* the timer did not fire while sampled, but it is parked in gRPC, through Abseil */
+    POLL_IDLE_OTHER_TIMER, /* the timer did not fire while sampled, parked in a library of no catalogued runtime */
 };
+
+#define LIBC_CODE 0x7f0000800000ull
+#define ABSL_CODE 0x7f0000900000ull
+#define OTHER_CODE 0x7f0000a00000ull
+
+/* The timer thread's stack: libc's syscall(), Abseil's Waiter::Wait, then gRPC's timer loop (or another library's
+ * code). */
+static void park_timer(struct hd_snapshot *snapshot, struct hd_thread *timer, bool in_grpc)
+{
+    struct hd_process *child = process_of(snapshot, 200);
+    add_library(child, LIBC_CODE, LIBC_CODE + 0x100000, "/usr/lib/x86_64-linux-gnu/libc.so.6", "libc.so.6");
+    add_library(child, ABSL_CODE, ABSL_CODE + 0x100000,
+                "/usr/lib/x86_64-linux-gnu/libabsl_synchronization.so.20220623.0.0",
+                "libabsl_synchronization.so.20220623");
+    add_library(child, OTHER_CODE, OTHER_CODE + 0x100000, "/usr/lib/x86_64-linux-gnu/libother.so.1", "libother.so.1");
+    const uint64_t pcs[] = { LIBC_CODE + 0x19, ABSL_CODE + 0x7e, in_grpc ? GRPC_CODE + 0x46ce : OTHER_CODE + 0x42 };
+    timer->stack.frames = calloc(3, sizeof *timer->stack.frames);
+    cr_assert_not_null(timer->stack.frames);
+    for (size_t f = 0; f < 3; f++)
+        timer->stack.frames[f].pc = pcs[f];
+    timer->stack.nframes = 3;
+    timer->stack.state = HD_STACK_TAKEN;
+    timer->voluntary_switches_delta = 0;
+    timer->progressing = false;
+    timer->syscall_changed = false;
+}
 
 /* Parent 100 (its main thread in wait4 on the child, thread 101 gRPC's 'grpc_global_tim' in a timed wait); child
  * 200 forked from it 120 s ago, mapping libgrpc: its main thread in a private futex wait with a 200 ms timeout,
@@ -181,6 +210,8 @@ static struct hd_snapshot *grpc_child(enum poll_variant variant)
     timer->voluntary_switches_delta = 2;
     timer->progressing = true;
     timer->cpu_delta_ns = variant == POLL_WORKING_TIMER ? 50000000 : 20000;
+    if (variant == POLL_IDLE_GRPC_TIMER || variant == POLL_IDLE_OTHER_TIMER)
+        park_timer(snapshot, timer, variant == POLL_IDLE_GRPC_TIMER);
     struct hd_thread *sleeper = thread_of(snapshot, 202);
     asleep_in_futex(sleeper, 0x7f00004000c0);
     sleeper->blocked_for_known = true;
@@ -209,6 +240,17 @@ Test(timers, a_forked_child_polling_in_vain_inside_its_parents_grpc_is_fork_unsa
     hd_snapshot_free(snapshot);
 }
 
+/* gRPC's timer_manager need not fire while sampled: parked in gRPC's own code (Abseil's wait passes through), it is a
+ * timer of the runtime all the same. */
+Test(timers, an_idle_grpc_timer_parked_through_abseil_keeps_the_poll_in_vain)
+{
+    struct hd_snapshot *snapshot = grpc_child(POLL_IDLE_GRPC_TIMER);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(the_finding(analysis, "fork-unsafe-runtime")->tid, 200);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
 Test(timers, a_poll_not_shown_to_be_in_vain_since_the_fork_is_not_blamed_on_it)
 {
     static const struct {
@@ -219,6 +261,7 @@ Test(timers, a_poll_not_shown_to_be_in_vain_since_the_fork_is_not_blamed_on_it)
         { POLL_SLEEPER_WOKE, "a sleeper ran lately" }, { POLL_YOUNG_CHILD, "forked under the threshold ago" },
         { POLL_PARENT_IDLE, "no gRPC thread in the parent" }, { POLL_SHARED_FUTEX, "a shared futex" },
         { POLL_WORKING_TIMER, "a timer thread that works" },
+        { POLL_IDLE_OTHER_TIMER, "a timer that did not fire, in no catalogued runtime's code" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct hd_snapshot *snapshot = grpc_child(cases[i].variant);
