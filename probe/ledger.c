@@ -24,6 +24,12 @@
 #define LEDGER_LINE_MAX 512
 /* Files of gone processes removed per diagnosis, and directory entries looked at: a bounded cost. */
 #define LEDGER_SCAN_MAX 1024
+/* What hangdoc's own stop costs a sleeping thread: one voluntary switch into the stop, one back into its wait (2,
+ * measured on futex waits, restarted or not); a preemption or two on the way. More, and something else woke it
+ * between the sample's read and the record: its wait may have begun again, and nothing is carried. */
+#define STOP_VOLUNTARY_SWITCHES_MAX 2
+#define STOP_INVOLUNTARY_SWITCHES_MAX 2
+
 /* The last run recorded and the one read later are the same value printed twice by the kernel (in ms, with six
  * decimals): equal to within rounding. */
 #define LAST_RAN_SAME_MS 1e-5
@@ -251,7 +257,11 @@ static void record_process(int dir_fd, const struct hd_snapshot *snapshot, const
     for (size_t t = 0; t < process->nthreads && lines < LEDGER_LINES_MAX; t++) {
         const struct hd_thread *thread = &process->threads[t];
         struct probe_sched sched;
-        if (!worth_a_line(thread) || !read_sched_now(process->pid, thread->tid, &sched))
+        if (!worth_a_line(thread) || !read_sched_now(process->pid, thread->tid, &sched) ||
+            sched.voluntary_switches < thread->voluntary_switches ||
+            sched.voluntary_switches - thread->voluntary_switches > STOP_VOLUNTARY_SWITCHES_MAX ||
+            sched.involuntary_switches < thread->involuntary_switches ||
+            sched.involuntary_switches - thread->involuntary_switches > STOP_INVOLUNTARY_SWITCHES_MAX)
             continue;
         /* how long it had waited when stopped: from the start of its wait (its last run before, less what an
          * earlier stop's line added) to its run through this stop */

@@ -5,7 +5,8 @@
  * a second diagnosis would see every wait begin at the first one's stop, and a hang seen twice would look younger
  * the second time. After the threads are let go, the ledger writes down, for each thread that had waited long,
  * how long it had waited and what it looks like now that it sleeps again: its system call and arguments, its CPU
- * time to the nanosecond, its switch counts and its last run. A later diagnosis that finds a thread exactly so
+ * time to the nanosecond, its switch counts and its last run; only for a thread whose switches since the sample
+ * are the stop's own (into it and back into its wait), so that a wait that began again meanwhile is not carried. A later diagnosis that finds a thread exactly so
  * (it has not run since: not a nanosecond of CPU time) adds the wait from before the stop to its blocked-for.
  *
  * One small file per process (<pid>-<start time>), in a directory of hangdoc's user only: /run/hangdoc for root,

@@ -70,6 +70,8 @@ struct sleeper {
 static void *sleep_in_read(void *argument)
 {
     struct sleeper *sleeper = argument;
+    for (int i = 0; i < 5; i++) /* a few voluntary switches of its own, which a test may take back */
+        usleep(1000);
     __atomic_store_n(&sleeper->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
     char byte;
     (void)!read(sleeper->pipe[0], &byte, 1);
@@ -230,6 +232,27 @@ Test(ledger, a_wait_is_carried_to_a_thread_that_has_not_run_since_and_to_no_othe
     hd_snapshot_free(other_boot);
     free(text);
     free(path);
+    remove_dir(dir);
+    stop_sleeper(&sleeper);
+}
+
+/* A thread that switched more since the sample than a stop makes it (into the stop and back into its wait) was woken
+ * by something else meanwhile: its wait may have begun again, so no line is written for it. */
+Test(ledger, a_thread_woken_since_the_sample_gets_no_line)
+{
+    struct sleeper sleeper;
+    start_sleeper(&sleeper);
+    char *dir = make_dir(0700);
+    struct hd_snapshot *snapshot = stopped_two_seconds_into_its_wait(&sleeper);
+    snapshot->processes[0].threads[0].voluntary_switches -= 3;
+    probe_ledger_record(snapshot, dir);
+    char *path = ledger_file(dir, snapshot);
+    cr_assert_neq(access(path, F_OK), 0, "no line, so no file");
+    snapshot->processes[0].threads[0].voluntary_switches += 1; /* 2 since: the stop's own */
+    probe_ledger_record(snapshot, dir);
+    cr_assert_eq(access(path, F_OK), 0, "the stop's own switches are allowed");
+    free(path);
+    hd_snapshot_free(snapshot);
     remove_dir(dir);
     stop_sleeper(&sleeper);
 }
