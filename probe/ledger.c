@@ -180,10 +180,12 @@ static void apply_to_process(int dir_fd, const struct hd_snapshot *snapshot, str
 {
     char name[64];
     file_name(name, sizeof name, process);
-    int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* not blocking on a FIFO put in its place, nor reading a device: a plain file, or nothing */
+    int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return;
-    FILE *file = fdopen(fd, "r");
+    struct stat status;
+    FILE *file = fstat(fd, &status) == 0 && S_ISREG(status.st_mode) ? fdopen(fd, "r") : NULL;
     if (!file) {
         close(fd);
         return;
@@ -195,7 +197,9 @@ static void apply_to_process(int dir_fd, const struct hd_snapshot *snapshot, str
             if (!probe_ledger_parse_line(line, &entry))
                 continue;
             struct hd_thread *thread = hd_process_find_thread(process, entry.tid);
-            if (!thread || thread->waited_before_s > 0 || !unchanged_since(thread, &entry))
+            /* no wait is older than its process */
+            if (!thread || thread->waited_before_s > 0 || !unchanged_since(thread, &entry) ||
+                (process->age_s > 0 && entry.waited_s > process->age_s + 1.0))
                 continue;
             thread->waited_before_s = entry.waited_s;
             thread->earlier_stop_at = entry.stopped_at;

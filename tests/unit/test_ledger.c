@@ -220,6 +220,12 @@ Test(ledger, a_wait_is_carried_to_a_thread_that_has_not_run_since_and_to_no_othe
     probe_ledger_apply(other_wait, dir);
     cr_assert_eq(other_wait->processes[0].threads[0].waited_before_s, 0);
 
+    struct hd_snapshot *younger = snapshot_of(&sleeper, 0.3);
+    younger->processes[0].age_s = 0.5; /* a wait of 2 s in a process of half a second: forged */
+    probe_ledger_apply(younger, dir);
+    cr_assert_eq(younger->processes[0].threads[0].waited_before_s, 0);
+    hd_snapshot_free(younger);
+
     struct hd_snapshot *other_boot = snapshot_of(&sleeper, 0.3);
     snprintf(other_boot->boot_id, sizeof other_boot->boot_id, "another-boot");
     probe_ledger_apply(other_boot, dir);
@@ -308,6 +314,24 @@ Test(ledger, links_are_not_followed)
     free(forged);
     remove_dir(dir);
     remove_dir(elsewhere);
+    stop_sleeper(&sleeper);
+}
+
+/* A FIFO where the ledger file should be is not opened for reading in a way that could block: nothing is carried,
+ * and the diagnosis goes on (the suite's timeout would catch a hang here). */
+Test(ledger, a_fifo_in_place_of_the_file_does_not_block, .timeout = 10)
+{
+    struct sleeper sleeper;
+    start_sleeper(&sleeper);
+    char *dir = make_dir(0700);
+    struct hd_snapshot *snapshot = snapshot_of(&sleeper, 0.3);
+    char *path = ledger_file(dir, snapshot);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    probe_ledger_apply(snapshot, dir);
+    cr_assert_eq(snapshot->processes[0].threads[0].waited_before_s, 0);
+    free(path);
+    hd_snapshot_free(snapshot);
+    remove_dir(dir);
     stop_sleeper(&sleeper);
 }
 
