@@ -25,10 +25,14 @@
 /* Files of gone processes removed per diagnosis, and directory entries looked at: a bounded cost. */
 #define LEDGER_SCAN_MAX 1024
 /* What hangdoc's own stop costs a sleeping thread: one voluntary switch into the stop, one back into its wait (2,
- * measured on futex waits, restarted or not); a preemption or two on the way. More, and something else woke it
- * between the sample's read and the record: its wait may have begun again, and nothing is carried. */
-#define STOP_VOLUNTARY_SWITCHES_MAX 2
-#define STOP_INVOLUNTARY_SWITCHES_MAX 2
+ * measured on futex waits, restarted or not); on a loaded machine, preemptions on the way, which are no wake-up.
+ * Fewer voluntary ones, and it is still on its way back (read again shortly); more, and something else woke it
+ * between the sample's read and the record (a thread woken for real sleeps again by a voluntary switch): its wait
+ * may have begun again, and nothing is carried. */
+#define STOP_VOLUNTARY_SWITCHES 2
+#define STOP_INVOLUNTARY_SWITCHES_MAX 8
+/* How long the record waits, in all for a process, for its threads to be back in their waits. */
+#define BACK_ASLEEP_WAIT_MS 50
 
 /* The last run recorded and the one read later are the same value printed twice by the kernel (in ms, with six
  * decimals): equal to within rounding. */
@@ -229,7 +233,6 @@ static bool worth_a_line(const struct hd_thread *thread)
            thread->state != 'R' && thread->blocked_for_s >= LEDGER_MIN_WAIT_S;
 }
 
-/* The thread's scheduler state now that it sleeps again after the stop. */
 static bool read_sched_now(pid_t pid, pid_t tid, struct probe_sched *sched)
 {
     char path[96], text[8192];
@@ -237,6 +240,25 @@ static bool read_sched_now(pid_t pid, pid_t tid, struct probe_sched *sched)
     ssize_t length = probe_read_file(path, text, sizeof text);
     return length > 0 && probe_parse_sched(text, (size_t)length, sched) && sched->has_exec_start &&
            sched->has_runtime && sched->has_switches;
+}
+
+/* The thread's scheduler state once it sleeps again after the stop, when its switches since the sample are the
+ * stop's own; false otherwise. A thread still on its way back is read again, within the process's `*budget_ms`. */
+static bool read_back_asleep(pid_t pid, const struct hd_thread *thread, struct probe_sched *sched,
+                             unsigned *budget_ms)
+{
+    for (;;) {
+        if (!read_sched_now(pid, thread->tid, sched) || sched->voluntary_switches < thread->voluntary_switches ||
+            sched->involuntary_switches < thread->involuntary_switches ||
+            sched->involuntary_switches - thread->involuntary_switches > STOP_INVOLUNTARY_SWITCHES_MAX)
+            return false;
+        uint64_t voluntary = sched->voluntary_switches - thread->voluntary_switches;
+        if (voluntary >= STOP_VOLUNTARY_SWITCHES || *budget_ms == 0)
+            return voluntary == STOP_VOLUNTARY_SWITCHES;
+        struct timespec millisecond = { .tv_nsec = 1000000 };
+        nanosleep(&millisecond, NULL);
+        (*budget_ms)--;
+    }
 }
 
 /* Writes the process's lines into a temporary file and renames it over the old one, so that a reader sees a
@@ -258,14 +280,11 @@ static void record_process(int dir_fd, const struct hd_snapshot *snapshot, const
     fprintf(file, "hangdoc-ledger %d %s %d %llu\n", LEDGER_VERSION, snapshot->boot_id[0] ? snapshot->boot_id : "-",
             (int)process->pid, start_ticks_of(process));
     size_t lines = 0;
+    unsigned budget_ms = BACK_ASLEEP_WAIT_MS;
     for (size_t t = 0; t < process->nthreads && lines < LEDGER_LINES_MAX; t++) {
         const struct hd_thread *thread = &process->threads[t];
         struct probe_sched sched;
-        if (!worth_a_line(thread) || !read_sched_now(process->pid, thread->tid, &sched) ||
-            sched.voluntary_switches < thread->voluntary_switches ||
-            sched.voluntary_switches - thread->voluntary_switches > STOP_VOLUNTARY_SWITCHES_MAX ||
-            sched.involuntary_switches < thread->involuntary_switches ||
-            sched.involuntary_switches - thread->involuntary_switches > STOP_INVOLUNTARY_SWITCHES_MAX)
+        if (!worth_a_line(thread) || !read_back_asleep(process->pid, thread, &sched, &budget_ms))
             continue;
         /* how long it had waited when stopped: from the start of its wait (its last run before, less what an
          * earlier stop's line added) to its run through this stop */

@@ -226,9 +226,10 @@ static json_object *diagnose_once(pid_t pid, const char *stuck_after, bool ledge
     char pid_text[16];
     snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
     struct run_result result;
-    hangdoc_run_once(&result, ledger ? (const char *[]){ "--json", "-n", "2", "--stuck-after", stuck_after, pid_text,
+    /* as many samples as diagnose() takes: fewer, and a housekeeper caught on a CPU under load is no mere timer */
+    hangdoc_run_once(&result, ledger ? (const char *[]){ "--json", "-n", "6", "--stuck-after", stuck_after, pid_text,
                                                          NULL }
-                                     : (const char *[]){ "--json", "-n", "2", "--stuck-after", stuck_after,
+                                     : (const char *[]){ "--json", "-n", "6", "--stuck-after", stuck_after,
                                                          "--no-ledger", pid_text, NULL });
     json_object *document = json_tokener_parse(result.out);
     cr_assert_not_null(document, "hangdoc printed JSON (exit %d): %s", result.exit_status, result.err);
@@ -254,13 +255,13 @@ Test(timers, a_second_diagnosis_sees_the_wait_begin_where_it_began, .timeout = 6
     struct fixture fixture;
     start_mode(&fixture, "stuck");
     pid_t pid = fixture.pids[0];
-    sleep(3);
+    sleep(4);
     int status;
-    json_object *first = diagnose_once(pid, "2s", true, &status);
+    json_object *first = diagnose_once(pid, "3s", true, &status);
     cr_assert_eq(status, HUNG);
     cr_assert_eq(json_count_findings(first, "timer-only-wakers", pid), 1);
     double first_blocked = main_thread_blocked_for(first, pid);
-    json_object *second = diagnose_once(pid, "2s", true, &status);
+    json_object *second = diagnose_once(pid, "3s", true, &status);
     cr_assert_eq(status, HUNG, "the second diagnosis: %s", json_object_to_json_string(json_at(second, "findings")));
     json_object *finding = the_finding(second, "timer-only-wakers", pid);
     json_object *thread = json_thread(json_process(second, pid), pid);
@@ -281,8 +282,8 @@ Test(timers, a_second_diagnosis_sees_the_wait_begin_where_it_began, .timeout = 6
             cr_assert_null(json_at(other, "blocked_before_stop_s"), "%s", json_object_to_json_string(other));
     }
 
-    json_object *third = diagnose_once(pid, "2s", false, &status);
-    cr_assert_lt(main_thread_blocked_for(third, pid), 2.0);
+    json_object *third = diagnose_once(pid, "3s", false, &status);
+    cr_assert_lt(main_thread_blocked_for(third, pid), 3.0);
     cr_assert_null(json_at(json_thread(json_process(third, pid), pid), "blocked_before_stop_s"));
     cr_assert_eq(json_count_findings(third, "timer-only-wakers", pid), 0);
     cr_assert_eq(status, NOT_HUNG);

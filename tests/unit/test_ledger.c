@@ -148,11 +148,13 @@ static struct hd_snapshot *snapshot_of(const struct sleeper *sleeper, double blo
 }
 
 /* The sleeper as a diagnosis that stopped its process saw it: its wait began 2 s before the stop (its last run
- * then, 2 s before its run through the stop, which is the one the kernel shows now). */
+ * then, 2 s before its run through the stop, which is the one the kernel shows now), and it has switched twice
+ * since, as a stop makes it. */
 static struct hd_snapshot *stopped_two_seconds_into_its_wait(const struct sleeper *sleeper)
 {
     struct hd_snapshot *snapshot = snapshot_of(sleeper, 2.0);
     snapshot->processes[0].threads[0].last_ran_ms -= 2000.0;
+    snapshot->processes[0].threads[0].voluntary_switches -= 2; /* the stop's own: into it, and back to sleep */
     snapshot->processes[0].stopped_for_s = 0.01;
     return snapshot;
 }
@@ -250,11 +252,14 @@ Test(ledger, a_thread_woken_since_the_sample_gets_no_line)
     start_sleeper(&sleeper);
     char *dir = make_dir(0700);
     struct hd_snapshot *snapshot = stopped_two_seconds_into_its_wait(&sleeper);
-    snapshot->processes[0].threads[0].voluntary_switches -= 3;
+    snapshot->processes[0].threads[0].voluntary_switches -= 1; /* 3 since */
     probe_ledger_record(snapshot, dir);
     char *path = ledger_file(dir, snapshot);
     cr_assert_neq(access(path, F_OK), 0, "no line, so no file");
-    snapshot->processes[0].threads[0].voluntary_switches += 1; /* 2 since: the stop's own */
+    snapshot->processes[0].threads[0].voluntary_switches += 2; /* 1 since: still on its way back, for good */
+    probe_ledger_record(snapshot, dir);
+    cr_assert_neq(access(path, F_OK), 0, "not back asleep: no line");
+    snapshot->processes[0].threads[0].voluntary_switches -= 1; /* 2 since: the stop's own */
     probe_ledger_record(snapshot, dir);
     cr_assert_eq(access(path, F_OK), 0, "the stop's own switches are allowed");
     free(path);
