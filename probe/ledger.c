@@ -2,6 +2,7 @@
 #include "ledger.h"
 
 #include "procfs.h"
+#include "syscalls.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -152,18 +153,13 @@ bool probe_ledger_parse_line(const char *line, struct probe_ledger_entry *entry)
     return (*p == '\0' || *p == '\n') && entry->waited_s >= 0 && entry->stopped_at >= 0;
 }
 
-static bool is_restart_syscall(const struct hd_syscall *syscall)
-{
-    return syscall->name && strcmp(syscall->name, "restart_syscall") == 0;
-}
-
 /* The thread sleeps in the very wait the line recorded, and has not run since: not a nanosecond of CPU time, not
  * a switch. A wait the stop made the kernel resume through restart_syscall keeps its arguments (syscalls.c). */
 static bool unchanged_since(const struct hd_thread *thread, const struct probe_ledger_entry *entry)
 {
     if (thread->syscall.state != HD_SYSCALL_IN || !thread->blocked_for_known || !thread->switches_known)
         return false;
-    if (thread->syscall.nr != entry->nr && !is_restart_syscall(&thread->syscall))
+    if (thread->syscall.nr != entry->nr && !probe_syscall_is_restart(&thread->syscall))
         return false;
     return memcmp(thread->syscall.args, entry->args, sizeof entry->args) == 0 &&
            thread->cpu_time_ns == entry->cpu_time_ns && thread->voluntary_switches == entry->voluntary_switches &&

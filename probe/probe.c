@@ -206,8 +206,7 @@ static bool on_the_same_futex(const struct hd_thread *thread, const struct hd_th
         return false;
     if (thread->wait.kind == HD_WAIT_FUTEX)
         return thread->wait.address == last->wait.address;
-    return thread->syscall.name && strcmp(thread->syscall.name, "restart_syscall") == 0 &&
-           thread->syscall.args[0] == last->wait.address;
+    return probe_syscall_is_restart(&thread->syscall) && thread->syscall.args[0] == last->wait.address;
 }
 
 static void fold_samples(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)

@@ -400,6 +400,11 @@ static void decode_restart_syscall(struct decode_context *c, const char *wchan)
     }
 }
 
+bool probe_syscall_is_restart(const struct hd_syscall *syscall)
+{
+    return syscall->name && strcmp(syscall->name, "restart_syscall") == 0;
+}
+
 void probe_decode_wait(const struct hd_syscall *syscall, const char *wchan, probe_memory_reader read_memory,
                        void *context, const struct probe_clocks *clocks, struct hd_wait *out)
 {
@@ -413,7 +418,7 @@ void probe_decode_wait(const struct hd_syscall *syscall, const char *wchan, prob
     struct decode_context c = {
         .syscall = syscall, .read_memory = read_memory, .memory_context = context, .clocks = clocks, .wait = out,
     };
-    if (strcmp(syscall->name, "restart_syscall") == 0)
+    if (probe_syscall_is_restart(syscall))
         decode_restart_syscall(&c, wchan);
     else
         decode_by_name(&c, syscall->name);

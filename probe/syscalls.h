@@ -13,6 +13,9 @@
 
 /* The name of system call `nr` on `arch` (static), or NULL. */
 const char *probe_syscall_name(enum hd_arch arch, long nr);
+/* restart_syscall(2): how the kernel resumes a sleep a stop interrupted; its argument registers are still the
+ * interrupted call's (probe_decode_wait decodes it as that call). */
+bool probe_syscall_is_restart(const struct hd_syscall *syscall);
 
 /* Reads `size` bytes of the target's memory at `address`; false when they could not be read. */
 typedef bool (*probe_memory_reader)(void *context, uint64_t address, void *buffer, size_t size);
