@@ -2,6 +2,7 @@
 #include "rule.h"
 
 #include <stdint.h>
+#include <string.h>
 
 /* A spinning thread takes all the CPU it is given, but on a loaded machine that may be a small share of one: it is
  * R in every sample, so it always wants the CPU. The bar only keeps out a thread that hardly ran at all. */
@@ -14,6 +15,45 @@
 static bool works_through_the_kernel(const struct hd_thread *thread)
 {
     return thread->voluntary_switches_delta > 2 * (uint64_t)thread->leaf_samples + 2;
+}
+
+/* A loop around sched_yield gives the CPU away each time it gets it: on a machine where other work wants the CPU it
+ * runs a few microseconds a turn, so its share is tiny though it never stops spinning. A computation starved by the
+ * same load is preempted at the scheduler's slices (milliseconds), not at every turn. A thread stopped in the yield
+ * call itself in every sample, having switched again and again, is one whatever its turns cost. */
+#define YIELD_LOOP_SWITCHES_MIN 20
+#define YIELD_LOOP_CPU_PER_SWITCH_MAX_NS 100000
+
+static const char *const yield_functions[] = { "sched_yield", "pthread_yield", "thrd_yield" };
+
+static bool is_a_yield_function(const char *function)
+{
+    while (*function == '_')
+        function++;
+    if (strncmp(function, "GI_", 3) == 0)
+        function += 3;
+    while (*function == '_')
+        function++;
+    for (size_t i = 0; i < COUNT(yield_functions); i++)
+        if (strcmp(function, yield_functions[i]) == 0)
+            return true;
+    return false;
+}
+
+static uint64_t involuntary_switches(const struct hd_thread *thread)
+{
+    return thread->switches_delta > thread->voluntary_switches_delta
+               ? thread->switches_delta - thread->voluntary_switches_delta
+               : 0;
+}
+
+static bool yields_in_a_loop(const struct hd_thread *thread)
+{
+    uint64_t turns = involuntary_switches(thread);
+    if (turns < YIELD_LOOP_SWITCHES_MIN)
+        return false;
+    return is_a_yield_function(thread->leaf_function) ||
+           thread->cpu_delta_ns / turns < YIELD_LOOP_CPU_PER_SWITCH_MAX_NS;
 }
 
 /* Running in every sample, using about a CPU, stopped in the same function each time: a busy wait or livelock,
@@ -34,7 +74,8 @@ void report_rule_spinning(struct report_rule_context *c)
         if (running_s <= 0)
             continue;
         double share = (double)thread->cpu_delta_ns / (running_s * 1e9);
-        if (share < SPINNING_CPU_SHARE_MIN || works_through_the_kernel(thread))
+        bool yielding = yields_in_a_loop(thread);
+        if ((share < SPINNING_CPU_SHARE_MIN && !yielding) || works_through_the_kernel(thread))
             continue;
         struct report_finding *finding = rule_finding(
             c, REPORT_SPINNING, REPORT_LIKELY, node,
@@ -47,6 +88,12 @@ void report_rule_spinning(struct report_rule_context *c)
                  running_s);
         rule_evidence(c, finding, "samples", "R in %u of %u; the same function in %u", thread->samples_in_state_r,
                  thread->samples_seen, thread->leaf_samples);
+        if (yielding)
+            rule_evidence(c, finding, "yields",
+                          "it gave the CPU away %llu times, after %.0f us of CPU a turn on average: a loop that "
+                          "yields, to which other work on this machine leaves little CPU",
+                          (unsigned long long)involuntary_switches(thread),
+                          (double)thread->cpu_delta_ns / 1e3 / (double)involuntary_switches(thread));
         rule_remedy(c, finding, "Sample longer (hangdoc --samples 10 --interval 1s PID): a computation moves on to "
                            "other functions, a busy wait stays where it is.");
         rule_remedy(c, finding, "If it polls a flag or a lock in a loop, block instead (a condition variable, a futex, "

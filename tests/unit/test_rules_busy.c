@@ -98,3 +98,64 @@ Test(spinning, not_when_it_slept_in_one_sample)
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
+
+/* A loop around sched_yield on a loaded machine: 3 ms of CPU in 2 s, but it gave the CPU away 265 times (11 us a
+ * turn). It spins; the load only leaves it little CPU. */
+Test(spinning, a_yield_loop_that_other_work_leaves_little_cpu)
+{
+    struct hd_snapshot *snapshot = spinner(0.003, 3, true, "__sched_yield");
+    struct hd_thread *thread = thread_of(snapshot, 1200);
+    thread->switches_delta = thread->voluntary_switches_delta + 265;
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *spinning = the_finding(analysis, "spinning");
+    cr_assert_eq(spinning->tid, 1200);
+    cr_assert_str_eq(evidence_of(spinning, "cpu_share"), "0%");
+    cr_assert(strstr(evidence_of(spinning, "yields"), "gave the CPU away 265 times, after 11 us"), "%s",
+              evidence_of(spinning, "yields"));
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* Stopped in the yield call itself in every sample, it is a yield loop even when its turns cost more (a real run
+ * under load: 80 ms of CPU in 236 turns, 339 us each, 4 % of a CPU); in another function, the same figures are not. */
+Test(spinning, stopped_in_sched_yield_every_time_after_many_turns)
+{
+    const struct {
+        const char *function;
+        size_t findings;
+    } cases[] = { { "__sched_yield", 1 }, { "__GI___sched_yield", 1 }, { "thrd_yield", 1 }, { "compute", 0 } };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct hd_snapshot *snapshot = spinner(0.080, 3, true, cases[i].function);
+        struct hd_thread *thread = thread_of(snapshot, 1200);
+        thread->switches_delta = thread->voluntary_switches_delta + 236;
+        struct report_analysis *analysis = analyze(snapshot);
+        cr_assert_eq(count_findings(analysis, "spinning"), cases[i].findings, "%s", cases[i].function);
+        report_analysis_free(analysis);
+        hd_snapshot_free(snapshot);
+    }
+}
+
+/* The same little CPU without the yields is a thread the load starves (preempted at the scheduler's slices, or not
+ * run at all): it hardly ran, and sampling cannot call that a spin. */
+Test(spinning, not_a_starved_thread_preempted_at_the_schedulers_slices)
+{
+    const struct {
+        double cpu_s;
+        uint64_t involuntary;
+        const char *why;
+    } cases[] = {
+        { 0.003, 2, "two preemptions: starved, not yielding" },
+        { 0.060, 30, "2 ms a turn: the scheduler's slices" },
+        { 0.0001, 19, "under 20 turns proves no loop" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct hd_snapshot *snapshot = spinner(cases[i].cpu_s, 3, true, "compute");
+        struct hd_thread *thread = thread_of(snapshot, 1200);
+        thread->switches_delta = thread->voluntary_switches_delta + cases[i].involuntary;
+        struct report_analysis *analysis = analyze(snapshot);
+        cr_assert_eq(count_findings(analysis, "spinning"), 0, "%s", cases[i].why);
+        report_analysis_free(analysis);
+        hd_snapshot_free(snapshot);
+    }
+}
