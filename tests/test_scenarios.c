@@ -528,6 +528,42 @@ Test(scenarios, lock_order_deadlock)
     fixture_stop(&fixture);
 }
 
+/* The same lock order deadlock with locks that record no owner (as Rust's std Mutex): no lock-cycle can be drawn,
+ * but the main thread's join and the futex waits leave every thread asleep forever. The evidence says who could
+ * wake the futex waiter (any thread of the process, all asleep forever), never that the main thread is its waker. */
+Test(scenarios, lock_order_deadlock_with_locks_that_record_no_owner)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "unowned_lock_cycle");
+    pid_t pid = fixture.pids[0], first = fixture.pids[1], second = fixture.pids[2];
+    json_object *document = diagnose(pid, HUNG);
+    json_object *cycle = expect_findings(document, "wait-cycle", 1);
+    cr_assert_eq(json_int_at(cycle, "tid", -1), pid);
+    cr_assert(member_tid(cycle, pid) && member_tid(cycle, first), "the joiner and the joined");
+    json_object *process = json_process(document, pid);
+    cr_assert(asleep_forever(document, pid) && asleep_forever(document, first) && asleep_forever(document, second));
+    cr_assert_str_eq(json_string_at(json_thread(process, first), "wait.lock.kind"), "unknown");
+    cr_assert(strstr(json_string_at(cycle, "summary"), "a futex with no owner recorded, whose only possible wakers "
+                                                       "are asleep forever"), "%s", json_string_at(cycle, "summary"));
+    json_object *steps = json_at(cycle, "evidence.cycle");
+    cr_assert(steps && json_object_array_length(steps) == 2, "%s", json_object_to_json_string(cycle));
+    char expected[256];
+    snprintf(expected, sizeof expected, "thread %d 'takes-a-then-b' of process %d (futex wait) waits on a futex with "
+             "no owner recorded: only a thread of process %d could wake it, and all 2 of them are asleep forever",
+             first, pid, pid);
+    bool said = false;
+    for (size_t i = 0; i < json_object_array_length(steps); i++) {
+        const char *step = json_object_get_string(json_object_array_get_idx(steps, i));
+        said |= strstr(step, expected) == step;
+        cr_assert_null(strstr(step, "waits through a futex for"), "%s", step);
+    }
+    cr_assert(said, "%s", json_object_to_json_string(steps));
+    expect_only_findings(document, (const char *const[]){ "wait-cycle", NULL });
+    expect_verdict(document, true, "deadlock", "wait-cycle", pid);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
 Test(scenarios, thread_exited_holding_a_mutex)
 {
     struct fixture fixture;

@@ -28,6 +28,7 @@ struct search {
     size_t *queue;
     size_t *parent;            /* the vertex it was reached from */
     enum report_edge_kind *via; /* the kind of edge it was reached through */
+    bool *through_set;         /* reached through an OR-set ("any thread of process P"), not an edge to it */
     unsigned *seen;            /* == generation: reached in this search */
     unsigned generation;
 };
@@ -39,7 +40,8 @@ static bool search_init(struct search *s, const struct report_graph *graph)
     s->parent = calloc(s->nvertices + 1, sizeof *s->parent);
     s->via = calloc(s->nvertices + 1, sizeof *s->via);
     s->seen = calloc(s->nvertices + 1, sizeof *s->seen);
-    return s->queue && s->parent && s->via && s->seen;
+    s->through_set = calloc(s->nvertices + 1, sizeof *s->through_set);
+    return s->queue && s->parent && s->via && s->seen && s->through_set;
 }
 
 static void search_release(struct search *s)
@@ -48,6 +50,7 @@ static void search_release(struct search *s)
     free(s->parent);
     free(s->via);
     free(s->seen);
+    free(s->through_set);
 }
 
 /* search_init for a rule: false (the run marked failed, nothing left to release) when memory ran out */
@@ -110,6 +113,7 @@ static size_t shortest_cycle(struct search *s, size_t start)
             if (next == start || own_process) {
                 s->parent[start] = vertex;
                 s->via[start] = via;
+                s->through_set[start] = own_process || vertex >= graph->nnodes;
                 size_t length = 0;
                 for (size_t v = vertex; v != start && length <= s->nvertices; v = s->parent[v])
                     length++;
@@ -120,6 +124,7 @@ static size_t shortest_cycle(struct search *s, size_t start)
             s->seen[next] = s->generation;
             s->parent[next] = vertex;
             s->via[next] = via;
+            s->through_set[next] = vertex >= graph->nnodes;
             s->queue[tail++] = next;
         }
     }
@@ -154,18 +159,39 @@ static enum report_edge_kind step_kind(const struct search *s, size_t next_membe
     return s->via[next_member];
 }
 
+/* A step through a futex that records no owner (a condition variable, a semaphore, a lock such as Rust's or
+ * Abseil's): the next member is not the waiter's waker, only one of the threads that could be; all of them are
+ * asleep forever, or the waiter would not be. */
+static bool step_through_unowned_futex(const struct search *s, size_t next_member)
+{
+    return s->through_set[next_member] && s->via[next_member] == REPORT_EDGE_FUTEX;
+}
+
 static void cycle_evidence(struct report_rule_context *c, struct report_finding *finding, const struct search *s,
                            const size_t *nodes, size_t count)
 {
     const struct report_graph *graph = &c->analysis->graph;
     for (size_t m = 0; m < count; m++) {
         const struct report_node *waiter = &graph->nodes[nodes[m]];
-        const struct report_node *next = &graph->nodes[nodes[(m + 1) % count]];
-        rule_evidence(c, finding, "cycle", "thread %d '%s' of process %d (%s) waits through %s for thread %d '%s' of "
-                                           "process %d",
-                      (int)waiter->thread->tid, waiter->thread->name, (int)waiter->process->pid,
-                      report_wait_label(waiter->thread), rule_edge_words(step_kind(s, nodes[(m + 1) % count])),
-                      (int)next->thread->tid, next->thread->name, (int)next->process->pid);
+        size_t next_index = nodes[(m + 1) % count];
+        const struct report_node *next = &graph->nodes[next_index];
+        if (step_through_unowned_futex(s, next_index)) {
+            const struct report_graph_process *wakers = &graph->processes[next->process_index];
+            size_t others = wakers->nnodes - (waiter->process_index == next->process_index ? 1 : 0);
+            rule_evidence(c, finding, "cycle",
+                          "thread %d '%s' of process %d (%s) waits on a futex with no owner recorded: only a thread "
+                          "of process %d could wake it, and all %zu of them are asleep forever, thread %d '%s' "
+                          "among them",
+                          (int)waiter->thread->tid, waiter->thread->name, (int)waiter->process->pid,
+                          report_wait_label(waiter->thread), (int)next->process->pid, others,
+                          (int)next->thread->tid, next->thread->name);
+        } else {
+            rule_evidence(c, finding, "cycle",
+                          "thread %d '%s' of process %d (%s) waits through %s for thread %d '%s' of process %d",
+                          (int)waiter->thread->tid, waiter->thread->name, (int)waiter->process->pid,
+                          report_wait_label(waiter->thread), rule_edge_words(step_kind(s, next_index)),
+                          (int)next->thread->tid, next->thread->name, (int)next->process->pid);
+        }
         rule_member(c, finding, nodes[m]);
     }
 }
@@ -295,16 +321,32 @@ void report_rule_wait_cycle(struct report_rule_context *c)
             through_lock_only &= step_kind(&s, nodes[(m + 1) % count]) == REPORT_EDGE_LOCK_OWNER;
         if (count < 2 || through_lock_only)
             continue; /* a thread waiting on its own process alone is the knot's business, locks lock-cycle's */
-        struct report_finding *finding = rule_finding(
-            c, REPORT_WAIT_CYCLE, REPORT_CERTAIN, node,
-            "%zu threads wait on each other in a cycle through %s and %s: none of them can ever go on", count,
-            rule_edge_words(step_kind(&s, nodes[1 % count])), rule_edge_words(step_kind(&s, nodes[0])));
+        bool unowned = false;
+        for (size_t m = 0; m < count; m++)
+            unowned |= step_through_unowned_futex(&s, nodes[m]);
+        /* through a futex that records no owner, the threads do not wait on each other as such: each waits on
+         * something that only threads asleep forever could set */
+        struct report_finding *finding =
+            unowned ? rule_finding(c, REPORT_WAIT_CYCLE, REPORT_CERTAIN, node,
+                                   "%zu threads wait through %s and a futex with no owner recorded, whose only "
+                                   "possible wakers are asleep forever: none of them can ever go on",
+                                   count, rule_edge_words(step_kind(&s, nodes[1 % count])))
+                    : rule_finding(c, REPORT_WAIT_CYCLE, REPORT_CERTAIN, node,
+                                   "%zu threads wait on each other in a cycle through %s and %s: none of them can "
+                                   "ever go on",
+                                   count, rule_edge_words(step_kind(&s, nodes[1 % count])),
+                                   rule_edge_words(step_kind(&s, nodes[0])));
         cycle_evidence(c, finding, &s, nodes, count);
         for (size_t m = 0; m < count; m++)
             named[nodes[m]] = true;
         rule_remedy(c, finding, "Break the cycle at one of its waits: read a pipe while waiting for its writer "
                                 "(a thread of its own, or poll on both), join or wait for a process only after "
                                 "taking all it sends, and do not make a thread wait for one that waits for it.");
+        if (unowned)
+            rule_remedy(c, finding, "A futex with no owner recorded may be a lock that does not say who holds it "
+                                    "(Rust's std::sync::Mutex, absl::Mutex, a semaphore used as a lock): two threads "
+                                    "asleep on such locks, each holding the one the other wants, took them in "
+                                    "opposite orders (their stacks show where); take them in one order everywhere.");
     }
     free(named);
     search_release(&s);

@@ -117,6 +117,42 @@ Test(wait_cycle, a_join_a_child_wait_and_a_pipe)
     hd_snapshot_free(snapshot);
 }
 
+/* Main 2700 joins 2701; 2701 and 2702 sleep on futexes that record no owner (Rust's std Mutex taken in opposite
+ * orders). The join closes a cycle only through "any thread of process 2700": the evidence must not call main
+ * 2701's waker, only one of the threads asleep forever that could be. */
+Test(wait_cycle, through_a_futex_with_no_owner_the_evidence_names_the_possible_wakers)
+{
+    struct hd_snapshot *snapshot = new_snapshot(2700);
+    add_process(snapshot, 2700, 1, HD_ORIGIN_EXEC, 3);
+    joining(thread_of(snapshot, 2700), 0x7f0000005000, 2701, 2700);
+    asleep_in_futex(thread_of(snapshot, 2701), 0x55d2a0c50a20);
+    asleep_in_futex(thread_of(snapshot, 2702), 0x55d2a0c50af0);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "wait-cycle");
+    const struct report_finding *cycle = the_finding(analysis, "wait-cycle");
+    cr_assert(strstr(cycle->summary, "a futex with no owner recorded, whose only possible wakers are asleep forever"),
+              "%s", cycle->summary);
+    cr_assert_null(strstr(cycle->summary, "wait on each other in a cycle"), "%s", cycle->summary);
+    bool joined = false, unowned = false;
+    for (size_t e = 0; e < cycle->nevidence; e++) {
+        const char *value = cycle->evidence[e].value;
+        joined |= strstr(value, "thread 2700 ") == value && strstr(value, "waits through the thread it joins for "
+                                                                          "thread 2701 ") != NULL;
+        unowned |= strstr(value, "thread 2701 ") == value &&
+                   strstr(value, "waits on a futex with no owner recorded: only a thread of process 2700 could wake "
+                                 "it, and all 2 of them are asleep forever") != NULL;
+        cr_assert_null(strstr(value, "waits through a futex for"), "%s", value);
+    }
+    cr_assert(joined && unowned);
+    size_t remedies = 0;
+    for (size_t r = 0; r < cycle->nremedies; r++)
+        remedies += strstr(cycle->remedies[r], "take them in one order everywhere") != NULL;
+    cr_assert_eq(remedies, 1u);
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "deadlock");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
 /* A child waits for the file lock (flock) its parent holds, and the parent waits for the child: the lock's holder
  * comes from /proc/locks (probe/filelocks.h), and the edge goes to any thread of the holding process. */
 static void waiting_for_file_lock(struct hd_thread *thread, pid_t holder, enum hd_owner_whereabouts whereabouts)
