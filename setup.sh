@@ -12,12 +12,13 @@ cd "$(dirname "$0")"
 # libc6-dbg so that libc's internal functions have names in the stacks (the scenarios that name one of libc's locks
 # by the function that takes it expect those names), libgfortran5 for OpenBLAS's OpenMP build (below),
 # python3-pyqt5 for Qt's thread pool across fork(), python3-grpcio and python3-h5py for gRPC's channel and h5py's
-# lock across fork(), clang and libclang-rt-14-dev for the libFuzzer harnesses, gdb and
+# lock across fork(), clang and libclang-rt-14-dev for the libFuzzer harnesses, lld for a stack fixture linked the
+# way rustc links (segments not page-aligned in the file), gdb and
 # strace as the tracers a target may already have (tests/test_hostile.c), slurm-wlm and munge for the one-node Slurm
 # cluster that tests/test_slurm.c starts, graphviz to render the DOT pictures in the tests.
 packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev
           libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy libc6-dbg libgfortran5
-          python3-pyqt5 python3-grpcio python3-h5py clang libclang-rt-14-dev gdb strace slurm-wlm munge graphviz)
+          python3-pyqt5 python3-grpcio python3-h5py clang libclang-rt-14-dev lld gdb strace slurm-wlm munge graphviz)
 
 # step WHAT COMMAND...: one line for the step; the command's own output goes to a log shown only if it fails
 log=${TMPDIR:-/tmp}/hangdoc-setup.$$.log

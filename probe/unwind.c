@@ -217,12 +217,16 @@ static uint64_t module_end(const struct probe_unwinder *unwinder, const struct h
 /* .eh_frame_hdr: version 1, the encodings of eh_frame_ptr, fde_count and the table, then the sorted table of
  * (initial location, FDE address) pairs, both datarel sdata4 (what every linker writes; anything else goes the
  * slow way). */
-static bool read_table(struct probe_unwinder *unwinder, const struct hd_mapping *mapping, uint64_t address,
-                       unw_dyn_info_t *table)
+/* `holding` is the mapping that holds `address`: a linker that does not page-align its segments' file offsets
+ * (LLD, which rustc uses) maps the code at a file offset that is not its first mapping's plus the distance, so the
+ * load bias is read from where the address is, not from where the module starts. */
+static bool read_table(struct probe_unwinder *unwinder, const struct hd_mapping *first,
+                       const struct hd_mapping *holding, uint64_t address, unw_dyn_info_t *table)
 {
     uint64_t header;
     unsigned char bytes[12];
-    if (!unwinder->symbols || !probe_symbols_unwind_table(unwinder->symbols, unwinder->pid, mapping, address, &header))
+    if (!unwinder->symbols ||
+        !probe_symbols_unwind_table(unwinder->symbols, unwinder->pid, holding, address, &header))
         return false;
     if (!read_bytes(unwinder, header, bytes, sizeof bytes) || bytes[0] != 1 ||
         bytes[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || bytes[1] != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) ||
@@ -231,8 +235,8 @@ static bool read_table(struct probe_unwinder *unwinder, const struct hd_mapping 
     uint32_t fde_count;
     memcpy(&fde_count, bytes + 8, sizeof fde_count);
     *table = (unw_dyn_info_t){ .format = UNW_INFO_FORMAT_REMOTE_TABLE, .gp = 0 };
-    table->start_ip = mapping->start;
-    table->end_ip = module_end(unwinder, mapping);
+    table->start_ip = first->start;
+    table->end_ip = module_end(unwinder, first);
     table->u.rti.segbase = header;
     table->u.rti.table_data = header + sizeof bytes;
     table->u.rti.table_len = (unw_word_t)fde_count * 8 / sizeof(unw_word_t);
@@ -261,7 +265,8 @@ static int find_procedure_info(unw_addr_space_t address_space, unw_word_t ip, un
         return -UNW_ENOINFO;
     if (!module->table_looked_up) {
         module->table_looked_up = true;
-        module->has_table = read_table(unwinder, module->first_mapping, ip, &module->table);
+        module->has_table =
+            read_table(unwinder, module->first_mapping, mapping_holding(unwinder, ip), ip, &module->table);
     }
     if (module->has_table)
         return UNW_OBJ(dwarf_search_unwind_table)(address_space, ip, &module->table, info, need_unwind_info,

@@ -114,6 +114,29 @@ Test(stacks, known_stacks_of_an_optimised_build_in_json_and_text)
     fixture_stop(&fixture);
 }
 
+/* The same stacks from a build linked by LLD (as rustc links): its code segment's file offset is not page-aligned,
+ * so the unwind table's load bias must come from the mapping that holds the pc, not from the module's first
+ * mapping. Read from the wrong one, the table was not found and the stacks ended at the first frame of the
+ * executable (libunwind's frame-pointer guess). */
+Test(stacks, known_stacks_of_a_build_linked_by_lld)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/backtrace_child_lld", getenv("HANGDOC_FIXTURES"));
+    if (access(path, X_OK) != 0)
+        cr_skip_test("no fixture linked by LLD (lld is not installed): run bash setup.sh test");
+    struct fixture fixture;
+    fixture_start(&fixture, "backtrace_child_lld");
+    pid_t pid = fixture.pids[0];
+    int status;
+    json_object *document = hangdoc_json(pid, &status);
+    expect_chain(frames_of(document, pid, fixture.pids[1]), pause_chain);
+    expect_chain(frames_of(document, pid, fixture.pids[2]), read_chain);
+    expect_chain(frames_of(document, pid, fixture.pids[3]), lock_chain);
+    expect_chain(frames_of(document, pid, pid), main_chain);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
 /* Without .symtab the executable's frames are module+offset: never the nearest other symbol of .dynsym. */
 Test(stacks, stripped_build_gives_module_and_offset)
 {
