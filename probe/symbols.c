@@ -1,6 +1,8 @@
 /* ELF symbol tables and the names of program counters (symbols.h). */
 #include "symbols.h"
 
+#include "rust_demangle.h"
+
 #include "files.h"
 
 #include <dlfcn.h>
@@ -658,6 +660,15 @@ static char *demangled(struct probe_symbols *symbols, const char *name)
         name += 5;
     /* a symbol version (pthread_mutex_lock@GLIBC_2.2.5, in debug files' tables) names no other function */
     size_t length = strcspn(name, "@");
+    /* LLVM's suffix of a function it made local (name.llvm.123): the C++ demangler does not take it */
+    const char *llvm = strstr(name, ".llvm.");
+    if (llvm && (size_t)(llvm - name) < length)
+        length = (size_t)(llvm - name);
+    if (strncmp(name, "_R", 2) == 0) {
+        char *rust = probe_rust_demangle_v0(name);
+        if (rust)
+            return rust;
+    }
     if (strncmp(name, "_Z", 2) != 0)
         return strndup(name, length);
     if (!symbols->demangler_looked_up) {
@@ -672,6 +683,7 @@ static char *demangled(struct probe_symbols *symbols, const char *name)
     char *readable = symbols->demangle && unversioned ? symbols->demangle(unversioned, NULL, NULL, &status) : NULL;
     if (readable && status == 0) {
         free(unversioned);
+        probe_rust_tidy_legacy(readable); /* a Rust name in C++'s mangling: its hash and escapes go */
         return readable;
     }
     free(readable);

@@ -19,7 +19,8 @@ declare -A sources=(
     [elf]="probe/elf_memory.c probe/memory.c probe/snapshot.c"
     [sock_diag]="probe/fds.c probe/memory.c probe/procfs.c probe/snapshot.c"
     [python]="probe/python_decode.c probe/python_offsets.c"
-    [symbols]="probe/symbols.c probe/files.c probe/snapshot.c"
+    [symbols]="probe/symbols.c probe/rust_demangle.c probe/files.c probe/snapshot.c"
+    [rust_demangle]="probe/rust_demangle.c"
     [python_walk]="probe/python.c probe/python_decode.c probe/python_memory.c probe/python_offsets.c
                    probe/python_symbols.c probe/memory.c probe/pid_map.c probe/procfs.c probe/syscalls.c
                    probe/files.c probe/snapshot.c"
@@ -51,7 +52,7 @@ fuzz_one() {
 
 # Two harnesses at a time (a test of its own, beside the unit tests only: the scenario tests run alone).
 status=0
-names=(${HANGDOC_FUZZ_ONLY:-procfs text catalogue waits elf sock_diag python symbols python_walk})
+names=(${HANGDOC_FUZZ_ONLY:-procfs text catalogue waits elf sock_diag python symbols python_walk rust_demangle})
 for ((i = 0; i < ${#names[@]}; i += 2)); do
     pids=()
     for name in "${names[@]:i:2}"; do

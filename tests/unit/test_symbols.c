@@ -1,5 +1,6 @@
 /* symbols.h: naming pcs from ELF symbol tables with sizes, and surviving malformed ELF files. */
 #include "../../probe/maps.h"
+#include "../../probe/rust_demangle.h"
 #include "../../probe/symbols.h"
 
 #include <criterion/criterion.h>
@@ -257,6 +258,114 @@ Test(symbols, cxx_names_are_demangled)
     free_maps(&maps);
     probe_symbols_free(symbols);
     dlclose(library);
+}
+
+/* ---- Rust names ---------------------------------------------------------------------------------------------- */
+
+/* Functions of this test binary under Rust's names, one v0 and one legacy, as a Rust program or a Python extension
+ * written in Rust has them. */
+__attribute__((noinline, used)) int rust_v0_function(int value) __asm__("_RNvCsgwiwt6F3Sso_3gen4main");
+__attribute__((noinline, used)) int rust_v0_function(int value)
+{
+    return value * 5 + 2;
+}
+__attribute__((noinline, used)) int rust_legacy_function(int value)
+    __asm__("_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h34cf9b1a2ab1906aE");
+__attribute__((noinline, used)) int rust_legacy_function(int value)
+{
+    return value * 7 + 3;
+}
+
+static void expect_named(void *function, const char *name)
+{
+    struct probe_symbols *symbols = probe_symbols_new();
+    struct own_maps maps = read_own_maps();
+    struct hd_frame frame = { .pc = (uint64_t)(uintptr_t)function };
+    cr_assert(probe_symbols_resolve(symbols, getpid(), maps.mappings, maps.count, &frame));
+    cr_assert_str_eq(frame.symbol, name);
+    release(&frame);
+    free_maps(&maps);
+    probe_symbols_free(symbols);
+}
+
+Test(symbols, rust_names_are_demangled_in_both_manglings)
+{
+    expect_named((void *)rust_v0_function, "gen::main");
+    expect_named((void *)rust_legacy_function, "std::rt::lang_start::{{closure}}");
+}
+
+/* v0 names as rustc writes them (the standard library's own, and a program's), with what a reader is shown: the
+ * crates' hashes and the instantiating crate dropped, closures and shims numbered, impls in angle brackets. */
+Test(symbols, rust_v0_grammar)
+{
+    static const struct {
+        const char *mangled, *readable;
+    } cases[] = {
+        { "_RNvMNtNtNtNtCsjrHSEGnQ3l9_3std3sys4sync5mutex5futexNtB2_5Mutex14lock_contended",
+          "<std::sys::sync::mutex::futex::Mutex>::lock_contended" },
+        { "_RNCINvNtCsjrHSEGnQ3l9_3std2rt10lang_startuE0Csgwiwt6F3Sso_3gen", "std::rt::lang_start::<()>::{closure#0}" },
+        { "_RNSNvYNCINvNtCsjrHSEGnQ3l9_3std2rt10lang_startuE0INtNtNtCsgEmfK2I1SDS_4core3ops8function6FnOnceuE9call_"
+          "once6vtableCsgwiwt6F3Sso_3gen",
+          "<std::rt::lang_start<()>::{closure#0} as core::ops::function::FnOnce<()>>::call_once::{shim:vtable#0}" },
+        { "_RINvNtNtCsjrHSEGnQ3l9_3std3sys9backtrace28___rust_begin_short_backtraceFEuuECsgwiwt6F3Sso_3gen",
+          "std::sys::backtrace::__rust_begin_short_backtrace::<fn(), ()>" },
+        { "_RINvNtCsgEmfK2I1SDS_4core3ptr13drop_in_placeINtNtNtNtCsjrHSEGnQ3l9_3std11collections4hash3map7HashMapNtNtCs"
+          "lNYArtu3iFV_5alloc6string6StringINtNtB1F_3vec3VechEEECsgwiwt6F3Sso_3gen",
+          "core::ptr::drop_in_place::<std::collections::hash::map::HashMap<alloc::string::String, "
+          "alloc::vec::Vec<u8>>>" },
+        { "_RNvCsgwiwt6F3Sso_3gen4main.llvm.800640887687376627", "gen::main" },
+        { "_RINvNtCs1_4core6escape14escape_unicodeKja_E", "core::escape::escape_unicode::<10>" },
+        { "_RINvCs1_1a1fDNtCs2_1b5TraitEL_E", "a::f::<dyn b::Trait>" },
+        { "_RINvCs1_1a1fTlRShEE", "a::f::<(i32, &[u8])>" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *readable = probe_rust_demangle_v0(cases[i].mangled);
+        cr_assert(readable, "%s", cases[i].mangled);
+        cr_assert_str_eq(readable, cases[i].readable);
+        free(readable);
+    }
+}
+
+/* Hostile or broken names give NULL (the name is shown as it is), never a read past the end or a deep recursion. */
+Test(symbols, rust_v0_refuses_what_it_cannot_read)
+{
+    static const char *const names[] = {
+        "_R", "_RNv", "_RNvC", "_RNvCs_", "_RNvCs1_3ab", "_RC999999999999999999999x", "_RB_", "_RNvB0_3abc",
+        "_RINvCs1_1a1f", "_ZN3foo3barE", "main", "_RXXXXXXXXXX",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char *readable = probe_rust_demangle_v0(names[i]);
+        cr_assert_null(readable, "%s gave %s", names[i], readable);
+    }
+    /* a thousand nested references: refused at the depth cap, not read to the bottom */
+    char deep[1100] = "_RINvCs1_1a1f";
+    size_t at = strlen(deep);
+    for (int i = 0; i < 1000; i++)
+        deep[at++] = 'R';
+    memcpy(deep + at, "hE", 3);
+    cr_assert_null(probe_rust_demangle_v0(deep));
+}
+
+Test(symbols, rust_legacy_names_lose_their_hash_and_escapes)
+{
+    static const struct {
+        const char *demangled, *readable;
+    } cases[] = {
+        { "std::rt::lang_start::_$u7b$$u7b$closure$u7d$$u7d$::h34cf9b1a2ab1906a", "std::rt::lang_start::{{closure}}" },
+        { "core::ptr::drop_in_place$LT$alloc..vec..Vec$LT$u8$GT$$GT$::hb3500c0c3e18b1b9",
+          "core::ptr::drop_in_place<alloc::vec::Vec<u8>>" },
+        { "tokenizers::utils::parallelism::get_parallelism::h0123456789abcdef",
+          "tokenizers::utils::parallelism::get_parallelism" },
+        { "std::exception::~exception()", "std::exception::~exception()" }, /* C++: left alone */
+        { "a::hnot_a_hash_at_all", "a::hnot_a_hash_at_all" },
+        { "a::$u0$::h0123456789abcdef", "a::$u0$" }, /* no control byte comes out of an escape */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *name = strdup(cases[i].demangled);
+        probe_rust_tidy_legacy(name);
+        cr_assert_str_eq(name, cases[i].readable);
+        free(name);
+    }
 }
 
 /* ---- paths that are not files --------------------------------------------------------------------------------- */
@@ -712,6 +821,12 @@ static int find_loaded(struct dl_phdr_info *info, size_t size, void *argument)
 
 /* Every function of the module (every `stride`-th), named at its middle, against libelf's reading of its tables;
  * the first `ahead` of them searched for in one pass first (probe_symbols_prepare). */
+/* C++ and Rust names are shown demangled, not as the symbol table has them */
+static bool mangled(const char *name)
+{
+    return strncmp(name, "_Z", 2) == 0 || strncmp(name, "_R", 2) == 0;
+}
+
 static void compare_names_in(const char *wanted, size_t stride, size_t ahead)
 {
     struct loaded_module module = { .wanted = wanted };
@@ -726,13 +841,13 @@ static void compare_names_in(const char *wanted, size_t stride, size_t ahead)
     uint64_t pcs[32];
     size_t nahead = 0;
     for (size_t i = 0; i < reference.count && nahead < ahead && nahead < 32; i += stride)
-        if (strncmp(reference.symbols[i].name, "_Z", 2) != 0)
+        if (!mangled(reference.symbols[i].name))
             pcs[nahead++] = module.bias + reference.symbols[i].start + reference.symbols[i].size / 2;
     probe_symbols_prepare(symbols, getpid(), maps.mappings, maps.count, pcs, nahead);
     size_t compared = 0;
     for (size_t i = 0; i < reference.count; i += stride) {
         const struct reference_symbol *symbol = &reference.symbols[i];
-        if (strncmp(symbol->name, "_Z", 2) == 0)
+        if (mangled(symbol->name))
             continue; /* demangled: another test's matter */
         uint64_t vaddr = symbol->start + symbol->size / 2;
         struct hd_frame frame = { .pc = module.bias + vaddr };
