@@ -11,6 +11,11 @@ static pthread_mutex_t lock;
 static pthread_barrier_t lock_taken;
 static volatile pid_t holder_tid;
 
+static pid_t self;
+
+/* Takes the lock, and once the main thread sleeps on it (a PI waiter sleeps in the rt_mutex code) says so and
+ * waits for a signal: the fixture is in position with no process or thread of its own coming or going, which a
+ * diagnosis could catch on its way out. */
 static void *holder(void *unused)
 {
     (void)unused;
@@ -18,6 +23,8 @@ static void *holder(void *unused)
     holder_tid = fixture_gettid();
     pthread_mutex_lock(&lock);
     pthread_barrier_wait(&lock_taken);
+    fixture_wait_for_wchan(self, self, "rt_mutex");
+    fixture_ready("ready %d %d", (int)self, (int)holder_tid);
     for (;;)
         pause();
     return NULL;
@@ -25,7 +32,7 @@ static void *holder(void *unused)
 
 int main(void)
 {
-    pid_t self = getpid();
+    self = getpid();
     pthread_mutexattr_t attributes;
     pthread_mutexattr_init(&attributes);
     pthread_mutexattr_setprotocol(&attributes, PTHREAD_PRIO_INHERIT);
@@ -35,15 +42,6 @@ int main(void)
     if (pthread_create(&thread, NULL, holder, NULL) != 0)
         return 1;
     pthread_barrier_wait(&lock_taken);
-    signal(SIGCHLD, SIG_IGN);
-    pid_t watcher = fork();
-    if (watcher == 0) {
-        fixture_die_with_parent(self);
-        fixture_wait_for_wchan(self, self, "rt_mutex"); /* a PI waiter sleeps in the rt_mutex code */
-        fixture_ready("ready %d %d", (int)self, (int)holder_tid);
-        _exit(0);
-    }
-    close(FIXTURE_READY_FD);
     prctl(PR_SET_NAME, "pi-waiter");
     pthread_mutex_lock(&lock);
     return 0;
