@@ -89,6 +89,7 @@ static const struct {
     { "inherited-lock", "waits for a mutex its parent held at fork" },
     { "abandoned-lock", "waits for a mutex whose owner exited" },
     { "lock-cycle", "is in a lock cycle" },
+    { "unowned-lock-cycle", "is likely in a lock cycle of locks that record no owner" },
     { "full-pipe", "writes to a full pipe that nobody will read" },
     { "wait-cycle", "is in a wait cycle" },
     { "orphaned-wait", "sleeps on a futex whose wakers stayed in its parent at fork" },

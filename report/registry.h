@@ -15,6 +15,7 @@ enum report_finding_id {
     REPORT_INHERITED_LOCK,
     REPORT_ABANDONED_LOCK,
     REPORT_LOCK_CYCLE,
+    REPORT_UNOWNED_LOCK_CYCLE, /* before wait-cycle, which leaves its members alone */
     REPORT_FULL_PIPE,
     REPORT_WAIT_CYCLE,
     REPORT_ORPHANED_WAIT,

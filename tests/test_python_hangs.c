@@ -249,6 +249,57 @@ Test(python_hangs, an_h5py_child_waiting_for_its_next_request_is_not_hung)
     fixture_stop(&fixture);
 }
 
+/* ---- a lock-order deadlock of Python locks ------------------------------------------------------------------- */
+
+/* ready <pid> <first tid> <second tid>: two threads, each holding one threading.Lock and taking the other; the main
+ * thread joins the first. No lock records its owner, so no lock-cycle can be drawn: unowned-lock-cycle, likely,
+ * with both threads as members and the line of each one's acquire. */
+static void expect_python_lock_order(const char *python, unsigned minor)
+{
+    struct fixture fixture;
+    start_script(&fixture, python, "python_lock_order.py", NULL);
+    pid_t pid = fixture.pids[0], first = fixture.pids[1], second = fixture.pids[2];
+    int status;
+    json_object *document = hangdoc_json(pid, &status);
+    expect_python_version(document, pid, &minor);
+    cr_assert_eq(status, 1, "hung: exit 1, got %d", status);
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "deadlock");
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "unowned-lock-cycle");
+    json_object *cycle = json_first_finding(document, "unowned-lock-cycle", pid);
+    cr_assert_not_null(cycle, "%s", json_object_to_json_string(json_at(document, "findings")));
+    cr_assert_str_eq(json_string_at(cycle, "confidence"), "likely");
+    cr_assert_eq(json_object_array_length(json_at(cycle, "members")), 2);
+    cr_assert(has_member(cycle, first) && has_member(cycle, second));
+    char line[64];
+    snprintf(line, sizeof line, "python_lock_order.py:%ld)", python_marked_line("python_lock_order.py", "wanted"));
+    cr_assert_eq(evidence_containing(cycle, "waiter", line), 2, "%s", json_object_to_json_string(cycle));
+    cr_assert_eq(evidence_containing(cycle, "waiter", "CPython's threading.Lock or RLock"), 2);
+    cr_assert_eq(json_count_findings(document, "wait-cycle", 0), 0, "the join is not a second deadlock");
+    cr_assert_eq(json_object_array_length(json_at(document, "verdict.hangs")), 1);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(python_hangs, python_lock_order_deadlock_of_the_system_python)
+{
+    python_each_version(0, expect_python_lock_order);
+}
+
+Test(python_hangs, python_lock_order_deadlock_of_cpython_3_10)
+{
+    python_each_version(10, expect_python_lock_order);
+}
+
+Test(python_hangs, python_lock_order_deadlock_of_cpython_3_12)
+{
+    python_each_version(12, expect_python_lock_order);
+}
+
+Test(python_hangs, python_lock_order_deadlock_of_cpython_3_13)
+{
+    python_each_version(13, expect_python_lock_order);
+}
+
 /* ---- a Python lock held at fork ---------------------------------------------------------------------------------- */
 
 /* ready <parent pid> <child pid> */

@@ -1,9 +1,13 @@
-/* The lock family (rule.h): inherited-lock, abandoned-lock and lock-cycle, over waits on locks with an owner. */
+/* The lock family (rule.h): inherited-lock, abandoned-lock and lock-cycle, over waits on locks with an owner, and
+ * unowned-lock-cycle, over threads taking locks that record none. */
 #include "rule.h"
 
 #include "../describe.h"
+#include "../python.h"
 
+#include <fnmatch.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 
@@ -205,4 +209,133 @@ done:
     free(walk);
     free(starts);
     free(lengths);
+}
+
+/* ---- unowned-lock-cycle ------------------------------------------------------------------------------------ */
+
+/* Locks whose word records no owner, by the function a thread sleeps in to take one: the one frame that tells a
+ * lock being taken from any other futex wait (a condition variable, a semaphore, an event). */
+static const struct {
+    const char *pattern; /* fnmatch(3) over the demangled native frame */
+    const char *lock;
+    bool python; /* CPython's: taken for threading's waits too, so the Python frame must be the user's */
+} unowned_lock_takers[] = {
+    { "PyThread_acquire_lock_timed", "CPython's threading.Lock or RLock", true },
+    { "_PyMutex_LockTimed", "CPython's threading.Lock or RLock", true },
+    { "*Mutex*::lock_contended", "Rust's std::sync::Mutex", false },
+    { "*RwLock*::write_contended", "Rust's std::sync::RwLock, to write", false },
+    { "*RwLock*::read_contended", "Rust's std::sync::RwLock, to read", false },
+    { "*parking_lot*RawMutex*::lock_slow", "Rust's parking_lot::Mutex", false },
+    { "absl::*Mutex::LockSlow*", "Abseil's absl::Mutex", false },
+};
+
+/* The Python files whose lock acquires are waits of another kind: a Condition's or Event's waiter lock, a join's
+ * thread-state lock, a queue's or a pool's condition. */
+static const char *const python_wait_files[] = {
+    "threading.py", "queue.py", "concurrent/futures/_base.py", "concurrent/futures/thread.py",
+    "multiprocessing/pool.py", "multiprocessing/queues.py", "multiprocessing/synchronize.py",
+};
+
+static bool python_waits_in_library(const struct hd_thread *thread)
+{
+    if (thread->npython_frames == 0)
+        return true; /* without the Python stack, a CPython lock acquire could be any of threading's waits */
+    for (size_t f = 0; f < COUNT(python_wait_files); f++)
+        if (report_python_file_is(thread->python_frames[0].file, python_wait_files[f]))
+            return true;
+    return false;
+}
+
+/* What lock with no owner recorded the thread of `node` sleeps to take, or NULL. */
+static const char *unowned_lock_taken(const struct report_node *node)
+{
+    const struct hd_thread *thread = node->thread;
+    const struct hd_wait *wait = &thread->wait;
+    if (node->wake != REPORT_WAKE_NEVER || wait->kind != HD_WAIT_FUTEX || wait->lock.kind != HD_LOCK_UNKNOWN ||
+        thread->stack.state != HD_STACK_TAKEN)
+        return NULL;
+    for (size_t f = 0; f < thread->stack.nframes && f < 16; f++) {
+        const char *symbol = thread->stack.frames[f].symbol;
+        for (size_t t = 0; symbol && t < COUNT(unowned_lock_takers); t++)
+            if (fnmatch(unowned_lock_takers[t].pattern, symbol, 0) == 0)
+                return unowned_lock_takers[t].python && python_waits_in_library(thread) ? NULL
+                                                                                        : unowned_lock_takers[t].lock;
+    }
+    return NULL;
+}
+
+static bool named_by_a_hang(const struct report_analysis *analysis, size_t node)
+{
+    for (size_t f = 0; f < analysis->nfindings; f++) {
+        const struct report_finding *finding = &analysis->findings[f];
+        if (!finding->hang)
+            continue;
+        if (finding->tid == analysis->graph.nodes[node].thread->tid)
+            return true;
+        for (size_t m = 0; m < finding->nmembers; m++)
+            if (finding->members[m] == node)
+                return true;
+    }
+    return false;
+}
+
+#define UNOWNED_LOCK_WAITERS_LISTED 8
+
+/* Two or more threads of one process asleep forever taking locks that record no owner (CPython's, Rust's,
+ * Abseil's), on at least two different locks, while nothing that could release them can run: a lock-order
+ * deadlock, each holding a lock another waits for. Which thread holds which lock no word says, so: likely. */
+void report_rule_unowned_lock_cycle(struct report_rule_context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    size_t *waiters = calloc(graph->nnodes + 1, sizeof *waiters);
+    if (!waiters) {
+        c->failed = true;
+        return;
+    }
+    for (size_t p = 0; p < graph->nprocesses && !c->failed; p++) {
+        const struct report_graph_process *process = &graph->processes[p];
+        size_t count = 0;
+        bool two_locks = false;
+        for (size_t n = process->first_node; n < process->first_node + process->nnodes; n++) {
+            if (!unowned_lock_taken(&graph->nodes[n]) || named_by_a_hang(c->analysis, n))
+                continue;
+            two_locks |= count > 0 && graph->nodes[n].thread->wait.address !=
+                                          graph->nodes[waiters[0]].thread->wait.address;
+            waiters[count++] = n;
+        }
+        if (count < 2 || !two_locks)
+            continue;
+        const struct report_node *subject = &graph->nodes[waiters[0]];
+        struct report_finding *finding = rule_finding(
+            c, REPORT_UNOWNED_LOCK_CYCLE, REPORT_LIKELY, subject,
+            "%zu threads of process %d sleep forever taking locks that record no owner (%s), and nothing that "
+            "could release them can run: likely a lock-order deadlock, each holding a lock another waits for",
+            count, (int)subject->process->pid, unowned_lock_taken(subject));
+        for (size_t w = 0; w < count && finding; w++) {
+            const struct report_node *node = &graph->nodes[waiters[w]];
+            rule_member(c, finding, waiters[w]);
+            if (w == UNOWNED_LOCK_WAITERS_LISTED) {
+                rule_evidence(c, finding, "waiter", "and %zu more threads", count - w);
+                continue;
+            }
+            if (w > UNOWNED_LOCK_WAITERS_LISTED)
+                continue;
+            const struct hd_python_frame *place = report_python_place(node->thread);
+            char where[512] = "";
+            if (place)
+                snprintf(where, sizeof where, ", in Python at %s (%s:%d)", place->function ? place->function : "?",
+                         place->file ? hd_basename(place->file) : "?", place->line);
+            rule_evidence(c, finding, "waiter", "thread %d '%s' takes %s at 0x%" PRIx64 "%s", (int)node->thread->tid,
+                          node->thread->name, unowned_lock_taken(node), node->thread->wait.address, where);
+        }
+        if (finding && process->nnodes > count)
+            rule_evidence(c, finding, "others", "the process's other %zu threads are asleep forever too: none can "
+                          "release a lock", process->nnodes - count);
+        rule_remedy(c, finding, "Take the locks in one order in every thread (the waiters' lines show which each "
+                                "holds and which it wants), or hold one at a time.");
+        rule_remedy(c, finding, "To see it in the program itself: take locks with a timeout (Python: "
+                                "lock.acquire(timeout=...)) and log where a take fails; faulthandler."
+                                "dump_traceback_later() prints every Python thread's stack.");
+    }
+    free(waiters);
 }

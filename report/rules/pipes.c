@@ -300,8 +300,12 @@ void report_rule_wait_cycle(struct report_rule_context *c)
     if (!rule_search_init(c, &s))
         return;
     bool *named = report_cycle_members(c->analysis);
-    if (!named) {
+    /* what the other rules named before this one: a cycle through one of those is theirs */
+    bool *named_before = report_cycle_members(c->analysis);
+    if (!named || !named_before) {
         c->failed = true;
+        free(named);
+        free(named_before);
         search_release(&s);
         return;
     }
@@ -319,8 +323,12 @@ void report_rule_wait_cycle(struct report_rule_context *c)
         bool through_lock_only = true;
         for (size_t m = 0; m < count; m++)
             through_lock_only &= step_kind(&s, nodes[(m + 1) % count]) == REPORT_EDGE_LOCK_OWNER;
-        if (count < 2 || through_lock_only)
-            continue; /* a thread waiting on its own process alone is the knot's business, locks lock-cycle's */
+        bool named_already = false;
+        for (size_t m = 0; m < count; m++)
+            named_already |= named_before[nodes[m]];
+        if (count < 2 || through_lock_only || named_already)
+            continue; /* a thread waiting on its own process alone is the knot's business, locks lock-cycle's; a
+                       * cycle through a member of another's (unowned-lock-cycle's lock takers) is that one's */
         bool unowned = false;
         for (size_t m = 0; m < count; m++)
             unowned |= step_through_unowned_futex(&s, nodes[m]);
@@ -349,6 +357,7 @@ void report_rule_wait_cycle(struct report_rule_context *c)
                                     "opposite orders (their stacks show where); take them in one order everywhere.");
     }
     free(named);
+    free(named_before);
     search_release(&s);
 }
 
@@ -357,7 +366,8 @@ bool *report_cycle_members(const struct report_analysis *analysis)
     bool *named = calloc(analysis->graph.nnodes + 1, sizeof *named);
     for (size_t f = 0; named && f < analysis->nfindings; f++) {
         const struct report_finding *finding = &analysis->findings[f];
-        if (finding->kind == REPORT_LOCK_CYCLE || finding->kind == REPORT_FULL_PIPE ||
+        if (finding->kind == REPORT_LOCK_CYCLE || finding->kind == REPORT_UNOWNED_LOCK_CYCLE ||
+            finding->kind == REPORT_FULL_PIPE ||
             finding->kind == REPORT_WAIT_CYCLE)
             for (size_t m = 0; m < finding->nmembers; m++)
                 named[finding->members[m]] = true;

@@ -54,10 +54,11 @@ const char *rule_edge_words(enum report_edge_kind kind);
 void report_rule_inherited_lock(struct report_rule_context *c);
 void report_rule_abandoned_lock(struct report_rule_context *c);
 void report_rule_lock_cycle(struct report_rule_context *c);
+void report_rule_unowned_lock_cycle(struct report_rule_context *c);
 /* pipes.c */
 void report_rule_full_pipe(struct report_rule_context *c);
 void report_rule_wait_cycle(struct report_rule_context *c);
-/* Per node: a member of a finding that names its cycle (lock-cycle, full-pipe, wait-cycle); NULL when memory ran
+/* Per node: a member of a finding that names its cycle (lock-cycle, unowned-lock-cycle, full-pipe, wait-cycle); NULL when memory ran
  * out. The caller frees it. */
 bool *report_cycle_members(const struct report_analysis *analysis);
 /* fork.c */

@@ -181,6 +181,17 @@ void add_python_frame(struct hd_thread *thread, const char *function, const char
         thread->gil = HD_GIL_RELEASED;
 }
 
+void add_native_frame(struct hd_thread *thread, const char *symbol)
+{
+    struct hd_frame *grown = reallocarray(thread->stack.frames, thread->stack.nframes + 1, sizeof *grown);
+    cr_assert_not_null(grown);
+    thread->stack.frames = grown;
+    uint64_t pc = 0x7f0000100000 + 0x100 * thread->stack.nframes;
+    grown[thread->stack.nframes++] = (struct hd_frame){ .pc = pc, .module = strdup("/usr/lib/libexample.so"),
+                                                        .module_offset = pc & 0xfffff, .symbol = strdup(symbol) };
+    thread->stack.state = HD_STACK_TAKEN;
+}
+
 struct hd_wait *joining(struct hd_thread *thread, uint64_t address, pid_t joined, pid_t pid)
 {
     struct hd_wait *wait = asleep_in_futex(thread, address);

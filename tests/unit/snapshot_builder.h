@@ -60,6 +60,9 @@ struct hd_wait *waiting_on_mutex(struct hd_thread *thread, uint64_t address, pid
  * `holder` of process `holder_pid`; still counting its wake-ups (progressing), as a GIL waiter does. */
 struct hd_wait *waiting_for_gil(struct hd_thread *thread, uint64_t gil, pid_t holder, pid_t holder_pid,
                                 enum hd_owner_whereabouts whereabouts);
+/* Appends a native frame named `symbol`, outer than those already there (add the innermost first); the stack is
+ * then taken. */
+void add_native_frame(struct hd_thread *thread, const char *symbol);
 /* Appends a Python frame, outer than those already there (add the innermost first). */
 void add_python_frame(struct hd_thread *thread, const char *function, const char *file, int line, bool entry);
 /* In pthread_join() of thread `joined` of the same process `pid`: a futex on the joined thread's tid word. */

@@ -234,3 +234,101 @@ Test(lock_cycle, thread_waiting_on_a_mutex_it_owns_itself)
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
+
+/* ---- unowned-lock-cycle ---------------------------------------------------------------------------------------- */
+
+/* Process 3000: threads 3001 and 3002 asleep on two different futexes with no owner recorded, each inside
+ * `taker` (a lock's slow path), with Python frames in `file` when given; the main thread 3000 asleep in pause. */
+static struct hd_snapshot *two_takers(const char *taker, const char *file, uint64_t second_lock)
+{
+    struct hd_snapshot *snapshot = new_snapshot(3000);
+    add_process(snapshot, 3000, 1, HD_ORIGIN_EXEC, 3);
+    in_pause(thread_of(snapshot, 3000));
+    const uint64_t locks[] = { 0x55d2a0c61000, second_lock };
+    for (pid_t tid = 3001; tid <= 3002; tid++) {
+        struct hd_thread *thread = thread_of(snapshot, tid);
+        asleep_in_futex(thread, locks[tid - 3001]);
+        add_native_frame(thread, "syscall");
+        add_native_frame(thread, taker);
+        add_native_frame(thread, "start_thread");
+        if (file)
+            add_python_frame(thread, "take", file, 18 + (tid - 3001), false);
+    }
+    return snapshot;
+}
+
+Test(unowned_lock_cycle, two_rust_mutexes_taken_in_opposite_orders)
+{
+    struct hd_snapshot *snapshot =
+        two_takers("<std::sys::sync::mutex::futex::Mutex>::lock_contended", NULL, 0x55d2a0c61100);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "unowned-lock-cycle");
+    const struct report_finding *cycle = the_finding(analysis, "unowned-lock-cycle");
+    cr_assert_eq(cycle->confidence, REPORT_LIKELY, "which thread holds which lock no word says");
+    cr_assert_eq(cycle->tid, 3001);
+    cr_assert_eq(cycle->nmembers, 2u);
+    cr_assert(strstr(cycle->summary, "2 threads of process 3000 sleep forever taking locks that record no owner "
+                                     "(Rust's std::sync::Mutex)"), "%s", cycle->summary);
+    cr_assert_str_eq(evidence_of(cycle, "others"),
+                     "the process's other 1 threads are asleep forever too: none can release a lock");
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "deadlock");
+    cr_assert_str_eq(root_cause_id(analysis), "unowned-lock-cycle");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(unowned_lock_cycle, python_locks_name_the_users_lines)
+{
+    struct hd_snapshot *snapshot = two_takers("PyThread_acquire_lock_timed", "/srv/app/jobs.py", 0x55d2a0c61100);
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *cycle = the_finding(analysis, "unowned-lock-cycle");
+    size_t lines = 0;
+    for (size_t e = 0; e < cycle->nevidence; e++)
+        lines += strcmp(cycle->evidence[e].name, "waiter") == 0 &&
+                 (strstr(cycle->evidence[e].value, "takes CPython's threading.Lock or RLock at 0x55d2a0c61000, in "
+                                                   "Python at take (jobs.py:18)") ||
+                  strstr(cycle->evidence[e].value, "at 0x55d2a0c61100, in Python at take (jobs.py:19)"));
+    cr_assert_eq(lines, 2u);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* What is not a lock-order deadlock of locks with no owner: the same figures with one piece changed. */
+Test(unowned_lock_cycle, not_for_waits_of_another_kind)
+{
+    const struct {
+        const char *taker, *file;
+        uint64_t second_lock;
+        const char *why;
+    } cases[] = {
+        { "PyThread_acquire_lock_timed", "/usr/lib/python3.11/threading.py", 0x55d2a0c61100,
+          "threading's waits (Condition, Event, join) take a lock too" },
+        { "PyThread_acquire_lock_timed", NULL, 0x55d2a0c61100, "without the Python stack, it may be such a wait" },
+        { "<std::sys::sync::mutex::futex::Mutex>::lock_contended", NULL, 0x55d2a0c61000,
+          "both wait on one lock: whoever holds it is not in a cycle with them" },
+        { "__new_sem_wait_slow64", NULL, 0x55d2a0c61100, "a semaphore is no lock" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct hd_snapshot *snapshot = two_takers(cases[i].taker, cases[i].file, cases[i].second_lock);
+        struct report_analysis *analysis = analyze(snapshot);
+        cr_assert_eq(count_findings(analysis, "unowned-lock-cycle"), 0, "%s", cases[i].why);
+        report_analysis_free(analysis);
+        hd_snapshot_free(snapshot);
+    }
+}
+
+Test(unowned_lock_cycle, not_while_a_thread_that_could_release_them_runs)
+{
+    struct hd_snapshot *snapshot =
+        two_takers("<std::sys::sync::mutex::futex::Mutex>::lock_contended", NULL, 0x55d2a0c61100);
+    struct hd_thread *main_thread = thread_of(snapshot, 3000);
+    main_thread->state = 'R';
+    main_thread->syscall.state = HD_SYSCALL_RUNNING;
+    main_thread->wait.kind = HD_WAIT_NONE;
+    main_thread->progressing = true;
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "unowned-lock-cycle"), 0);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
