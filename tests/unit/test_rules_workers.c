@@ -308,6 +308,28 @@ Test(worker_died, worker_that_vanished_during_sampling)
     hd_snapshot_free(snapshot);
 }
 
+/* A parent whose thread waits on a mutex its other thread holds (or joins a thread) does not wait for a worker: a
+ * child that exits during the sampling, reaped by the kernel, is no dead worker of that hang. */
+Test(worker_died, not_for_a_child_that_leaves_while_the_parent_waits_on_its_own_lock)
+{
+    for (int variant = 0; variant < 2; variant++) {
+        struct hd_snapshot *snapshot = parent_polling_a_dead_worker(SIGKILL);
+        remove_process(snapshot, 1100);
+        struct hd_process gone = { .pid = 1100, .ppid = 1000, .comm = "watcher" };
+        cr_assert(hd_snapshot_add_departed(snapshot, &gone));
+        snapshot->processes[0].ignores_sigchld = true;
+        struct hd_thread *waiter = thread_of(snapshot, 1000);
+        if (variant == 0)
+            waiting_on_mutex(waiter, LOCK_ADDRESS, 1000, 1000, HD_OWNER_SAME_PROCESS, HD_MAPPING_ANONYMOUS_PRIVATE);
+        else
+            joining(waiter, 0x7f0000003000, 1000, 1000);
+        struct report_analysis *analysis = analyze(snapshot);
+        cr_assert_eq(count_findings(analysis, "worker-died"), 0, "variant %d", variant);
+        report_analysis_free(analysis);
+        hd_snapshot_free(snapshot);
+    }
+}
+
 Test(worker_died, the_workers_one_parent_lost_are_one_hang)
 {
     struct hd_snapshot *snapshot = parent_polling_a_dead_worker(SIGKILL);
