@@ -280,6 +280,44 @@ static void expect_python_lock_order(const char *python, unsigned minor)
     fixture_stop(&fixture);
 }
 
+/* The same deadlock beside a keep-alive main loop (while True: time.sleep(0.5)): the main thread could wake anyone,
+ * but once the two have slept longer than --stuck-after and it only sleeps in its loop, it is the same finding,
+ * with the sleeper as evidence. */
+static void expect_python_lock_order_beside_a_sleeping_main(const char *python, unsigned minor)
+{
+    struct fixture fixture;
+    start_script(&fixture, python, "python_lock_order.py", "sleep");
+    pid_t pid = fixture.pids[0], first = fixture.pids[1], second = fixture.pids[2];
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--json", "--stuck-after", "1s", pid_text, NULL });
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert_not_null(document, "%s", result.err);
+    expect_python_version(document, pid, &minor);
+    cr_assert_eq(result.exit_status, 1, "hung: exit 1, got %d", result.exit_status);
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "unowned-lock-cycle");
+    json_object *cycle = json_first_finding(document, "unowned-lock-cycle", pid);
+    cr_assert(has_member(cycle, first) && has_member(cycle, second));
+    char line[64];
+    snprintf(line, sizeof line, "python_lock_order.py:%ld): it has not freed them",
+             python_marked_line("python_lock_order.py", "keep-alive"));
+    cr_assert_eq(evidence_containing(cycle, "sleeper", line), 1, "%s", json_object_to_json_string(cycle));
+    run_result_free(&result);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(python_hangs, python_lock_order_deadlock_beside_a_sleeping_main_of_the_system_python)
+{
+    python_each_version(0, expect_python_lock_order_beside_a_sleeping_main);
+}
+
+Test(python_hangs, python_lock_order_deadlock_beside_a_sleeping_main_of_cpython_3_12)
+{
+    python_each_version(12, expect_python_lock_order_beside_a_sleeping_main);
+}
+
 Test(python_hangs, python_lock_order_deadlock_of_the_system_python)
 {
     python_each_version(0, expect_python_lock_order);

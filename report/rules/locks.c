@@ -251,8 +251,7 @@ static const char *unowned_lock_taken(const struct report_node *node)
 {
     const struct hd_thread *thread = node->thread;
     const struct hd_wait *wait = &thread->wait;
-    if (node->wake != REPORT_WAKE_NEVER || wait->kind != HD_WAIT_FUTEX || wait->lock.kind != HD_LOCK_UNKNOWN ||
-        thread->stack.state != HD_STACK_TAKEN)
+    if (wait->kind != HD_WAIT_FUTEX || wait->lock.kind != HD_LOCK_UNKNOWN || thread->stack.state != HD_STACK_TAKEN)
         return NULL;
     for (size_t f = 0; f < thread->stack.nframes && f < 16; f++) {
         const char *symbol = thread->stack.frames[f].symbol;
@@ -262,6 +261,28 @@ static const char *unowned_lock_taken(const struct report_node *node)
                                                                                         : unowned_lock_takers[t].lock;
     }
     return NULL;
+}
+
+/* Asleep without timeout since at least the threshold (its blocked-for, not the sampling window). */
+static bool asleep_for_the_threshold(const struct hd_snapshot *snapshot, const struct report_node *node)
+{
+    const struct hd_thread *thread = node->thread;
+    return snapshot->stuck_after_s > 0 && node->blocked_without_timeout && thread->blocked_for_known &&
+           !thread->progressing && thread->blocked_for_s >= snapshot->stuck_after_s;
+}
+
+/* A thread that only sleeps on a timer in a loop, as a keep-alive main loop does (while True: time.sleep(1)): in
+ * a timed sleep now, hardly any CPU while sampled, nothing outside the snapshot that could end its wait. It could
+ * free a lock no word says it holds only by doing something it shows no sign of. */
+#define LOOP_SLEEPER_CPU_MAX_S 0.005
+#define LOOP_SLEEPER_CPU_SHARE_MAX 0.02
+
+static bool only_sleeps_in_a_loop(const struct hd_snapshot *snapshot, const struct report_node *node)
+{
+    const struct hd_thread *thread = node->thread;
+    return (node->wake == REPORT_WAKE_TIMER || node->wake == REPORT_WAKE_RUNNING) && thread->state != 'R' &&
+           thread->syscall.state == HD_SYSCALL_IN && thread->wait.kind == HD_WAIT_SLEEP && !node->waits_outside &&
+           (double)thread->cpu_delta_ns / 1e9 <= LOOP_SLEEPER_CPU_MAX_S + LOOP_SLEEPER_CPU_SHARE_MAX * snapshot->sampling_s;
 }
 
 static bool named_by_a_hang(const struct report_analysis *analysis, size_t node)
@@ -281,61 +302,124 @@ static bool named_by_a_hang(const struct report_analysis *analysis, size_t node)
 
 #define UNOWNED_LOCK_WAITERS_LISTED 8
 
-/* Two or more threads of one process asleep forever taking locks that record no owner (CPython's, Rust's,
- * Abseil's), on at least two different locks, while nothing that could release them can run: a lock-order
- * deadlock, each holding a lock another waits for. Which thread holds which lock no word says, so: likely. */
+/* The takers of process `process`: threads asleep taking a lock with no owner, asleep forever or (when
+ * `sleepers_allowed`) for the threshold; how many, and whether they wait on two locks or more. */
+static size_t lock_takers(const struct report_rule_context *c, const struct report_graph_process *process,
+                          size_t *takers, bool *two_locks)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    size_t count = 0;
+    *two_locks = false;
+    for (size_t n = process->first_node; n < process->first_node + process->nnodes; n++) {
+        const struct report_node *node = &graph->nodes[n];
+        bool asleep = node->wake == REPORT_WAKE_NEVER ||
+                      (node->wake == REPORT_WAKE_WAKER && asleep_for_the_threshold(c->snapshot, node));
+        if (!asleep || !unowned_lock_taken(node) || named_by_a_hang(c->analysis, n))
+            continue;
+        *two_locks |= count > 0 && node->thread->wait.address != graph->nodes[takers[0]].thread->wait.address;
+        takers[count++] = n;
+    }
+    return count;
+}
+
+/* ", in Python at f (file.py:12)" for a thread with a Python stack, else "". */
+static void python_where(const struct hd_thread *thread, char *out, size_t size)
+{
+    const struct hd_python_frame *place = report_python_place(thread);
+    out[0] = '\0';
+    if (place)
+        snprintf(out, size, ", in Python at %s (%s:%d)", place->function ? place->function : "?",
+                 place->file ? hd_basename(place->file) : "?", place->line);
+}
+
+/* Can anything of the process but the takers free them? Nothing can when every other thread is asleep forever,
+ * waits to be woken, or only sleeps in a loop; *sleepers counts the last, each named as evidence of `finding`
+ * when there is one. */
+static bool nothing_else_frees_them(struct report_rule_context *c, const struct report_graph_process *process,
+                                    const size_t *takers, size_t count, size_t *sleepers,
+                                    struct report_finding *finding)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    *sleepers = 0;
+    for (size_t n = process->first_node, t = 0; n < process->first_node + process->nnodes; n++) {
+        if (t < count && takers[t] == n) {
+            t++;
+            continue;
+        }
+        const struct report_node *node = &graph->nodes[n];
+        if (node->wake == REPORT_WAKE_NEVER || node->wake == REPORT_WAKE_EXITED ||
+            (node->wake == REPORT_WAKE_WAKER && asleep_for_the_threshold(c->snapshot, node)))
+            continue;
+        if (!only_sleeps_in_a_loop(c->snapshot, node))
+            return false;
+        ++*sleepers;
+        if (!finding)
+            continue;
+        char where[512];
+        python_where(node->thread, where, sizeof where);
+        rule_evidence(c, finding, "sleeper", "thread %d '%s' only sleeps in a loop (%s, %.3f s of CPU in %.1f s "
+                      "sampled)%s: it has not freed them", (int)node->thread->tid, node->thread->name,
+                      report_wait_label(node->thread), (double)node->thread->cpu_delta_ns / 1e9,
+                      c->snapshot->sampling_s, where);
+    }
+    return true;
+}
+
+/* Two or more threads of one process asleep taking locks that record no owner (CPython's, Rust's, Abseil's), on
+ * at least two different locks, while nothing that could free them runs: asleep forever, or asleep for the
+ * threshold while the only other threads merely sleep in a loop (a keep-alive main loop). A lock-order deadlock,
+ * each holding a lock another waits for; which holds which no word says, so: likely. */
 void report_rule_unowned_lock_cycle(struct report_rule_context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
-    size_t *waiters = calloc(graph->nnodes + 1, sizeof *waiters);
-    if (!waiters) {
+    size_t *takers = calloc(graph->nnodes + 1, sizeof *takers);
+    if (!takers) {
         c->failed = true;
         return;
     }
     for (size_t p = 0; p < graph->nprocesses && !c->failed; p++) {
         const struct report_graph_process *process = &graph->processes[p];
-        size_t count = 0;
-        bool two_locks = false;
-        for (size_t n = process->first_node; n < process->first_node + process->nnodes; n++) {
-            if (!unowned_lock_taken(&graph->nodes[n]) || named_by_a_hang(c->analysis, n))
-                continue;
-            two_locks |= count > 0 && graph->nodes[n].thread->wait.address !=
-                                          graph->nodes[waiters[0]].thread->wait.address;
-            waiters[count++] = n;
-        }
-        if (count < 2 || !two_locks)
+        bool two_locks;
+        size_t sleepers, count = lock_takers(c, process, takers, &two_locks);
+        if (count < 2 || !two_locks || !nothing_else_frees_them(c, process, takers, count, &sleepers, NULL))
             continue;
-        const struct report_node *subject = &graph->nodes[waiters[0]];
+        const struct report_node *subject = &graph->nodes[takers[0]];
+        char how_long[64] = "forever";
+        if (sleepers)
+            snprintf(how_long, sizeof how_long, "for %.0f s or more", c->snapshot->stuck_after_s);
         struct report_finding *finding = rule_finding(
             c, REPORT_UNOWNED_LOCK_CYCLE, REPORT_LIKELY, subject,
-            "%zu threads of process %d sleep forever taking locks that record no owner (%s), and nothing that "
-            "could release them can run: likely a lock-order deadlock, each holding a lock another waits for",
-            count, (int)subject->process->pid, unowned_lock_taken(subject));
+            "%zu threads of process %d sleep %s taking locks that record no owner (%s), and nothing that could "
+            "free them %s: likely a lock-order deadlock, each holding a lock another waits for",
+            count, (int)subject->process->pid, how_long, unowned_lock_taken(subject),
+            sleepers ? "runs but threads that only sleep in a loop" : "can run");
         for (size_t w = 0; w < count && finding; w++) {
-            const struct report_node *node = &graph->nodes[waiters[w]];
-            rule_member(c, finding, waiters[w]);
+            const struct report_node *node = &graph->nodes[takers[w]];
+            rule_member(c, finding, takers[w]);
             if (w == UNOWNED_LOCK_WAITERS_LISTED) {
                 rule_evidence(c, finding, "waiter", "and %zu more threads", count - w);
                 continue;
             }
             if (w > UNOWNED_LOCK_WAITERS_LISTED)
                 continue;
-            const struct hd_python_frame *place = report_python_place(node->thread);
-            char where[512] = "";
-            if (place)
-                snprintf(where, sizeof where, ", in Python at %s (%s:%d)", place->function ? place->function : "?",
-                         place->file ? hd_basename(place->file) : "?", place->line);
-            rule_evidence(c, finding, "waiter", "thread %d '%s' takes %s at 0x%" PRIx64 "%s", (int)node->thread->tid,
-                          node->thread->name, unowned_lock_taken(node), node->thread->wait.address, where);
+            char where[512], waited[64] = "";
+            python_where(node->thread, where, sizeof where);
+            if (node->thread->blocked_for_known)
+                snprintf(waited, sizeof waited, ", asleep %.1f s", node->thread->blocked_for_s);
+            rule_evidence(c, finding, "waiter", "thread %d '%s' takes %s at 0x%" PRIx64 "%s%s",
+                          (int)node->thread->tid, node->thread->name, unowned_lock_taken(node),
+                          node->thread->wait.address, waited, where);
         }
-        if (finding && process->nnodes > count)
-            rule_evidence(c, finding, "others", "the process's other %zu threads are asleep forever too: none can "
-                          "release a lock", process->nnodes - count);
+        if (finding && sleepers)
+            nothing_else_frees_them(c, process, takers, count, &sleepers, finding);
+        if (finding && process->nnodes > count + sleepers)
+            rule_evidence(c, finding, "others", "the process's other %zu threads are asleep too, waiting to be "
+                          "woken: none can free a lock", process->nnodes - count - sleepers);
         rule_remedy(c, finding, "Take the locks in one order in every thread (the waiters' lines show which each "
                                 "holds and which it wants), or hold one at a time.");
         rule_remedy(c, finding, "To see it in the program itself: take locks with a timeout (Python: "
                                 "lock.acquire(timeout=...)) and log where a take fails; faulthandler."
                                 "dump_traceback_later() prints every Python thread's stack.");
     }
-    free(waiters);
+    free(takers);
 }

@@ -1,10 +1,16 @@
 #!/usr/bin/python3
-"""Two Python threads take two threading.Locks in opposite orders (a lock-order deadlock); the main thread joins
-the first. CPython's locks record no owner: each thread sleeps on the lock's futex, in PyThread_acquire_lock_timed.
+"""Two Python threads take two threading.Locks in opposite orders (a lock-order deadlock). CPython's locks record
+no owner: each thread sleeps on the lock's futex, in PyThread_acquire_lock_timed.
+  python_lock_order.py join: the main thread joins the first
+  python_lock_order.py sleep: the main thread sleeps in a keep-alive loop (while True: time.sleep(...)), and says
+                              it is in position once the two have slept 1.5 s
 ready <pid> <first tid> <second tid>"""
 import os
+import sys
 import threading
 import time
+
+mode = sys.argv[1] if len(sys.argv) > 1 else "join"
 
 first_lock, second_lock = threading.Lock(), threading.Lock()
 both_hold_one = threading.Barrier(2)
@@ -34,6 +40,11 @@ while time.monotonic() < deadline:
         if waiting == 2:
             break
     time.sleep(0.01)
+if mode == "sleep":
+    time.sleep(1.5)  # longer than the test's --stuck-after 1s
 os.write(3, f"ready {os.getpid()} {tids['first']} {tids['second']}\n".encode())
 os.close(3)
-first.join()
+if mode == "join":
+    first.join()
+while True:
+    time.sleep(0.5)  # where: keep-alive

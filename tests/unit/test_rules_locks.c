@@ -270,7 +270,7 @@ Test(unowned_lock_cycle, two_rust_mutexes_taken_in_opposite_orders)
     cr_assert(strstr(cycle->summary, "2 threads of process 3000 sleep forever taking locks that record no owner "
                                      "(Rust's std::sync::Mutex)"), "%s", cycle->summary);
     cr_assert_str_eq(evidence_of(cycle, "others"),
-                     "the process's other 1 threads are asleep forever too: none can release a lock");
+                     "the process's other 1 threads are asleep too, waiting to be woken: none can free a lock");
     cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "deadlock");
     cr_assert_str_eq(root_cause_id(analysis), "unowned-lock-cycle");
     report_analysis_free(analysis);
@@ -331,4 +331,60 @@ Test(unowned_lock_cycle, not_while_a_thread_that_could_release_them_runs)
     cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
+}
+
+/* The keep-alive main loop of a Python program (while True: time.sleep(1)) could wake anyone, so the takers are
+ * not asleep forever; once they have slept for the threshold and the main thread only sleeps in its loop, it is
+ * the same deadlock, with the sleeper as evidence. A main loop that works, or takers asleep for less than the
+ * threshold, are not. */
+static struct hd_snapshot *takers_beside_a_sleeping_main(double blocked_s, double main_cpu_s)
+{
+    struct hd_snapshot *snapshot = two_takers("PyThread_acquire_lock_timed", "/srv/app/jobs.py", 0x55d2a0c61100);
+    snapshot->stuck_after_s = 60;
+    snapshot->sampling_s = 1.0;
+    for (pid_t tid = 3001; tid <= 3002; tid++) {
+        struct hd_thread *taker = thread_of(snapshot, tid);
+        taker->blocked_for_known = true;
+        taker->blocked_for_s = blocked_s;
+    }
+    struct hd_thread *main_thread = thread_of(snapshot, 3000);
+    in_nanosleep(main_thread);
+    main_thread->cpu_delta_ns = (uint64_t)(main_cpu_s * 1e9);
+    main_thread->voluntary_switches_delta = 1;
+    add_python_frame(main_thread, "<module>", "/srv/app/jobs.py", 40, true);
+    return snapshot;
+}
+
+Test(unowned_lock_cycle, beside_a_main_thread_that_only_sleeps_in_a_loop)
+{
+    struct hd_snapshot *snapshot = takers_beside_a_sleeping_main(75, 0.0002);
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *cycle = the_finding(analysis, "unowned-lock-cycle");
+    cr_assert_eq(cycle->nmembers, 2u);
+    cr_assert(strstr(cycle->summary, "sleep for 60 s or more taking locks that record no owner"), "%s",
+              cycle->summary);
+    cr_assert(strstr(cycle->summary, "nothing that could free them runs but threads that only sleep in a loop"),
+              "%s", cycle->summary);
+    cr_assert(strstr(evidence_of(cycle, "sleeper"), "thread 3000 '") &&
+              strstr(evidence_of(cycle, "sleeper"), "in Python at <module> (jobs.py:40): it has not freed them"),
+              "%s", evidence_of(cycle, "sleeper"));
+    cr_assert(strstr(evidence_of(cycle, "waiter"), "asleep 75.0 s"), "%s", evidence_of(cycle, "waiter"));
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+
+    const struct {
+        double blocked_s, main_cpu_s;
+        const char *why;
+    } cases[] = {
+        { 30, 0.0002, "asleep for less than the threshold" },
+        { 75, 0.4, "a main loop that works between its sleeps may free them" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snapshot = takers_beside_a_sleeping_main(cases[i].blocked_s, cases[i].main_cpu_s);
+        analysis = analyze(snapshot);
+        cr_assert_eq(count_findings(analysis, "unowned-lock-cycle"), 0, "%s", cases[i].why);
+        report_analysis_free(analysis);
+        hd_snapshot_free(snapshot);
+    }
 }
