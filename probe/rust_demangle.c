@@ -97,11 +97,16 @@ void probe_rust_tidy_legacy(char *name)
 
 #define V0_DEPTH_MAX 64
 #define V0_OUTPUT_MAX 4096
+/* Backrefs may point at one place many times over, so a short name can make the depth-capped walk exponential: a
+ * budget of steps (far above any real name's) ends it. */
+#define V0_STEPS_MAX 20000
 
 struct v0 {
     const char *text; /* after "_R": backrefs count from here */
     size_t length, next;
     unsigned depth;
+    unsigned steps;
+    unsigned muted; /* inside a path that is read but not shown (an impl's own path) */
     bool bad;
     char out[V0_OUTPUT_MAX];
     size_t written;
@@ -110,7 +115,7 @@ struct v0 {
 
 static void emit_bytes(struct v0 *p, const char *bytes, size_t length)
 {
-    for (size_t i = 0; i < length; i++) {
+    for (size_t i = 0; i < length && !p->muted; i++) {
         if (p->written + 1 >= sizeof p->out) {
             p->truncated = true;
             return;
@@ -168,7 +173,10 @@ static uint64_t integer_62(struct v0 *p)
 /* An optional tag and base-62 number: 0 when absent, else the number + 1. */
 static uint64_t optional_62(struct v0 *p, char tag)
 {
-    return eat(p, tag) ? integer_62(p) + 1 : 0;
+    if (!eat(p, tag))
+        return 0;
+    uint64_t value = integer_62(p);
+    return value < UINT64_MAX ? value + 1 : value;
 }
 
 struct identifier {
@@ -200,18 +208,21 @@ static struct identifier identifier(struct v0 *p)
     return id;
 }
 
+/* One level deeper: false (and the name bad) past the depth cap or the budget of steps. A name whose readable
+ * form is already past the output's end is read no further either. */
 static bool descend(struct v0 *p)
 {
-    if (++p->depth > V0_DEPTH_MAX)
+    if (++p->depth > V0_DEPTH_MAX || ++p->steps > V0_STEPS_MAX)
         p->bad = true;
-    return !p->bad;
+    return !p->bad && !p->truncated;
 }
 
-/* The next element of a list closed by 'E', with `separator` before all but the first: false at its end (or at a
- * name cut short, which is marked bad). */
+/* The next element of a list closed by 'E', with `separator` before all but the first: false at its end, at a
+ * name cut short (marked bad), or once the readable form fills the output (nothing after it would be shown, and
+ * an element not read would be read again for ever). */
 static bool next_in_list(struct v0 *p, size_t n, const char *separator)
 {
-    if (p->bad || eat(p, 'E'))
+    if (p->bad || p->truncated || eat(p, 'E'))
         return false;
     if (peek(p) == '\0') {
         p->bad = true;
@@ -230,7 +241,9 @@ static void backref(struct v0 *p, void (*parse)(struct v0 *, bool), bool in_valu
 {
     size_t start = p->next - 1;
     uint64_t target = integer_62(p);
-    if (p->bad || target >= start || !descend(p))
+    if (!p->bad && target >= start)
+        p->bad = true; /* a backref points back, never at itself or ahead */
+    if (p->bad || !descend(p))
         return;
     size_t resume = p->next;
     p->next = (size_t)target;
@@ -288,9 +301,9 @@ static void path(struct v0 *p, bool in_value)
     }
     case 'M': { /* <Type> */
         optional_62(p, 's');
-        size_t before = p->written;
+        p->muted++; /* the impl's own path (where it was written) is not part of the readable name */
         path(p, false);
-        p->written = before; /* the impl's own path (where it was written) is not part of the readable name */
+        p->muted--;
         emit(p, "<");
         type(p);
         emit(p, ">");
@@ -300,9 +313,9 @@ static void path(struct v0 *p, bool in_value)
     case 'Y': {
         if (tag == 'X') {
             optional_62(p, 's');
-            size_t before = p->written;
+            p->muted++; /* the impl's path is not part of the readable name */
             path(p, false);
-            p->written = before; /* the impl's path is not part of the readable name */
+            p->muted--;
         }
         emit(p, "<");
         type(p);
@@ -409,7 +422,7 @@ static void dyn_bounds(struct v0 *p)
             struct identifier name = identifier(p);
             if (b > 0)
                 emit(p, ", ");
-            else if (p->written > 0 && p->out[p->written - 1] == '>' && !p->truncated) {
+            else if (p->written > 0 && p->out[p->written - 1] == '>' && !p->truncated && !p->muted) {
                 p->written--;
                 emit(p, ", ");
             } else

@@ -18,16 +18,17 @@ static bool works_through_the_kernel(const struct hd_thread *thread)
 }
 
 /* A loop around sched_yield gives the CPU away each time it gets it: on a machine where other work wants the CPU it
- * runs a few microseconds a turn, so its share is tiny though it never stops spinning. A computation starved by the
- * same load is preempted at the scheduler's slices (milliseconds), not at every turn. A thread stopped in the yield
- * call itself in every sample, having switched again and again, is one whatever its turns cost. */
+ * runs a few microseconds a turn, so its share is tiny though it never stops spinning. Many involuntary switches
+ * alone prove nothing (a nice-19 computation is preempted by every wakeup on a busy machine): the yield call must
+ * be where it was stopped, or on its stack. */
 #define YIELD_LOOP_SWITCHES_MIN 20
-#define YIELD_LOOP_CPU_PER_SWITCH_MAX_NS 100000
 
 static const char *const yield_functions[] = { "sched_yield", "pthread_yield", "thrd_yield" };
 
 static bool is_a_yield_function(const char *function)
 {
+    if (!function)
+        return false;
     while (*function == '_')
         function++;
     if (strncmp(function, "GI_", 3) == 0)
@@ -47,13 +48,17 @@ static uint64_t involuntary_switches(const struct hd_thread *thread)
                : 0;
 }
 
+#define YIELD_FRAMES_SEARCHED 4
+
 static bool yields_in_a_loop(const struct hd_thread *thread)
 {
-    uint64_t turns = involuntary_switches(thread);
-    if (turns < YIELD_LOOP_SWITCHES_MIN)
+    if (involuntary_switches(thread) < YIELD_LOOP_SWITCHES_MIN)
         return false;
-    return is_a_yield_function(thread->leaf_function) ||
-           thread->cpu_delta_ns / turns < YIELD_LOOP_CPU_PER_SWITCH_MAX_NS;
+    bool yields = is_a_yield_function(thread->leaf_function);
+    for (size_t f = 0; !yields && thread->stack.state == HD_STACK_TAKEN && f < thread->stack.nframes &&
+                       f < YIELD_FRAMES_SEARCHED; f++)
+        yields = is_a_yield_function(thread->stack.frames[f].symbol);
+    return yields;
 }
 
 /* Running in every sample, using about a CPU, stopped in the same function each time: a busy wait or livelock,

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 
 /* The lock's address, type and owner as evidence, and as the facts the verdict groups the findings by. */
@@ -217,17 +218,26 @@ done:
  * lock being taken from any other futex wait (a condition variable, a semaphore, an event). */
 static const struct {
     const char *pattern; /* fnmatch(3) over the demangled native frame */
+    const char *caller;  /* a frame further out that must be there too (NULL: none): the lock's own entry point */
     const char *lock;
-    bool python; /* CPython's: taken for threading's waits too, so the Python frame must be the user's */
+    bool python;         /* CPython's: taken for threading's waits too, so the Python frame must be the user's */
+    bool word_is_lock;   /* the futex word is the lock's own; false where each waiter parks on a word of its own */
 } unowned_lock_takers[] = {
-    { "PyThread_acquire_lock_timed", "CPython's threading.Lock or RLock", true },
-    { "_PyMutex_LockTimed", "CPython's threading.Lock or RLock", true },
-    { "*Mutex*::lock_contended", "Rust's std::sync::Mutex", false },
-    { "*RwLock*::write_contended", "Rust's std::sync::RwLock, to write", false },
-    { "*RwLock*::read_contended", "Rust's std::sync::RwLock, to read", false },
-    { "*parking_lot*RawMutex*::lock_slow", "Rust's parking_lot::Mutex", false },
-    { "absl::*Mutex::LockSlow*", "Abseil's absl::Mutex", false },
+    /* PyThread_acquire_lock_timed also serves SimpleQueue.get(), the io locks and the import lock: only the
+     * Lock and RLock objects' acquire count */
+    { "PyThread_acquire_lock_timed", "lock_PyThread_acquire_lock*", "CPython's threading.Lock", true, true },
+    { "PyThread_acquire_lock_timed", "rlock_acquire*", "CPython's threading.RLock", true, true },
+    { "_PyMutex_LockTimed", "lock_PyThread_acquire_lock*", "CPython's threading.Lock", true, false },
+    { "_PyMutex_LockTimed", "rlock_acquire*", "CPython's threading.RLock", true, false },
+    { "*Mutex*::lock_contended", NULL, "Rust's std::sync::Mutex", false, true },
+    /* readers sleep on the state word, writers on another */
+    { "*RwLock*::write_contended", NULL, "Rust's std::sync::RwLock, to write", false, false },
+    { "*RwLock*::read_contended", NULL, "Rust's std::sync::RwLock, to read", false, false },
+    { "*parking_lot*RawMutex*::lock_slow", NULL, "Rust's parking_lot::Mutex", false, false },
+    { "absl::*Mutex::LockSlow*", NULL, "Abseil's absl::Mutex", false, false },
 };
+
+#define TAKER_FRAMES_SEARCHED 16
 
 /* The Python files whose lock acquires are waits of another kind: a Condition's or Event's waiter lock, a join's
  * thread-state lock, a queue's or a pool's condition. */
@@ -246,29 +256,63 @@ static bool python_waits_in_library(const struct hd_thread *thread)
     return false;
 }
 
-/* What lock with no owner recorded the thread of `node` sleeps to take, or NULL. */
-static const char *unowned_lock_taken(const struct report_node *node)
+static bool has_frame(const struct hd_thread *thread, size_t from, const char *pattern)
+{
+    for (size_t f = from; f < thread->stack.nframes && f < TAKER_FRAMES_SEARCHED; f++)
+        if (thread->stack.frames[f].symbol && fnmatch(pattern, thread->stack.frames[f].symbol, 0) == 0)
+            return true;
+    return false;
+}
+
+/* The row of the lock with no owner recorded that the thread of `node` sleeps to take (its frame at *frame), or
+ * -1. */
+static int unowned_lock_row(const struct report_node *node, size_t *frame)
 {
     const struct hd_thread *thread = node->thread;
     const struct hd_wait *wait = &thread->wait;
     if (wait->kind != HD_WAIT_FUTEX || wait->lock.kind != HD_LOCK_UNKNOWN || thread->stack.state != HD_STACK_TAKEN)
-        return NULL;
-    for (size_t f = 0; f < thread->stack.nframes && f < 16; f++) {
+        return -1;
+    for (size_t f = 0; f < thread->stack.nframes && f < TAKER_FRAMES_SEARCHED; f++) {
         const char *symbol = thread->stack.frames[f].symbol;
-        for (size_t t = 0; symbol && t < COUNT(unowned_lock_takers); t++)
-            if (fnmatch(unowned_lock_takers[t].pattern, symbol, 0) == 0)
-                return unowned_lock_takers[t].python && python_waits_in_library(thread) ? NULL
-                                                                                        : unowned_lock_takers[t].lock;
+        for (size_t t = 0; symbol && t < COUNT(unowned_lock_takers); t++) {
+            if (fnmatch(unowned_lock_takers[t].pattern, symbol, 0) != 0 ||
+                (unowned_lock_takers[t].caller && !has_frame(thread, f + 1, unowned_lock_takers[t].caller)))
+                continue;
+            if (unowned_lock_takers[t].python && python_waits_in_library(thread))
+                return -1;
+            *frame = f;
+            return (int)t;
+        }
     }
-    return NULL;
+    return -1;
 }
 
-/* Asleep without timeout since at least the threshold (its blocked-for, not the sampling window). */
-static bool asleep_for_the_threshold(const struct hd_snapshot *snapshot, const struct report_node *node)
+static const char *unowned_lock_taken(const struct report_node *node)
 {
-    const struct hd_thread *thread = node->thread;
-    return snapshot->stuck_after_s > 0 && node->blocked_without_timeout && thread->blocked_for_known &&
-           !thread->progressing && thread->blocked_for_s >= snapshot->stuck_after_s;
+    size_t frame;
+    int row = unowned_lock_row(node, &frame);
+    return row < 0 ? NULL : unowned_lock_takers[row].lock;
+}
+
+/* Do the takers `a` and `b` wait on different locks? By the futex word where it is the lock's; else (each waiter
+ * parks on a word of its own) by where they take it: their Python lines, or the frame that calls the lock. Two
+ * threads taking one lock from one line are not told apart, and not counted as two locks. */
+static bool different_locks(const struct report_node *a, const struct report_node *b)
+{
+    size_t frame_a, frame_b;
+    int row_a = unowned_lock_row(a, &frame_a), row_b = unowned_lock_row(b, &frame_b);
+    if (row_a < 0 || row_b < 0)
+        return false;
+    if (unowned_lock_takers[row_a].word_is_lock && unowned_lock_takers[row_b].word_is_lock)
+        return a->thread->wait.address != b->thread->wait.address;
+    const struct hd_python_frame *place_a = report_python_place(a->thread), *place_b = report_python_place(b->thread);
+    if (place_a && place_b)
+        return place_a->line != place_b->line || !place_a->file || !place_b->file ||
+               strcmp(place_a->file, place_b->file) != 0;
+    const struct hd_thread *thread_a = a->thread, *thread_b = b->thread;
+    if (frame_a + 1 >= thread_a->stack.nframes || frame_b + 1 >= thread_b->stack.nframes)
+        return false;
+    return thread_a->stack.frames[frame_a + 1].pc != thread_b->stack.frames[frame_b + 1].pc;
 }
 
 /* A thread that only sleeps on a timer in a loop, as a keep-alive main loop does (while True: time.sleep(1)): in
@@ -280,9 +324,12 @@ static bool asleep_for_the_threshold(const struct hd_snapshot *snapshot, const s
 static bool only_sleeps_in_a_loop(const struct hd_snapshot *snapshot, const struct report_node *node)
 {
     const struct hd_thread *thread = node->thread;
-    return (node->wake == REPORT_WAKE_TIMER || node->wake == REPORT_WAKE_RUNNING) && thread->state != 'R' &&
+    /* seen to wake and sleep again while sampled: a loop, not one long sleep before it does something */
+    bool looped = thread->samples_seen >= 2 && thread->voluntary_switches_delta > 0;
+    return looped && (node->wake == REPORT_WAKE_TIMER || node->wake == REPORT_WAKE_RUNNING) && thread->state != 'R' &&
            thread->syscall.state == HD_SYSCALL_IN && thread->wait.kind == HD_WAIT_SLEEP && !node->waits_outside &&
-           (double)thread->cpu_delta_ns / 1e9 <= LOOP_SLEEPER_CPU_MAX_S + LOOP_SLEEPER_CPU_SHARE_MAX * snapshot->sampling_s;
+           (double)thread->cpu_delta_ns / 1e9 <=
+               LOOP_SLEEPER_CPU_MAX_S + LOOP_SLEEPER_CPU_SHARE_MAX * snapshot->sampling_s;
 }
 
 static bool named_by_a_hang(const struct report_analysis *analysis, size_t node)
@@ -313,10 +360,11 @@ static size_t lock_takers(const struct report_rule_context *c, const struct repo
     for (size_t n = process->first_node; n < process->first_node + process->nnodes; n++) {
         const struct report_node *node = &graph->nodes[n];
         bool asleep = node->wake == REPORT_WAKE_NEVER ||
-                      (node->wake == REPORT_WAKE_WAKER && asleep_for_the_threshold(c->snapshot, node));
+                      (node->wake == REPORT_WAKE_WAKER && rule_asleep_for_the_threshold(c->snapshot, node));
         if (!asleep || !unowned_lock_taken(node) || named_by_a_hang(c->analysis, n))
             continue;
-        *two_locks |= count > 0 && node->thread->wait.address != graph->nodes[takers[0]].thread->wait.address;
+        for (size_t t = 0; t < count && !*two_locks; t++)
+            *two_locks = different_locks(node, &graph->nodes[takers[t]]);
         takers[count++] = n;
     }
     return count;
@@ -332,24 +380,31 @@ static void python_where(const struct hd_thread *thread, char *out, size_t size)
                  place->file ? hd_basename(place->file) : "?", place->line);
 }
 
-/* Can anything of the process but the takers free them? Nothing can when every other thread is asleep forever,
- * waits to be woken, or only sleeps in a loop; *sleepers counts the last, each named as evidence of `finding`
- * when there is one. */
+/* Can anything of the process but the takers free them? Nothing can when every other thread has exited, sleeps
+ * on a futex forever (a join, a condition) or for the threshold, or only sleeps in a loop. A thread asleep on
+ * something else (a pipe, a child) may hang for a reason of its own that another rule names better: then this
+ * one says nothing. *sleepers counts the loop sleepers, each named as evidence of `finding` when there is one;
+ * *waiting the futex sleepers. */
 static bool nothing_else_frees_them(struct report_rule_context *c, const struct report_graph_process *process,
-                                    const size_t *takers, size_t count, size_t *sleepers,
+                                    const size_t *takers, size_t count, size_t *sleepers, size_t *waiting,
                                     struct report_finding *finding)
 {
     const struct report_graph *graph = &c->analysis->graph;
-    *sleepers = 0;
+    *sleepers = *waiting = 0;
     for (size_t n = process->first_node, t = 0; n < process->first_node + process->nnodes; n++) {
         if (t < count && takers[t] == n) {
             t++;
             continue;
         }
         const struct report_node *node = &graph->nodes[n];
-        if (node->wake == REPORT_WAKE_NEVER || node->wake == REPORT_WAKE_EXITED ||
-            (node->wake == REPORT_WAKE_WAKER && asleep_for_the_threshold(c->snapshot, node)))
+        if (node->wake == REPORT_WAKE_EXITED)
             continue;
+        if (node->thread->wait.kind == HD_WAIT_FUTEX &&
+            (node->wake == REPORT_WAKE_NEVER ||
+             (node->wake == REPORT_WAKE_WAKER && rule_asleep_for_the_threshold(c->snapshot, node)))) {
+            ++*waiting;
+            continue;
+        }
         if (!only_sleeps_in_a_loop(c->snapshot, node))
             return false;
         ++*sleepers;
@@ -380,8 +435,8 @@ void report_rule_unowned_lock_cycle(struct report_rule_context *c)
     for (size_t p = 0; p < graph->nprocesses && !c->failed; p++) {
         const struct report_graph_process *process = &graph->processes[p];
         bool two_locks;
-        size_t sleepers, count = lock_takers(c, process, takers, &two_locks);
-        if (count < 2 || !two_locks || !nothing_else_frees_them(c, process, takers, count, &sleepers, NULL))
+        size_t sleepers, waiting, count = lock_takers(c, process, takers, &two_locks);
+        if (count < 2 || !two_locks || !nothing_else_frees_them(c, process, takers, count, &sleepers, &waiting, NULL))
             continue;
         const struct report_node *subject = &graph->nodes[takers[0]];
         char how_long[64] = "forever";
@@ -411,10 +466,10 @@ void report_rule_unowned_lock_cycle(struct report_rule_context *c)
                           node->thread->wait.address, waited, where);
         }
         if (finding && sleepers)
-            nothing_else_frees_them(c, process, takers, count, &sleepers, finding);
-        if (finding && process->nnodes > count + sleepers)
-            rule_evidence(c, finding, "others", "the process's other %zu threads are asleep too, waiting to be "
-                          "woken: none can free a lock", process->nnodes - count - sleepers);
+            nothing_else_frees_them(c, process, takers, count, &sleepers, &waiting, finding);
+        if (finding && waiting)
+            rule_evidence(c, finding, "others", "the process's other %zu threads sleep on futexes too (a join, a "
+                          "condition), waiting to be woken: none can free a lock", waiting);
         rule_remedy(c, finding, "Take the locks in one order in every thread (the waiters' lines show which each "
                                 "holds and which it wants), or hold one at a time.");
         rule_remedy(c, finding, "To see it in the program itself: take locks with a timeout (Python: "

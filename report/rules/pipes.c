@@ -180,7 +180,7 @@ static void cycle_evidence(struct report_rule_context *c, struct report_finding 
             size_t others = wakers->nnodes - (waiter->process_index == next->process_index ? 1 : 0);
             rule_evidence(c, finding, "cycle",
                           "thread %d '%s' of process %d (%s) waits on a futex with no owner recorded: only a thread "
-                          "of process %d could wake it, and all %zu of them are asleep forever, thread %d '%s' "
+                          "of process %d could wake it, and none of its %zu other threads can run, thread %d '%s' "
                           "among them",
                           (int)waiter->thread->tid, waiter->thread->name, (int)waiter->process->pid,
                           report_wait_label(waiter->thread), (int)next->process->pid, others,
@@ -300,8 +300,12 @@ void report_rule_wait_cycle(struct report_rule_context *c)
     if (!rule_search_init(c, &s))
         return;
     bool *named = report_cycle_members(c->analysis);
-    /* what the other rules named before this one: a cycle through one of those is theirs */
-    bool *named_before = report_cycle_members(c->analysis);
+    /* the lock takers unowned-lock-cycle named: a cycle through one of them (a thread that joins one) is its */
+    bool *named_before = calloc(graph->nnodes + 1, sizeof *named_before);
+    for (size_t f = 0; named_before && f < c->analysis->nfindings; f++)
+        if (c->analysis->findings[f].kind == REPORT_UNOWNED_LOCK_CYCLE)
+            for (size_t m = 0; m < c->analysis->findings[f].nmembers; m++)
+                named_before[c->analysis->findings[f].members[m]] = true;
     if (!named || !named_before) {
         c->failed = true;
         free(named);
@@ -327,18 +331,23 @@ void report_rule_wait_cycle(struct report_rule_context *c)
         for (size_t m = 0; m < count; m++)
             named_already |= named_before[nodes[m]];
         if (count < 2 || through_lock_only || named_already)
-            continue; /* a thread waiting on its own process alone is the knot's business, locks lock-cycle's; a
-                       * cycle through a member of another's (unowned-lock-cycle's lock takers) is that one's */
+            continue; /* a thread waiting on its own process alone is the knot's business, locks lock-cycle's, and
+                       * a cycle through unowned-lock-cycle's lock takers that one's */
         bool unowned = false;
-        for (size_t m = 0; m < count; m++)
-            unowned |= step_through_unowned_futex(&s, nodes[m]);
+        size_t named_step = 1 % count; /* a step the summary names: one that is not through the futex */
+        for (size_t m = 0; m < count; m++) {
+            bool through = step_through_unowned_futex(&s, nodes[m]);
+            unowned |= through;
+            if (!through && step_through_unowned_futex(&s, nodes[named_step]))
+                named_step = m;
+        }
         /* through a futex that records no owner, the threads do not wait on each other as such: each waits on
          * something that only threads asleep forever could set */
         struct report_finding *finding =
             unowned ? rule_finding(c, REPORT_WAIT_CYCLE, REPORT_CERTAIN, node,
                                    "%zu threads wait through %s and a futex with no owner recorded, whose only "
                                    "possible wakers are asleep forever: none of them can ever go on",
-                                   count, rule_edge_words(step_kind(&s, nodes[1 % count])))
+                                   count, rule_edge_words(step_kind(&s, nodes[named_step])))
                     : rule_finding(c, REPORT_WAIT_CYCLE, REPORT_CERTAIN, node,
                                    "%zu threads wait on each other in a cycle through %s and %s: none of them can "
                                    "ever go on",

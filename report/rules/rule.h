@@ -43,6 +43,9 @@ void rule_member(struct report_rule_context *c, struct report_finding *finding, 
 bool rule_is_ancestor(const struct hd_snapshot *snapshot, pid_t ancestor, const struct hd_process *process);
 /* The name of thread `tid` of the snapshot, or "?". */
 const char *rule_thread_name(const struct report_rule_context *c, pid_t tid);
+/* Asleep without timeout for at least the --stuck-after threshold, by the kernel's clock of its last run (its
+ * blocked-for, not the sampling window). */
+bool rule_asleep_for_the_threshold(const struct hd_snapshot *snapshot, const struct report_node *node);
 /* Asleep forever on a mutex or rwlock with an owner recorded. */
 bool rule_waits_on_owned_lock(const struct report_node *node);
 /* The words for what an edge waits through: "the lock's owner", "a pipe", "wait4". */

@@ -59,14 +59,6 @@ static bool merely_a_timer(const struct report_rule_context *c, const struct rep
     return idle_timers_too && report_parked_in_runtime(c->catalogue, node->process, thread) != NULL;
 }
 
-/* Asleep without timeout for at least the threshold, by the kernel's clock of its last run. */
-static bool asleep_long(const struct hd_snapshot *snapshot, const struct report_node *node)
-{
-    const struct hd_thread *thread = node->thread;
-    return node->blocked_without_timeout && thread->syscall.state == HD_SYSCALL_IN && thread->blocked_for_known &&
-           !thread->progressing && thread->blocked_for_s >= snapshot->stuck_after_s;
-}
-
 /* The answer for one kind of timer thread, worked out once. */
 static bool *timer_bound_now(struct report_rule_context *c, bool idle_timers_too)
 {
@@ -102,7 +94,7 @@ static bool *timer_bound_now(struct report_rule_context *c, bool idle_timers_too
         c->failed |= !report_graph_reach(graph, seeds, live);
         for (size_t i = 0; !c->failed && i < graph->nnodes; i++) {
             bound[i] = graph->nodes[i].wake == REPORT_WAKE_WAKER && !live[i] &&
-                       asleep_long(c->snapshot, &graph->nodes[i]);
+                       rule_asleep_for_the_threshold(c->snapshot, &graph->nodes[i]);
             any |= bound[i];
         }
     }
@@ -209,7 +201,8 @@ static bool could_set_it(struct report_rule_context *c, const struct report_node
     case REPORT_WAKE_EXITED:
         return false;
     case REPORT_WAKE_WAKER:
-        return !(asleep_long(c->snapshot, node) && waits_only_within_its_process(&c->analysis->graph, node));
+        return !(rule_asleep_for_the_threshold(c->snapshot, node) &&
+                 waits_only_within_its_process(&c->analysis->graph, node));
     case REPORT_WAKE_RUNNING:
     case REPORT_WAKE_TIMER:
     case REPORT_WAKE_OUTSIDE:

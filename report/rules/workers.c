@@ -20,8 +20,9 @@ static const struct report_node *stuck_waiter(const struct report_graph *graph, 
         if (node->thread->syscall.state != HD_SYSCALL_IN)
             continue;
         enum hd_wait_kind kind = node->thread->wait.kind;
-        /* a futex that records its owner or what it joins (a mutex, a join, the GIL) waits on that, not on a
-         * worker: only one with no owner recorded may be what a worker's result thread signals */
+        /* a futex that is a mutex, rwlock, join or the GIL waits on that, whatever its owner's state (abandoned-lock
+         * covers an owner that is gone), not on a worker: only one with no owner recorded may be what a worker's
+         * result thread signals */
         bool waits_for_worker = kind == HD_WAIT_READ || kind == HD_WAIT_WRITE || kind == HD_WAIT_POLL ||
                                 (kind == HD_WAIT_FUTEX && node->thread->wait.lock.kind == HD_LOCK_UNKNOWN);
         bool stuck = node->wake == REPORT_WAKE_NEVER ||

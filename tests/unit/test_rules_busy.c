@@ -136,8 +136,24 @@ Test(spinning, stopped_in_sched_yield_every_time_after_many_turns)
     }
 }
 
-/* The same little CPU without the yields is a thread the load starves (preempted at the scheduler's slices, or not
- * run at all): it hardly ran, and sampling cannot call that a spin. */
+/* A yield call among the innermost frames counts as well as the leaf: a loop around the generic syscall() wrapper
+ * called from thrd_yield. */
+Test(spinning, a_yield_call_under_the_leaf_counts)
+{
+    struct hd_snapshot *snapshot = spinner(0.080, 3, true, "syscall");
+    struct hd_thread *thread = thread_of(snapshot, 1200);
+    thread->switches_delta = thread->voluntary_switches_delta + 236;
+    add_native_frame(thread, "syscall");
+    add_native_frame(thread, "thrd_yield");
+    add_native_frame(thread, "wait_for_team");
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "spinning"), 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* The same little CPU without a yield call is a thread the load starves (preempted at the scheduler's slices, by
+ * every wakeup, or not run at all): it hardly ran, and sampling cannot call that a spin. */
 Test(spinning, not_a_starved_thread_preempted_at_the_schedulers_slices)
 {
     const struct {
@@ -148,6 +164,7 @@ Test(spinning, not_a_starved_thread_preempted_at_the_schedulers_slices)
         { 0.003, 2, "two preemptions: starved, not yielding" },
         { 0.060, 30, "2 ms a turn: the scheduler's slices" },
         { 0.0001, 19, "under 20 turns proves no loop" },
+        { 0.002, 300, "a nice-19 computation preempted by every wakeup: many short turns, but no yield call" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct hd_snapshot *snapshot = spinner(cases[i].cpu_s, 3, true, "compute");

@@ -337,6 +337,8 @@ Test(symbols, rust_v0_refuses_what_it_cannot_read)
         char *readable = probe_rust_demangle_v0(names[i]);
         cr_assert_null(readable, "%s gave %s", names[i], readable);
     }
+    cr_assert_null(probe_rust_demangle_v0("_RNvB5_3abc"), "a backref that points ahead");
+    cr_assert_null(probe_rust_demangle_v0("_RNvB_3abc"), "a backref that points at itself");
     /* a thousand nested references: refused at the depth cap, not read to the bottom */
     char deep[1100] = "_RINvCs1_1a1f";
     size_t at = strlen(deep);
@@ -344,6 +346,61 @@ Test(symbols, rust_v0_refuses_what_it_cannot_read)
         deep[at++] = 'R';
     memcpy(deep + at, "hE", 3);
     cr_assert_null(probe_rust_demangle_v0(deep));
+}
+
+/* Base 62 as v0 writes a backref's position: "_" is 0, else the number - 1 and a closing '_'. */
+static size_t put_base_62(char *out, size_t position)
+{
+    static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    char reversed[16];
+    size_t length = 0;
+    if (position == 0) {
+        out[0] = '_';
+        return 1;
+    }
+    for (size_t value = position - 1;; value /= 62) {
+        reversed[length++] = digits[value % 62];
+        if (value < 62)
+            break;
+    }
+    for (size_t i = 0; i < length; i++)
+        out[i] = reversed[length - 1 - i];
+    out[length] = '_';
+    return length + 1;
+}
+
+/* Tuples of 22 levels, each the previous level four times by backref: about 4^22 types to read from 400 bytes. */
+static void fan_out_name(char *name, size_t size, const char *head, const char *tail)
+{
+    size_t at = (size_t)snprintf(name, size, "%s", head);
+    size_t previous = at - 2; /* positions count after "_R" */
+    at += (size_t)snprintf(name + at, size - at, "ThhhhE");
+    for (int level = 0; level < 22; level++) {
+        size_t start = at - 2;
+        name[at++] = 'T';
+        for (int copy = 0; copy < 4; copy++) {
+            name[at++] = 'B';
+            at += put_base_62(name + at, previous);
+        }
+        name[at++] = 'E';
+        previous = start;
+    }
+    snprintf(name + at, size - at, "%s", tail);
+}
+
+/* A short hostile name whose backrefs fan out must end at once: cut short where the readable form fills the
+ * output, or refused by the budget of steps where nothing is shown (an impl's own path), never read for ever. */
+Test(symbols, rust_v0_backrefs_that_fan_out_end_at_once, .timeout = 10)
+{
+    char name[1024];
+    fan_out_name(name, sizeof name, "_RINvCs1_1a1f", "E");
+    char *readable = probe_rust_demangle_v0(name);
+    cr_assert_not_null(readable);
+    cr_assert_eq(strlen(readable), 4095);
+    cr_assert_str_eq(readable + 4092, "...");
+    free(readable);
+    fan_out_name(name, sizeof name, "_RNvMINvCs1_1a1f", "Eu3foo");
+    cr_assert_null(probe_rust_demangle_v0(name));
 }
 
 Test(symbols, rust_legacy_names_lose_their_hash_and_escapes)
