@@ -18,6 +18,7 @@ enum report_finding_id {
     REPORT_UNOWNED_LOCK_CYCLE, /* before wait-cycle, which leaves its members alone */
     REPORT_FULL_PIPE,
     REPORT_WAIT_CYCLE,
+    REPORT_POOL_STARVATION,
     REPORT_ORPHANED_WAIT,
     REPORT_WORKER_DIED,
     REPORT_UNINTERRUPTIBLE,

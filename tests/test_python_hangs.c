@@ -338,6 +338,56 @@ Test(python_hangs, python_lock_order_deadlock_of_cpython_3_13)
     python_each_version(13, expect_python_lock_order);
 }
 
+/* ---- a thread pool starved by its own tasks --------------------------------------------------------------------- */
+
+/* ready <pid> <first worker> <second worker>: both workers of a ThreadPoolExecutor inside tasks that wait on inner
+ * tasks of the same pool; pool-starvation, likely, with both workers as members and the task's line. */
+static void expect_pool_starvation(const char *python, unsigned minor)
+{
+    struct fixture fixture;
+    start_script(&fixture, python, "pool_starvation.py", "starve");
+    pid_t pid = fixture.pids[0], first = fixture.pids[1], second = fixture.pids[2];
+    int status;
+    json_object *document = hangdoc_json(pid, &status);
+    expect_python_version(document, pid, &minor);
+    cr_assert_eq(status, 1, "hung: exit 1, got %d", status);
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "pool-starvation");
+    json_object *starved = json_first_finding(document, "pool-starvation", pid);
+    cr_assert_not_null(starved, "%s", json_object_to_json_string(json_at(document, "findings")));
+    cr_assert_str_eq(json_string_at(starved, "confidence"), "likely");
+    cr_assert(has_member(starved, first) && has_member(starved, second));
+    cr_assert_eq(json_object_array_length(json_at(starved, "members")), 2);
+    char line[96];
+    snprintf(line, sizeof line, "waits in %s, called from its task outer (pool_starvation.py:%ld)",
+             python_function_name("Future.result", minor), python_marked_line("pool_starvation.py", "result"));
+    cr_assert_eq(evidence_containing(starved, "worker", line), 2, "%s", json_object_to_json_string(starved));
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(python_hangs, pool_starvation_of_the_system_python)
+{
+    python_each_version(0, expect_pool_starvation);
+}
+
+Test(python_hangs, pool_starvation_of_cpython_3_10)
+{
+    python_each_version(10, expect_pool_starvation);
+}
+
+/* The look-alike: the tasks wait on futures of another pool whose worker runs: not hung, no finding. */
+Test(python_hangs, tasks_waiting_on_another_pools_running_task_are_not_starvation)
+{
+    struct fixture fixture;
+    start_script(&fixture, "/usr/bin/python3", "pool_starvation.py", "other-pool");
+    int status;
+    json_object *document = hangdoc_json(fixture.pids[0], &status);
+    cr_assert_eq(status, 0, "not hung: %s", json_object_to_json_string(json_at(document, "findings")));
+    cr_assert_eq(json_count_findings(document, "pool-starvation", 0), 0);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
 /* ---- a Python lock held at fork ---------------------------------------------------------------------------------- */
 
 /* ready <parent pid> <child pid> */

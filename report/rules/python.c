@@ -1,4 +1,5 @@
-/* The Python family (rule.h): spawn-reimport, a spawn child that runs the main module's top level.
+/* The Python family (rule.h): spawn-reimport, a spawn child that runs the main module's top level, and
+ * pool-starvation, a ThreadPoolExecutor whose every worker waits on a future inside its task.
  *
  * Python's spawn and forkserver start methods start a fresh interpreter, which imports the parent's main module
  * under the name __mp_main__ before it runs the target (multiprocessing/spawn.py, _fixup_main_from_path). A script
@@ -12,6 +13,7 @@
 
 #include "../python.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static bool is_function(const struct hd_python_frame *frame, const char *function)
@@ -79,5 +81,99 @@ void report_rule_spawn_reimport(struct report_rule_context *c)
         rule_remedy(c, finding,
                     "keep module level to imports, definitions and constants; open files, take locks, connect and "
                     "start work in main()");
+    }
+}
+
+/* ---- pool-starvation --------------------------------------------------------------------------------------- */
+
+/* A ThreadPoolExecutor's worker inside a task (under _WorkItem.run) that waits on a future: Future.result(), or
+ * concurrent.futures.wait() / as_completed(). Its innermost frame of the futures module, or SIZE_MAX. */
+static size_t waits_on_a_future_in_a_task(const struct hd_thread *thread)
+{
+    size_t wait = SIZE_MAX;
+    bool in_task = false;
+    for (size_t f = 0; f < thread->npython_frames; f++) {
+        const struct hd_python_frame *frame = &thread->python_frames[f];
+        if (wait == SIZE_MAX && report_python_file_is(frame->file, "concurrent/futures/_base.py") &&
+            (is_function(frame, "result") || is_function(frame, "wait") || is_function(frame, "as_completed")))
+            wait = f;
+        else if (wait != SIZE_MAX && report_python_file_is(frame->file, "concurrent/futures/thread.py") &&
+                 is_function(frame, "run"))
+            in_task = true;
+    }
+    return in_task ? wait : SIZE_MAX;
+}
+
+/* The frame of the task that waits: the first frame outside the futures and threading modules, outer than the
+ * wait. */
+static const struct hd_python_frame *task_frame(const struct hd_thread *thread, size_t wait)
+{
+    for (size_t f = wait + 1; f < thread->npython_frames; f++) {
+        const struct hd_python_frame *frame = &thread->python_frames[f];
+        if (!report_python_file_is(frame->file, "concurrent/futures/_base.py") &&
+            !report_python_file_is(frame->file, "concurrent/futures/thread.py") &&
+            !report_python_file_is(frame->file, "threading.py"))
+            return frame;
+    }
+    return NULL;
+}
+
+#define STARVED_WORKERS_LISTED 8
+
+/* Every ThreadPoolExecutor worker of a process asleep forever inside a task, waiting on a future: a future that
+ * only a worker could complete, while every worker waits (a task that submits to its own pool and waits for the
+ * result, with the pool full). Whether the futures are of the same pool no frame says: likely. */
+void report_rule_pool_starvation(struct report_rule_context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t p = 0; p < graph->nprocesses && !c->failed; p++) {
+        const struct report_graph_process *process = &graph->processes[p];
+        size_t workers = 0, waiting = 0, first = REPORT_NO_NODE;
+        for (size_t n = process->first_node; n < process->first_node + process->nnodes; n++) {
+            const struct report_node *node = &graph->nodes[n];
+            const char *role = report_python_role(node->thread);
+            if (!role || strcmp(role, "ThreadPoolExecutor worker") != 0)
+                continue;
+            workers++;
+            if (node->wake == REPORT_WAKE_NEVER && waits_on_a_future_in_a_task(node->thread) != SIZE_MAX) {
+                waiting++;
+                if (first == REPORT_NO_NODE)
+                    first = n;
+            }
+        }
+        if (workers == 0 || waiting != workers)
+            continue;
+        char who[96];
+        if (workers == 1)
+            snprintf(who, sizeof who, "the only ThreadPoolExecutor worker of process %d waits",
+                     (int)graph->nodes[first].process->pid);
+        else
+            snprintf(who, sizeof who, "all %zu ThreadPoolExecutor workers of process %d wait", workers,
+                     (int)graph->nodes[first].process->pid);
+        struct report_finding *finding = rule_finding(
+            c, REPORT_POOL_STARVATION, REPORT_LIKELY, &graph->nodes[first],
+            "%s, inside a task, on a future that only a worker could complete: likely a task waits for a task "
+            "queued behind it in its own full pool", who);
+        size_t listed = 0;
+        for (size_t n = process->first_node; n < process->first_node + process->nnodes && finding; n++) {
+            const struct report_node *node = &graph->nodes[n];
+            const char *role = report_python_role(node->thread);
+            if (!role || strcmp(role, "ThreadPoolExecutor worker") != 0)
+                continue;
+            rule_member(c, finding, n);
+            if (listed++ >= STARVED_WORKERS_LISTED)
+                continue;
+            size_t wait = waits_on_a_future_in_a_task(node->thread);
+            const struct hd_python_frame *task = task_frame(node->thread, wait);
+            rule_evidence(c, finding, "worker", "thread %d '%s' waits in %s, called from its task %s (%s:%d)",
+                          (int)node->thread->tid, node->thread->name, node->thread->python_frames[wait].function,
+                          task && task->function ? task->function : "?",
+                          task && task->file ? hd_basename(task->file) : "?", task ? task->line : 0);
+        }
+        if (listed > STARVED_WORKERS_LISTED)
+            rule_evidence(c, finding, "worker", "and %zu more workers", listed - STARVED_WORKERS_LISTED);
+        rule_remedy(c, finding, "Do not wait inside a task for another task of the same pool: submit the inner work "
+                                "to another executor, return the inner future instead of its result (or chain it "
+                                "with add_done_callback), or give the pool more workers than tasks can nest.");
     }
 }

@@ -256,3 +256,65 @@ Test(python_role, is_evidence_on_the_finding)
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
+
+/* ---- pool-starvation ----------------------------------------------------------------------------------------- */
+
+#define FUTURES "/usr/lib/python3.11/concurrent/futures/"
+
+/* A ThreadPoolExecutor worker asleep on a futex: inside its task `task` (app.py:`line`) waiting in Future.result()
+ * when `in_task`, else idle, waiting for work in _worker. */
+static void pool_worker(struct hd_thread *thread, uint64_t futex, bool in_task, const char *task, int line)
+{
+    asleep_in_futex(thread, futex);
+    if (in_task) {
+        add_python_frame(thread, "Condition.wait", "/usr/lib/python3.11/threading.py", 320, false);
+        add_python_frame(thread, "Future.result", FUTURES "_base.py", 451, false);
+        add_python_frame(thread, task, "/srv/app/app.py", line, false);
+        add_python_frame(thread, "_WorkItem.run", FUTURES "thread.py", 58, false);
+    }
+    add_python_frame(thread, "_worker", FUTURES "thread.py", in_task ? 83 : 81, false);
+    add_python_frame(thread, "Thread.run", "/usr/lib/python3.11/threading.py", 975, true);
+}
+
+/* Process 4000: the main thread waits on a future; workers 4001 and 4002, in tasks or idle as given. */
+static struct hd_snapshot *pool(bool first_in_task, bool second_in_task)
+{
+    struct hd_snapshot *snapshot = new_snapshot(4000);
+    add_process(snapshot, 4000, 1, HD_ORIGIN_EXEC, 3);
+    struct hd_thread *main_thread = thread_of(snapshot, 4000);
+    asleep_in_futex(main_thread, 0x7f1000001000);
+    add_python_frame(main_thread, "Condition.wait", "/usr/lib/python3.11/threading.py", 320, false);
+    add_python_frame(main_thread, "Future.result", FUTURES "_base.py", 451, false);
+    add_python_frame(main_thread, "<module>", "/srv/app/app.py", 30, true);
+    pool_worker(thread_of(snapshot, 4001), 0x7f1000002000, first_in_task, "fetch_all", 12);
+    pool_worker(thread_of(snapshot, 4002), 0x7f1000003000, second_in_task, "fetch_all", 12);
+    return snapshot;
+}
+
+Test(pool_starvation, every_worker_waits_on_a_future_inside_its_task)
+{
+    struct hd_snapshot *snapshot = pool(true, true);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "pool-starvation");
+    const struct report_finding *starved = the_finding(analysis, "pool-starvation");
+    cr_assert_eq(starved->confidence, REPORT_LIKELY);
+    cr_assert_eq(starved->tid, 4001);
+    cr_assert_eq(starved->nmembers, 2u);
+    cr_assert(strstr(starved->summary, "all 2 ThreadPoolExecutor workers of process 4000 wait, inside a task, on a "
+                                       "future that only a worker could complete"), "%s", starved->summary);
+    cr_assert(strstr(evidence_of(starved, "worker"), "waits in Future.result, called from its task fetch_all "
+                                                     "(app.py:12)"), "%s", evidence_of(starved, "worker"));
+    cr_assert_str_eq(root_cause_id(analysis), "pool-starvation");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* A worker that is idle, waiting for work, could run the inner task: whatever hangs, it is not starvation. */
+Test(pool_starvation, not_while_a_worker_waits_for_work)
+{
+    struct hd_snapshot *snapshot = pool(true, false);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "pool-starvation"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
