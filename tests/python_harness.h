@@ -23,7 +23,7 @@ bool python_pyenv_root(char *root, size_t size);
 void python_pyenv_versions(unsigned minor, struct pythons *found);
 
 /* Runs `expect` with Debian's /usr/bin/python3 (minor 0: any) or with every pyenv CPython 3.`minor`; skips the test,
- * saying so, when there is none. */
+ * saying so, when there is none, and under a sanitizer for the versions between (the system Python and 3.13 stay). */
 void python_each_version(unsigned minor, void (*expect)(const char *python, unsigned minor));
 
 /* The line of tests/scenarios/`script` marked "# where: NAME"; fails the test when none is. */
