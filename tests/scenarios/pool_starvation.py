@@ -36,8 +36,9 @@ futures = [pool.submit(outer) for _ in range(2)]
 deadline = time.monotonic() + 10
 while time.monotonic() < deadline:
     with lock:
-        # each outer task sleeps in result(): a waiter on its inner future's condition
-        if len(inner_futures) == 2 and all(len(f._condition._waiters) == 1 for f in inner_futures):
+        # each outer task sleeps in result(): a waiter on its inner future's condition, asleep in the kernel
+        if len(inner_futures) == 2 and all(len(f._condition._waiters) == 1 for f in inner_futures) and \
+                all("futex" in open(f"/proc/self/task/{tid}/wchan").read() for tid in workers):
             break
     time.sleep(0.01)
 os.write(3, f"ready {os.getpid()} {workers[0]} {workers[1]}\n".encode())
