@@ -35,6 +35,12 @@ static const struct {
     { "$LP$", '(' }, { "$RP$", ')' }, { "$C$", ',' },
 };
 
+/* The value of hex digit `c` (isxdigit). */
+static unsigned hex_value(char c)
+{
+    return isdigit((unsigned char)c) ? (unsigned)(c - '0') : (unsigned)(tolower((unsigned char)c) - 'a' + 10);
+}
+
 /* "$u7b$": a character by its code, printable ASCII only */
 static bool unicode_escape(const char *at, char *character, size_t *length)
 {
@@ -43,7 +49,7 @@ static bool unicode_escape(const char *at, char *character, size_t *length)
     unsigned value = 0;
     size_t i = 2;
     for (; isxdigit((unsigned char)at[i]) && i < 6; i++)
-        value = value * 16 + (unsigned)(isdigit((unsigned char)at[i]) ? at[i] - '0' : tolower((unsigned char)at[i]) - 'a' + 10);
+        value = value * 16 + hex_value(at[i]);
     if (i == 2 || at[i] != '$' || value < 0x20 || value > 0x7e)
         return false;
     *character = (char)value;
@@ -515,7 +521,7 @@ static void constant(struct v0 *p)
                 p->bad = true;
                 break;
             }
-            value = value * 16 + (uint64_t)(isdigit((unsigned char)c) ? c - '0' : tolower((unsigned char)c) - 'a' + 10);
+            value = value * 16 + hex_value(c);
         }
         if (!eat(p, '_'))
             p->bad = true;

@@ -125,3 +125,9 @@ bool report_python_lines(const struct hd_snapshot *snapshot, struct report_analy
     }
     return true;
 }
+
+void report_python_frame_words(const struct hd_python_frame *frame, char *out, size_t size)
+{
+    snprintf(out, size, "%s (%s:%d)", frame->function ? frame->function : "?",
+             frame->file ? hd_basename(frame->file) : "?", frame->line);
+}

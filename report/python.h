@@ -27,3 +27,5 @@ const char *report_python_bare_name(const char *function);
  * multiprocessing machinery around a wait, or the innermost one when every frame is library code; NULL for a
  * thread without a Python stack. */
 const struct hd_python_frame *report_python_place(const struct hd_thread *thread);
+/* "function (file.py:12)" for `frame`, the file by its last component; "?" for what the frame lacks. */
+void report_python_frame_words(const struct hd_python_frame *frame, char *out, size_t size);

@@ -363,8 +363,9 @@ static size_t lock_takers(const struct report_rule_context *c, const struct repo
                       (node->wake == REPORT_WAKE_WAKER && rule_asleep_for_the_threshold(c->snapshot, node));
         if (!asleep || !unowned_lock_taken(node) || named_by_a_hang(c->analysis, n))
             continue;
-        for (size_t t = 0; t < count && !*two_locks; t++)
-            *two_locks = different_locks(node, &graph->nodes[takers[t]]);
+        /* "the same lock" is an equality: a taker that differs from the first shows two locks, and comparing each
+         * with the first alone keeps this linear in a process of thousands of takers of one lock */
+        *two_locks = *two_locks || (count > 0 && different_locks(node, &graph->nodes[takers[0]]));
         takers[count++] = n;
     }
     return count;
@@ -374,10 +375,12 @@ static size_t lock_takers(const struct report_rule_context *c, const struct repo
 static void python_where(const struct hd_thread *thread, char *out, size_t size)
 {
     const struct hd_python_frame *place = report_python_place(thread);
+    char words[480];
     out[0] = '\0';
-    if (place)
-        snprintf(out, size, ", in Python at %s (%s:%d)", place->function ? place->function : "?",
-                 place->file ? hd_basename(place->file) : "?", place->line);
+    if (place) {
+        report_python_frame_words(place, words, sizeof words);
+        snprintf(out, size, ", in Python at %s", words);
+    }
 }
 
 /* Can anything of the process but the takers free them? Nothing can when every other thread has exited, sleeps

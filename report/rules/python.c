@@ -165,10 +165,12 @@ void report_rule_pool_starvation(struct report_rule_context *c)
                 continue;
             size_t wait = waits_on_a_future_in_a_task(node->thread);
             const struct hd_python_frame *task = task_frame(node->thread, wait);
-            rule_evidence(c, finding, "worker", "thread %d '%s' waits in %s, called from its task %s (%s:%d)",
+            char words[480] = "? (?:0)";
+            if (task)
+                report_python_frame_words(task, words, sizeof words);
+            rule_evidence(c, finding, "worker", "thread %d '%s' waits in %s, called from its task %s",
                           (int)node->thread->tid, node->thread->name, node->thread->python_frames[wait].function,
-                          task && task->function ? task->function : "?",
-                          task && task->file ? hd_basename(task->file) : "?", task ? task->line : 0);
+                          words);
         }
         if (listed > STARVED_WORKERS_LISTED)
             rule_evidence(c, finding, "worker", "and %zu more workers", listed - STARVED_WORKERS_LISTED);
