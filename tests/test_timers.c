@@ -234,6 +234,7 @@ static json_object *diagnose_once(pid_t pid, const char *stuck_after, bool ledge
     json_object *document = json_tokener_parse(result.out);
     cr_assert_not_null(document, "hangdoc printed JSON (exit %d): %s", result.exit_status, result.err);
     json_validate(result.out);
+    cr_assert_leq(result.exit_status, HUNG_BY_FORK, "hangdoc exits %d: %s", result.exit_status, result.err);
     *exit_status = result.exit_status;
     run_result_free(&result);
     return document;
@@ -258,11 +259,13 @@ Test(timers, a_second_diagnosis_sees_the_wait_begin_where_it_began, .timeout = 6
     sleep(4);
     int status;
     json_object *first = diagnose_once(pid, "3s", true, &status);
-    cr_assert_eq(status, HUNG);
+    cr_assert_eq(status, HUNG, "the first diagnosis exits %d: %s", status,
+                 json_object_to_json_string(json_at(first, "findings")));
     cr_assert_eq(json_count_findings(first, "timer-only-wakers", pid), 1);
     double first_blocked = main_thread_blocked_for(first, pid);
     json_object *second = diagnose_once(pid, "3s", true, &status);
-    cr_assert_eq(status, HUNG, "the second diagnosis: %s", json_object_to_json_string(json_at(second, "findings")));
+    cr_assert_eq(status, HUNG, "the second diagnosis exits %d: %s", status,
+                 json_object_to_json_string(json_at(second, "findings")));
     json_object *finding = the_finding(second, "timer-only-wakers", pid);
     json_object *thread = json_thread(json_process(second, pid), pid);
     double before_stop = json_object_get_double(json_at(thread, "blocked_before_stop_s"));

@@ -98,6 +98,46 @@ Test(timers, a_timer_that_did_not_fire_or_that_works_keeps_it_not_hung)
     }
 }
 
+/* The last sample caught the timer thread on a CPU, between two ticks (its only sample in state R), and an earlier
+ * one found it in its timed futex wait: still merely a timer (a CI run under load saw two housekeepers so). Not
+ * when no earlier sample saw a timed wait, when that wait had no timeout, or when two samples found it running. */
+Test(timers, a_timer_caught_on_a_cpu_between_two_ticks_is_still_a_timer)
+{
+    enum { CAUGHT_BETWEEN, NO_EARLIER_WAIT, EARLIER_WAIT_UNTIMED, RUNNING_TWICE, VARIANTS };
+    for (int variant = 0; variant < VARIANTS; variant++) {
+        struct hd_snapshot *snapshot = main_thread_behind_a_timer(120, 10);
+        struct hd_thread *timer = thread_of(snapshot, 7001);
+        timer->state = 'R';
+        timer->syscall.state = HD_SYSCALL_RUNNING;
+        timer->blocked_for_known = false;
+        timer->samples_seen = 6;
+        timer->samples_in_state_r = variant == RUNNING_TWICE ? 2 : 1;
+        if (variant != NO_EARLIER_WAIT) {
+            timer->earlier_futex.address = 0x7f0000100080;
+            timer->earlier_futex.futex_private = true;
+            timer->earlier_futex.timeout = (struct hd_timeout){
+                .kind = variant == EARLIER_WAIT_UNTIMED ? HD_TIMEOUT_NONE : HD_TIMEOUT_FINITE,
+                .remaining_ns = 50000000 };
+        }
+        struct report_analysis *analysis = analyze(snapshot);
+        if (variant == CAUGHT_BETWEEN) {
+            const struct report_finding *finding = the_finding(analysis, "timer-only-wakers");
+            cr_assert_eq(finding->tid, 7000);
+            const char *timer_waker = evidence_of(finding, "timer_waker");
+            cr_assert(strstr(timer_waker, "thread 7001 'thread7001'"), "%s", timer_waker);
+            cr_assert(strstr(timer_waker, "futex 0x7f0000100080 (private) in an earlier sample; the last one caught "
+                                          "it on a CPU, between two waits"),
+                      "%s", timer_waker);
+            cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+        } else {
+            cr_assert_eq(count_findings(analysis, "timer-only-wakers"), 0, "variant %d", variant);
+            cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO, "variant %d", variant);
+        }
+        report_analysis_free(analysis);
+        hd_snapshot_free(snapshot);
+    }
+}
+
 /* The main thread of a process in a timed loop is the program's own schedule, not a housekeeping timer: its idle
  * workers are not hung however long they wait (a pool idle between batches). */
 Test(timers, idle_workers_of_a_main_thread_in_a_sleep_loop_are_not_hung)
