@@ -92,7 +92,7 @@ static const struct {
     { "unowned-lock-cycle", "is likely in a lock cycle of locks that record no owner" },
     { "full-pipe", "writes to a full pipe that nobody will read" },
     { "wait-cycle", "is in a wait cycle" },
-    { "pool-starvation", "has every thread-pool worker waiting on futures of its own pool" },
+    { "pool-starvation", "has every thread-pool worker waiting on results of its own pool" },
     { "orphaned-wait", "sleeps on a futex whose wakers stayed in its parent at fork" },
     { "worker-died", "waits for a worker that died" },
     { "uninterruptible", "is stuck in the kernel (state D)" },

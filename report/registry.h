@@ -17,8 +17,8 @@ enum report_finding_id {
     REPORT_LOCK_CYCLE,
     REPORT_UNOWNED_LOCK_CYCLE, /* before wait-cycle, which leaves its members alone */
     REPORT_FULL_PIPE,
+    REPORT_POOL_STARVATION,    /* before wait-cycle, which leaves a starved pool's process alone */
     REPORT_WAIT_CYCLE,
-    REPORT_POOL_STARVATION,
     REPORT_ORPHANED_WAIT,
     REPORT_WORKER_DIED,
     REPORT_UNINTERRUPTIBLE,

@@ -340,29 +340,50 @@ Test(python_hangs, python_lock_order_deadlock_of_cpython_3_13)
 
 /* ---- a thread pool starved by its own tasks --------------------------------------------------------------------- */
 
-/* ready <pid> <first worker> <second worker>: both workers of a ThreadPoolExecutor inside tasks that wait on inner
- * tasks of the same pool; pool-starvation, likely, with both workers as members and the task's line. */
-static void expect_pool_starvation(const char *python, unsigned minor)
+/* ready <pid> <first worker> <second worker>: both workers of a thread pool inside tasks that wait on inner tasks of
+ * the same pool; pool-starvation, likely, with both workers as members, the call each task made and its line; the
+ * root cause, and no wait-cycle through the pool's own plumbing (a ThreadPool's handler polls a pipe that the
+ * thread waiting for the map could write). */
+static void expect_starved_pool(const char *python, unsigned minor, const char *mode, const char *call,
+                                const char *marker, const char *workers, const char *idle)
 {
     struct fixture fixture;
-    start_script(&fixture, python, "pool_starvation.py", "starve");
+    start_script(&fixture, python, "pool_starvation.py", mode);
     pid_t pid = fixture.pids[0], first = fixture.pids[1], second = fixture.pids[2];
     int status;
     json_object *document = hangdoc_json(pid, &status);
     expect_python_version(document, pid, &minor);
     cr_assert_eq(status, 1, "hung: exit 1, got %d", status);
-    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "pool-starvation");
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "pool-starvation", "%s",
+                     json_object_to_json_string(json_at(document, "findings")));
+    cr_assert_eq(json_count_findings(document, "wait-cycle", 0), 0, "%s",
+                 json_object_to_json_string(json_at(document, "findings")));
     json_object *starved = json_first_finding(document, "pool-starvation", pid);
     cr_assert_not_null(starved, "%s", json_object_to_json_string(json_at(document, "findings")));
     cr_assert_str_eq(json_string_at(starved, "confidence"), "likely");
+    cr_assert(strstr(json_string_at(starved, "summary"), workers), "%s", json_string_at(starved, "summary"));
+    cr_assert(!idle || strstr(json_string_at(starved, "summary"), idle), "%s", json_string_at(starved, "summary"));
     cr_assert(has_member(starved, first) && has_member(starved, second));
     cr_assert_eq(json_object_array_length(json_at(starved, "members")), 2);
     char line[96];
     snprintf(line, sizeof line, "waits in %s, called from its task outer (pool_starvation.py:%ld)",
-             python_function_name("Future.result", minor), python_marked_line("pool_starvation.py", "result"));
+             python_function_name(call, minor), python_marked_line("pool_starvation.py", marker));
     cr_assert_eq(evidence_containing(starved, "worker", line), 2, "%s", json_object_to_json_string(starved));
     json_object_put(document);
     fixture_stop(&fixture);
+}
+
+static void expect_pool_starvation(const char *python, unsigned minor)
+{
+    expect_starved_pool(python, minor, "starve", "Future.result", "result", "all 2 ThreadPoolExecutor workers", NULL);
+}
+
+static void expect_threadpool_starvation(const char *python, unsigned minor)
+{
+    /* beside the idle worker of the program's other ThreadPool */
+    expect_starved_pool(python, minor, "threadpool", "Pool.apply", "apply",
+                        "2 of the 3 multiprocessing ThreadPool workers of process",
+                        "(the other one, idle, is of another of its 2 pools: ");
 }
 
 Test(python_hangs, pool_starvation_of_the_system_python)
@@ -375,17 +396,37 @@ Test(python_hangs, pool_starvation_of_cpython_3_10)
     python_each_version(10, expect_pool_starvation);
 }
 
-/* The look-alike: the tasks wait on futures of another pool whose worker runs: not hung, no finding. */
-Test(python_hangs, tasks_waiting_on_another_pools_running_task_are_not_starvation)
+Test(python_hangs, threadpool_starvation_of_the_system_python)
+{
+    python_each_version(0, expect_threadpool_starvation);
+}
+
+Test(python_hangs, threadpool_starvation_of_cpython_3_13)
+{
+    python_each_version(13, expect_threadpool_starvation);
+}
+
+/* The look-alikes: the tasks wait on results of another pool whose worker runs: not hung, no finding. */
+static void expect_no_starvation(const char *mode)
 {
     struct fixture fixture;
-    start_script(&fixture, "/usr/bin/python3", "pool_starvation.py", "other-pool");
+    start_script(&fixture, "/usr/bin/python3", "pool_starvation.py", mode);
     int status;
     json_object *document = hangdoc_json(fixture.pids[0], &status);
     cr_assert_eq(status, 0, "not hung: %s", json_object_to_json_string(json_at(document, "findings")));
     cr_assert_eq(json_count_findings(document, "pool-starvation", 0), 0);
     json_object_put(document);
     fixture_stop(&fixture);
+}
+
+Test(python_hangs, tasks_waiting_on_another_pools_running_task_are_not_starvation)
+{
+    expect_no_starvation("other-pool");
+}
+
+Test(python_hangs, threadpool_tasks_applying_to_another_running_pool_are_not_starvation)
+{
+    expect_no_starvation("threadpool-other-pool");
 }
 
 /* ---- a Python lock held at fork ---------------------------------------------------------------------------------- */

@@ -300,16 +300,25 @@ void report_rule_wait_cycle(struct report_rule_context *c)
     if (!rule_search_init(c, &s))
         return;
     bool *named = report_cycle_members(c->analysis);
-    /* the lock takers unowned-lock-cycle named: a cycle through one of them (a thread that joins one) is its */
+    /* the lock takers unowned-lock-cycle named: a cycle through one of them (a thread that joins one) is its;
+     * and the processes of a starved pool: there every thread is asleep, and a cycle through a futex with no
+     * owner is only one path through that knot (a pool's handler, its pipe, and the thread that waits for a map) */
     bool *named_before = calloc(graph->nnodes + 1, sizeof *named_before);
-    for (size_t f = 0; named_before && f < c->analysis->nfindings; f++)
-        if (c->analysis->findings[f].kind == REPORT_UNOWNED_LOCK_CYCLE)
-            for (size_t m = 0; m < c->analysis->findings[f].nmembers; m++)
-                named_before[c->analysis->findings[f].members[m]] = true;
-    if (!named || !named_before) {
+    bool *starved = calloc(graph->nprocesses + 1, sizeof *starved);
+    for (size_t f = 0; named_before && starved && f < c->analysis->nfindings; f++) {
+        const struct report_finding *finding = &c->analysis->findings[f];
+        for (size_t m = 0; m < finding->nmembers; m++) {
+            if (finding->kind == REPORT_UNOWNED_LOCK_CYCLE)
+                named_before[finding->members[m]] = true;
+            if (finding->kind == REPORT_POOL_STARVATION)
+                starved[graph->nodes[finding->members[m]].process_index] = true;
+        }
+    }
+    if (!named || !named_before || !starved) {
         c->failed = true;
         free(named);
         free(named_before);
+        free(starved);
         search_release(&s);
         return;
     }
@@ -333,14 +342,17 @@ void report_rule_wait_cycle(struct report_rule_context *c)
         if (count < 2 || through_lock_only || named_already)
             continue; /* a thread waiting on its own process alone is the knot's business, locks lock-cycle's, and
                        * a cycle through unowned-lock-cycle's lock takers that one's */
-        bool unowned = false;
+        bool unowned = false, in_a_starved_pool = true;
         size_t named_step = 1 % count; /* a step the summary names: one that is not through the futex */
         for (size_t m = 0; m < count; m++) {
             bool through = step_through_unowned_futex(&s, nodes[m]);
             unowned |= through;
             if (!through && step_through_unowned_futex(&s, nodes[named_step]))
                 named_step = m;
+            in_a_starved_pool &= starved[graph->nodes[nodes[m]].process_index];
         }
+        if (unowned && in_a_starved_pool)
+            continue;
         /* through a futex that records no owner, the threads do not wait on each other as such: each waits on
          * something that only threads asleep forever could set */
         struct report_finding *finding =
@@ -367,6 +379,7 @@ void report_rule_wait_cycle(struct report_rule_context *c)
     }
     free(named);
     free(named_before);
+    free(starved);
     search_release(&s);
 }
 

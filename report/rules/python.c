@@ -1,5 +1,6 @@
 /* The Python family (rule.h): spawn-reimport, a spawn child that runs the main module's top level, and
- * pool-starvation, a ThreadPoolExecutor whose every worker waits on a future inside its task.
+ * pool-starvation, a thread pool (ThreadPoolExecutor, multiprocessing's ThreadPool) whose every worker waits on a
+ * result inside its task.
  *
  * Python's spawn and forkserver start methods start a fresh interpreter, which imports the parent's main module
  * under the name __mp_main__ before it runs the target (multiprocessing/spawn.py, _fixup_main_from_path). A script
@@ -86,96 +87,179 @@ void report_rule_spawn_reimport(struct report_rule_context *c)
 
 /* ---- pool-starvation --------------------------------------------------------------------------------------- */
 
-/* A ThreadPoolExecutor's worker inside a task (under _WorkItem.run) that waits on a future: Future.result(), or
- * concurrent.futures.wait() / as_completed(). Its innermost frame of the futures module, or SIZE_MAX. */
-static size_t waits_on_a_future_in_a_task(const struct hd_thread *thread)
+/* The thread pools whose tasks can wait for tasks of their own pool, and how their frames say so. */
+struct pool_kind {
+    const char *role;           /* report_python_role() of its workers */
+    const char *worker;         /* in the summary: "ThreadPoolExecutor worker", and its plural */
+    const char *workers;
+    const char *waits_on;       /* "a future", "a result" */
+    const char *wait_file;      /* where the waits are (last components of the file) */
+    const char *wait_functions[4]; /* and their functions, NULL-terminated */
+    const char *task_file;      /* where the worker calls its task */
+    const char *task_function;
+    /* a thread each pool of the kind has once (its handler), to count the pools; NULL: not known */
+    const char *pool_role;
+    const char *remedy;
+};
+
+static const struct pool_kind pool_kinds[] = {
+    {
+        .role = "ThreadPoolExecutor worker",
+        .worker = "ThreadPoolExecutor worker",
+        .workers = "ThreadPoolExecutor workers",
+        .waits_on = "a future",
+        .wait_file = "concurrent/futures/_base.py",
+        .wait_functions = { "result", "wait", "as_completed", NULL },
+        .task_file = "concurrent/futures/thread.py",
+        .task_function = "run",
+        .remedy = "Do not wait inside a task for another task of the same pool: submit the inner work to another "
+                  "executor, return the inner future instead of its result (or chain it with add_done_callback), or "
+                  "give the pool more workers than tasks can nest.",
+    },
+    {
+        /* multiprocessing.pool.ThreadPool: apply(), map() and starmap() wait in ApplyResult.get/wait, imap() in
+         * IMapIterator.next; the task is called from worker() */
+        .role = "multiprocessing pool worker",
+        .worker = "multiprocessing ThreadPool worker",
+        .workers = "multiprocessing ThreadPool workers",
+        .waits_on = "a result",
+        .wait_file = "multiprocessing/pool.py",
+        .wait_functions = { "get", "wait", "next", NULL },
+        .task_file = "multiprocessing/pool.py",
+        .task_function = "worker",
+        .pool_role = "multiprocessing pool's worker handler",
+        .remedy = "Do not wait inside a task for another task of the same pool (apply(), map(), or get() on an "
+                  "AsyncResult of it): give the inner work to another pool, have the task return what the caller "
+                  "then submits (or use apply_async with a callback), or give the pool more workers than tasks can "
+                  "nest.",
+    },
+};
+
+/* A worker of `kind` inside a task that waits on a result of a pool: its innermost frame of such a wait, or
+ * SIZE_MAX. */
+static size_t waits_in_a_task(const struct hd_thread *thread, const struct pool_kind *kind)
 {
     size_t wait = SIZE_MAX;
-    bool in_task = false;
     for (size_t f = 0; f < thread->npython_frames; f++) {
         const struct hd_python_frame *frame = &thread->python_frames[f];
-        if (wait == SIZE_MAX && report_python_file_is(frame->file, "concurrent/futures/_base.py") &&
-            (is_function(frame, "result") || is_function(frame, "wait") || is_function(frame, "as_completed")))
-            wait = f;
-        else if (wait != SIZE_MAX && report_python_file_is(frame->file, "concurrent/futures/thread.py") &&
-                 is_function(frame, "run"))
-            in_task = true;
+        if (!report_python_file_is(frame->file, wait == SIZE_MAX ? kind->wait_file : kind->task_file))
+            continue;
+        if (wait != SIZE_MAX && is_function(frame, kind->task_function))
+            return wait;
+        for (size_t w = 0; wait == SIZE_MAX && kind->wait_functions[w]; w++)
+            if (is_function(frame, kind->wait_functions[w]))
+                wait = f;
     }
-    return in_task ? wait : SIZE_MAX;
+    return SIZE_MAX;
 }
 
-/* The frame of the task that waits: the first frame outside the futures and threading modules, outer than the
- * wait. */
-static const struct hd_python_frame *task_frame(const struct hd_thread *thread, size_t wait)
+/* The frame of the task that waits: the first frame outside the pool's and the threading module, outer than the
+ * wait; SIZE_MAX when there is none. */
+static size_t task_frame(const struct hd_thread *thread, size_t wait, const struct pool_kind *kind)
 {
     for (size_t f = wait + 1; f < thread->npython_frames; f++) {
         const struct hd_python_frame *frame = &thread->python_frames[f];
-        if (!report_python_file_is(frame->file, "concurrent/futures/_base.py") &&
-            !report_python_file_is(frame->file, "concurrent/futures/thread.py") &&
-            !report_python_file_is(frame->file, "threading.py"))
-            return frame;
+        if (!report_python_file_is(frame->file, kind->wait_file) &&
+            !report_python_file_is(frame->file, kind->task_file) && !report_python_file_is(frame->file, "threading.py"))
+            return f;
     }
-    return NULL;
+    return SIZE_MAX;
+}
+
+/* A worker of `kind`: a process Pool's worker is the main thread of a process of its own, whose tasks cannot wait
+ * for its pool (the pool stays in the parent); a ThreadPool's is a thread beside the pool's owner. */
+static bool pool_worker(const struct report_node *node, const struct pool_kind *kind)
+{
+    const char *role = report_python_role(node->thread);
+    return role && strcmp(role, kind->role) == 0 && node->thread->tid != node->process->pid;
 }
 
 #define STARVED_WORKERS_LISTED 8
 
-/* Every ThreadPoolExecutor worker of a process asleep forever inside a task, waiting on a future: a future that
- * only a worker could complete, while every worker waits (a task that submits to its own pool and waits for the
- * result, with the pool full). Whether the futures are of the same pool no frame says: likely. */
+static bool has_role(const struct report_node *node, const char *role)
+{
+    const char *its = role ? report_python_role(node->thread) : NULL;
+    return its && strcmp(its, role) == 0;
+}
+
+/* A pool's workers asleep forever inside tasks that wait on results. Idle workers beside them (asleep forever too,
+ * waiting for a task) are of another pool, when the process has several: one of the starved pool would have taken
+ * the queued task. With one pool, or pools that cannot be counted, an idle worker says the tasks wait on something
+ * else. */
+static void starved_pool(struct report_rule_context *c, const struct report_graph_process *process,
+                         const struct pool_kind *kind)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    size_t workers = 0, waiting = 0, idle = 0, pools = 0, first = REPORT_NO_NODE;
+    for (size_t n = process->first_node; n < process->first_node + process->nnodes; n++) {
+        const struct report_node *node = &graph->nodes[n];
+        pools += has_role(node, kind->pool_role);
+        if (!pool_worker(node, kind))
+            continue;
+        workers++;
+        if (node->wake != REPORT_WAKE_NEVER)
+            continue;
+        if (waits_in_a_task(node->thread, kind) == SIZE_MAX) {
+            idle++;
+            continue;
+        }
+        waiting++;
+        if (first == REPORT_NO_NODE)
+            first = n;
+    }
+    if (waiting == 0 || waiting + idle != workers || (idle > 0 && pools < 2))
+        return;
+    char who[256];
+    if (idle == 1)
+        snprintf(who, sizeof who,
+                 "%zu of the %zu %s of process %d wait (the other one, idle, is of another of its %zu pools: one of "
+                 "the starved pool would take the queued task)",
+                 waiting, workers, kind->workers, (int)process->process->pid, pools);
+    else if (idle > 0)
+        snprintf(who, sizeof who,
+                 "%zu of the %zu %s of process %d wait (the other %zu, idle, are of others of its %zu pools: one of "
+                 "the starved pool would take the queued task)",
+                 waiting, workers, kind->workers, (int)process->process->pid, idle, pools);
+    else if (workers == 1)
+        snprintf(who, sizeof who, "the only %s of process %d waits", kind->worker, (int)process->process->pid);
+    else
+        snprintf(who, sizeof who, "all %zu %s of process %d wait", workers, kind->workers,
+                 (int)process->process->pid);
+    struct report_finding *finding =
+        rule_finding(c, REPORT_POOL_STARVATION, REPORT_LIKELY, &graph->nodes[first],
+                     "%s, inside a task, on %s that only a worker could complete: likely a task waits for a task "
+                     "queued behind it in its own full pool",
+                     who, kind->waits_on);
+    size_t listed = 0;
+    for (size_t n = process->first_node; n < process->first_node + process->nnodes && finding; n++) {
+        const struct report_node *node = &graph->nodes[n];
+        if (!pool_worker(node, kind) || waits_in_a_task(node->thread, kind) == SIZE_MAX)
+            continue;
+        rule_member(c, finding, n);
+        if (listed++ >= STARVED_WORKERS_LISTED)
+            continue;
+        /* the call the task made (Pool.apply, Future.result), or the innermost wait when no task frame shows */
+        size_t wait = waits_in_a_task(node->thread, kind);
+        size_t task = task_frame(node->thread, wait, kind);
+        size_t call = task != SIZE_MAX ? task - 1 : wait;
+        char words[480] = "? (?:0)";
+        if (task != SIZE_MAX)
+            report_python_frame_words(&node->thread->python_frames[task], words, sizeof words);
+        rule_evidence(c, finding, "worker", "thread %d '%s' waits in %s, called from its task %s",
+                      (int)node->thread->tid, node->thread->name, node->thread->python_frames[call].function, words);
+    }
+    if (listed > STARVED_WORKERS_LISTED)
+        rule_evidence(c, finding, "worker", "and %zu more workers", listed - STARVED_WORKERS_LISTED);
+    rule_remedy(c, finding, kind->remedy);
+}
+
+/* Every worker of a thread pool of a process asleep forever inside a task, waiting on a future or result: one
+ * that only a worker could complete, while every worker waits (a task that submits to its own pool and waits for
+ * the result, with the pool full). Whether the results are of the same pool no frame says: likely. */
 void report_rule_pool_starvation(struct report_rule_context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
-    for (size_t p = 0; p < graph->nprocesses && !c->failed; p++) {
-        const struct report_graph_process *process = &graph->processes[p];
-        size_t workers = 0, waiting = 0, first = REPORT_NO_NODE;
-        for (size_t n = process->first_node; n < process->first_node + process->nnodes; n++) {
-            const struct report_node *node = &graph->nodes[n];
-            const char *role = report_python_role(node->thread);
-            if (!role || strcmp(role, "ThreadPoolExecutor worker") != 0)
-                continue;
-            workers++;
-            if (node->wake == REPORT_WAKE_NEVER && waits_on_a_future_in_a_task(node->thread) != SIZE_MAX) {
-                waiting++;
-                if (first == REPORT_NO_NODE)
-                    first = n;
-            }
-        }
-        if (workers == 0 || waiting != workers)
-            continue;
-        char who[96];
-        if (workers == 1)
-            snprintf(who, sizeof who, "the only ThreadPoolExecutor worker of process %d waits",
-                     (int)graph->nodes[first].process->pid);
-        else
-            snprintf(who, sizeof who, "all %zu ThreadPoolExecutor workers of process %d wait", workers,
-                     (int)graph->nodes[first].process->pid);
-        struct report_finding *finding = rule_finding(
-            c, REPORT_POOL_STARVATION, REPORT_LIKELY, &graph->nodes[first],
-            "%s, inside a task, on a future that only a worker could complete: likely a task waits for a task "
-            "queued behind it in its own full pool", who);
-        size_t listed = 0;
-        for (size_t n = process->first_node; n < process->first_node + process->nnodes && finding; n++) {
-            const struct report_node *node = &graph->nodes[n];
-            const char *role = report_python_role(node->thread);
-            if (!role || strcmp(role, "ThreadPoolExecutor worker") != 0)
-                continue;
-            rule_member(c, finding, n);
-            if (listed++ >= STARVED_WORKERS_LISTED)
-                continue;
-            size_t wait = waits_on_a_future_in_a_task(node->thread);
-            const struct hd_python_frame *task = task_frame(node->thread, wait);
-            char words[480] = "? (?:0)";
-            if (task)
-                report_python_frame_words(task, words, sizeof words);
-            rule_evidence(c, finding, "worker", "thread %d '%s' waits in %s, called from its task %s",
-                          (int)node->thread->tid, node->thread->name, node->thread->python_frames[wait].function,
-                          words);
-        }
-        if (listed > STARVED_WORKERS_LISTED)
-            rule_evidence(c, finding, "worker", "and %zu more workers", listed - STARVED_WORKERS_LISTED);
-        rule_remedy(c, finding, "Do not wait inside a task for another task of the same pool: submit the inner work "
-                                "to another executor, return the inner future instead of its result (or chain it "
-                                "with add_done_callback), or give the pool more workers than tasks can nest.");
-    }
+    for (size_t p = 0; p < graph->nprocesses && !c->failed; p++)
+        for (size_t k = 0; k < sizeof pool_kinds / sizeof pool_kinds[0]; k++)
+            starved_pool(c, &graph->processes[p], &pool_kinds[k]);
 }

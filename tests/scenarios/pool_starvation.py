@@ -1,46 +1,89 @@
 #!/usr/bin/python3
-"""A ThreadPoolExecutor's tasks submit to their own pool and wait for the result: with every worker inside such a
-task, the inner tasks stay queued for ever (pool starvation).
-  pool_starvation.py starve: two workers, two outer tasks, each waiting on an inner task of the same pool
+"""Thread pools whose tasks submit to their own pool and wait for the result: with every worker inside such a task,
+the inner tasks stay queued for ever (pool starvation).
+  pool_starvation.py starve: a ThreadPoolExecutor, two workers, two outer tasks, each waiting on an inner task of
+                             the same pool
   pool_starvation.py other-pool: the look-alike: the outer tasks wait on futures of another pool, whose worker runs
                                  (a task that sleeps in a loop): not hung
+  pool_starvation.py threadpool: a multiprocessing.pool.ThreadPool of two workers: the main thread maps two outer
+                                 tasks, each calling apply() on the same pool
+  pool_starvation.py threadpool-other-pool: the look-alike: the outer tasks call apply() on another ThreadPool,
+                                            whose worker runs (a task that sleeps in a loop): not hung
 ready <pid> <first worker tid> <second worker tid>"""
 import concurrent.futures
+import multiprocessing.pool
 import os
 import sys
 import threading
 import time
 
 mode = sys.argv[1]
-pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
-other = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-workers, inner_futures = [], []
+threadpool = mode.startswith("threadpool")
+own_pool = mode in ("starve", "threadpool")
+workers = []
 lock = threading.Lock()
 
 
 def inner():
-    while mode == "other-pool":
+    while not own_pool:
         time.sleep(0.2)
     return 1
 
 
-def outer():
-    future = (pool if mode == "starve" else other).submit(inner)
+def record_worker():
     with lock:
         workers.append(threading.get_native_id())
-        inner_futures.append(future)
-    return future.result()  # where: result
 
 
-futures = [pool.submit(outer) for _ in range(2)]
-deadline = time.monotonic() + 10
-while time.monotonic() < deadline:
+def in_position(waiting_on):
+    """Both workers recorded, each asleep in the kernel, and each result they wait on has a waiter."""
     with lock:
+        return len(workers) == 2 and len(waiting_on) == 2 and all(waiting_on) and \
+            all("futex" in open(f"/proc/self/task/{tid}/wchan").read() for tid in workers)
+
+
+def wait_until_in_position(waiting_on):
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not in_position(waiting_on()):
+        time.sleep(0.01)
+    os.write(3, f"ready {os.getpid()} {workers[0]} {workers[1]}\n".encode())
+    os.close(3)
+
+
+if threadpool:
+    pool = multiprocessing.pool.ThreadPool(2)
+    other = multiprocessing.pool.ThreadPool(1)
+
+    def outer(_):
+        record_worker()
+        return (pool if own_pool else other).apply(inner)  # where: apply
+
+    def inner_results():
+        # the inner tasks' results, each with a waiter on its event: its worker sleeps in apply()
+        target = pool if own_pool else other
+        return [len(r._event._cond._waiters) == 1 for r in list(target._cache.values())
+                if not isinstance(r, multiprocessing.pool.MapResult)]
+
+    mapped = pool.map_async(outer, range(2))
+    wait_until_in_position(inner_results)
+    mapped.get()  # the main thread waits too, as pool.map() does
+else:
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
+    other = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    inner_futures = []
+
+    def outer():
+        future = (pool if own_pool else other).submit(inner)
+        with lock:
+            inner_futures.append(future)
+        record_worker()
+        return future.result()  # where: result
+
+    def inner_waiters():
         # each outer task sleeps in result(): a waiter on its inner future's condition, asleep in the kernel
-        if len(inner_futures) == 2 and all(len(f._condition._waiters) == 1 for f in inner_futures) and \
-                all("futex" in open(f"/proc/self/task/{tid}/wchan").read() for tid in workers):
-            break
-    time.sleep(0.01)
-os.write(3, f"ready {os.getpid()} {workers[0]} {workers[1]}\n".encode())
-os.close(3)
-futures[0].result()  # the main thread waits too
+        with lock:
+            return [len(f._condition._waiters) == 1 for f in inner_futures]
+
+    futures = [pool.submit(outer) for _ in range(2)]
+    wait_until_in_position(inner_waiters)
+    futures[0].result()  # the main thread waits too

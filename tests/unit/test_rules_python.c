@@ -318,3 +318,104 @@ Test(pool_starvation, not_while_a_worker_waits_for_work)
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
+
+/* ---- pool-starvation in multiprocessing's ThreadPool ------------------------------------------------------------- */
+
+#define MP_POOL "/usr/lib/python3.11/multiprocessing/pool.py"
+
+/* A ThreadPool worker asleep on a futex: inside its task `task` (app.py:40) that called Pool.apply on a pool, when
+ * `in_task`; else idle, waiting for work in worker() (SimpleQueue.get is C: no frame of its own). */
+static void threadpool_worker(struct hd_thread *thread, uint64_t futex, bool in_task)
+{
+    asleep_in_futex(thread, futex);
+    if (in_task) {
+        add_python_frame(thread, "Condition.wait", "/usr/lib/python3.11/threading.py", 320, false);
+        add_python_frame(thread, "Event.wait", "/usr/lib/python3.11/threading.py", 622, false);
+        add_python_frame(thread, "ApplyResult.wait", MP_POOL, 762, false);
+        add_python_frame(thread, "ApplyResult.get", MP_POOL, 765, false);
+        add_python_frame(thread, "Pool.apply", MP_POOL, 357, false);
+        add_python_frame(thread, "resize", "/srv/app/app.py", 40, false);
+    }
+    add_python_frame(thread, "worker", MP_POOL, in_task ? 125 : 114, false);
+    add_python_frame(thread, "Thread.run", "/usr/lib/python3.11/threading.py", 975, true);
+}
+
+static void threadpool_handler(struct hd_thread *thread, uint64_t futex)
+{
+    asleep_in_futex(thread, futex);
+    add_python_frame(thread, "Pool._handle_workers", MP_POOL, 522, false);
+    add_python_frame(thread, "Thread.run", "/usr/lib/python3.11/threading.py", 975, true);
+}
+
+/* Process 5000: the main thread waits in Pool.map; workers 5001 and 5002 of one pool (in tasks, or the second
+ * idle), and its worker handler 5003; with `second_pool`, an idle worker 5004 of another pool and its handler
+ * 5005. */
+static struct hd_snapshot *threadpools(bool second_in_task, bool second_pool)
+{
+    struct hd_snapshot *snapshot = new_snapshot(5000);
+    add_process(snapshot, 5000, 1, HD_ORIGIN_EXEC, second_pool ? 6 : 4);
+    struct hd_thread *main_thread = thread_of(snapshot, 5000);
+    asleep_in_futex(main_thread, 0x7f2000001000);
+    add_python_frame(main_thread, "Condition.wait", "/usr/lib/python3.11/threading.py", 320, false);
+    add_python_frame(main_thread, "Pool.map", MP_POOL, 367, false);
+    add_python_frame(main_thread, "<module>", "/srv/app/app.py", 60, true);
+    threadpool_worker(thread_of(snapshot, 5001), 0x7f2000002000, true);
+    threadpool_worker(thread_of(snapshot, 5002), 0x7f2000003000, second_in_task);
+    threadpool_handler(thread_of(snapshot, 5003), 0x7f2000004000);
+    if (second_pool) {
+        threadpool_worker(thread_of(snapshot, 5004), 0x7f2000005000, false);
+        threadpool_handler(thread_of(snapshot, 5005), 0x7f2000006000);
+    }
+    return snapshot;
+}
+
+Test(pool_starvation, every_threadpool_worker_waits_in_apply_inside_its_task)
+{
+    struct hd_snapshot *snapshot = threadpools(true, false);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "pool-starvation");
+    const struct report_finding *starved = the_finding(analysis, "pool-starvation");
+    cr_assert_eq(starved->tid, 5001);
+    cr_assert_eq(starved->nmembers, 2u);
+    cr_assert(strstr(starved->summary, "all 2 multiprocessing ThreadPool workers of process 5000 wait, inside a "
+                                       "task, on a result that only a worker could complete"), "%s", starved->summary);
+    cr_assert(strstr(evidence_of(starved, "worker"), "thread 5001 'thread5001' waits in Pool.apply, called from its "
+                                                     "task resize (app.py:40)"), "%s", evidence_of(starved, "worker"));
+    cr_assert_str_eq(root_cause_id(analysis), "pool-starvation");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* An idle worker beside them: of the same pool when the process has one (the tasks wait on something else), of
+ * another when it has two (one of the starved pool would have taken the queued task). */
+Test(pool_starvation, an_idle_threadpool_worker_is_another_pools_only_beside_a_second_pool)
+{
+    struct hd_snapshot *snapshot = threadpools(false, false);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "pool-starvation"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+
+    snapshot = threadpools(true, true);
+    analysis = analyze(snapshot);
+    const struct report_finding *starved = the_finding(analysis, "pool-starvation");
+    cr_assert_eq(starved->nmembers, 2u, "the waiting workers only");
+    cr_assert(strstr(starved->summary, "2 of the 3 multiprocessing ThreadPool workers of process 5000 wait (the other "
+                                       "one, idle, is of another of its 2 pools: one of the starved pool would take "
+                                       "the queued task)"), "%s", starved->summary);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* A process Pool's worker is the main thread of its own process: its task cannot wait for its pool, which stays in
+ * the parent. */
+Test(pool_starvation, not_for_a_process_pools_worker)
+{
+    struct hd_snapshot *snapshot = new_snapshot(5100);
+    add_process(snapshot, 5100, 1, HD_ORIGIN_FORKED, 1);
+    threadpool_worker(thread_of(snapshot, 5100), 0x7f2000007000, true);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "pool-starvation"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
