@@ -93,6 +93,7 @@ static const struct {
     { "full-pipe", "writes to a full pipe that nobody will read" },
     { "wait-cycle", "is in a wait cycle" },
     { "pool-starvation", "has every thread-pool worker waiting on results of its own pool" },
+    { "queue-join", "waits in Queue.join() for tasks nobody will mark done" },
     { "orphaned-wait", "sleeps on a futex whose wakers stayed in its parent at fork" },
     { "worker-died", "waits for a worker that died" },
     { "uninterruptible", "is stuck in the kernel (state D)" },

@@ -19,6 +19,7 @@ enum report_finding_id {
     REPORT_FULL_PIPE,
     REPORT_POOL_STARVATION,    /* before wait-cycle, which leaves a starved pool's process alone */
     REPORT_WAIT_CYCLE,
+    REPORT_QUEUE_JOIN,
     REPORT_ORPHANED_WAIT,
     REPORT_WORKER_DIED,
     REPORT_UNINTERRUPTIBLE,

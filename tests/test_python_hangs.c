@@ -10,7 +10,9 @@
  * - a spawn child that runs the main script's top level for want of a main guard (scenarios/spawn_reimport.py):
  *   spawn-reimport about the child, naming the script's line;
  * - h5py's global lock held by a parent thread at fork (scenarios/h5py_fork.py, Debian's python only): orphaned-wait
- *   inside HDF5 (h5py), and its healthy look-alike.
+ *   inside HDF5 (h5py), and its healthy look-alike;
+ * - thread pools starved by their own tasks (scenarios/pool_starvation.py) and Queue.join() waiting for tasks nobody
+ *   will mark done (scenarios/queue_join.py), each with its look-alike.
  * Exact ids, subjects, members and evidence, in JSON and in the text.
  */
 #include "harness.h"
@@ -427,6 +429,86 @@ Test(python_hangs, tasks_waiting_on_another_pools_running_task_are_not_starvatio
 Test(python_hangs, threadpool_tasks_applying_to_another_running_pool_are_not_starvation)
 {
     expect_no_starvation("threadpool-other-pool");
+}
+
+/* ---- Queue.join() for tasks nobody will mark done ------------------------------------------------------------- */
+
+/* ready <pid> <consumer tid>...: the main thread waits in Queue.join(); queue-join, likely, about it, with the
+ * consumers still there (waiting in Queue.get()) as members and evidence, or none left. */
+static void expect_queue_join(const char *python, unsigned minor, const char *mode, size_t consumers)
+{
+    struct fixture fixture;
+    start_script(&fixture, python, "queue_join.py", mode);
+    pid_t pid = fixture.pids[0];
+    int status;
+    json_object *document = hangdoc_json(pid, &status);
+    expect_python_version(document, pid, &minor);
+    cr_assert_eq(status, 1, "hung: exit 1, got %d: %s", status,
+                 json_object_to_json_string(json_at(document, "findings")));
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "queue-join");
+    json_object *finding = json_first_finding(document, "queue-join", pid);
+    cr_assert_not_null(finding);
+    cr_assert_eq(json_int_at(finding, "tid", 0), pid, "about the main thread");
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
+    cr_assert_eq(json_object_array_length(json_at(finding, "members")), 1 + consumers);
+    char line[128];
+    snprintf(line, sizeof line, "thread %d 'python", (int)pid);
+    cr_assert_eq(evidence_containing(finding, "joiner", line), 1, "%s", json_object_to_json_string(finding));
+    snprintf(line, sizeof line, "waits in %s, called from <module> (queue_join.py:%ld)",
+             python_function_name("Queue.join", minor), python_marked_line("queue_join.py", "join"));
+    cr_assert_eq(evidence_containing(finding, "joiner", line), 1, "%s", json_object_to_json_string(finding));
+    for (size_t k = 0; k < consumers; k++) {
+        cr_assert(has_member(finding, fixture.pids[1 + k]));
+        snprintf(line, sizeof line, "thread %d '", (int)fixture.pids[1 + k]);
+        cr_assert_eq(evidence_containing(finding, "consumer", line), 1, "%s", json_object_to_json_string(finding));
+    }
+    snprintf(line, sizeof line, "waits in %s, called from consume (queue_join.py:",
+             python_function_name("Queue.get", minor));
+    cr_assert_eq(evidence_containing(finding, "consumer", line), consumers, "%s", json_object_to_json_string(finding));
+    cr_assert(strstr(json_string_at(finding, "summary"),
+                     consumers ? "wait in Queue.get() for more, so a task was taken without task_done()"
+                               : "no other Python thread of process"),
+              "%s", json_string_at(finding, "summary"));
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+static void expect_lost_task_done(const char *python, unsigned minor)
+{
+    expect_queue_join(python, minor, "lost-task-done", 2);
+}
+
+static void expect_consumer_died(const char *python, unsigned minor)
+{
+    expect_queue_join(python, minor, "consumer-died", 0);
+}
+
+Test(python_hangs, queue_join_after_a_lost_task_done_of_the_system_python)
+{
+    python_each_version(0, expect_lost_task_done);
+}
+
+Test(python_hangs, queue_join_after_a_lost_task_done_of_cpython_3_13)
+{
+    python_each_version(13, expect_lost_task_done);
+}
+
+Test(python_hangs, queue_join_after_its_consumer_died_of_the_system_python)
+{
+    python_each_version(0, expect_consumer_died);
+}
+
+/* The look-alike: the consumer is still at its task (a sleep loop): slow, not hung, no queue-join. */
+Test(python_hangs, queue_join_while_the_consumer_works_is_not_hung)
+{
+    struct fixture fixture;
+    start_script(&fixture, "/usr/bin/python3", "queue_join.py", "working");
+    int status;
+    json_object *document = hangdoc_json(fixture.pids[0], &status);
+    cr_assert_eq(status, 0, "not hung: %s", json_object_to_json_string(json_at(document, "findings")));
+    cr_assert_eq(json_count_findings(document, "queue-join", 0), 0);
+    json_object_put(document);
+    fixture_stop(&fixture);
 }
 
 /* ---- a Python lock held at fork ---------------------------------------------------------------------------------- */

@@ -1,6 +1,6 @@
 /* The Python family (rule.h): spawn-reimport, a spawn child that runs the main module's top level, and
  * pool-starvation, a thread pool (ThreadPoolExecutor, multiprocessing's ThreadPool) whose every worker waits on a
- * result inside its task.
+ * result inside its task; and queue-join, a queue.Queue.join() that waits for tasks nobody will mark done.
  *
  * Python's spawn and forkserver start methods start a fresh interpreter, which imports the parent's main module
  * under the name __mp_main__ before it runs the target (multiprocessing/spawn.py, _fixup_main_from_path). A script
@@ -14,6 +14,7 @@
 
 #include "../python.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -262,4 +263,109 @@ void report_rule_pool_starvation(struct report_rule_context *c)
     for (size_t p = 0; p < graph->nprocesses && !c->failed; p++)
         for (size_t k = 0; k < sizeof pool_kinds / sizeof pool_kinds[0]; k++)
             starved_pool(c, &graph->processes[p], &pool_kinds[k]);
+}
+
+/* ---- queue-join ------------------------------------------------------------------------------------------------ */
+
+/* A frame of the standard library's module `file` (lib/pythonX.Y/`file`), not of a namesake elsewhere. */
+static bool stdlib_frame(const struct hd_python_frame *frame, const char *file)
+{
+    if (!report_python_file_is(frame->file, file) || strlen(frame->file) == strlen(file))
+        return false;
+    const char *slash = frame->file + strlen(frame->file) - strlen(file) - 1, *directory = slash;
+    while (directory > frame->file && directory[-1] != '/')
+        directory--;
+    return slash - directory > 6 && strncmp(directory, "python", 6) == 0 && isdigit((unsigned char)directory[6]);
+}
+
+/* The frame of the thread's call into queue.Queue's `function` (join, get) when that is where it waits: its
+ * innermost frame outside threading.py (Queue.join waits in Condition.wait); SIZE_MAX otherwise. */
+static size_t waits_in_queue(const struct hd_thread *thread, const char *function)
+{
+    for (size_t f = 0; f < thread->npython_frames; f++) {
+        const struct hd_python_frame *frame = &thread->python_frames[f];
+        if (stdlib_frame(frame, "threading.py"))
+            continue;
+        return stdlib_frame(frame, "queue.py") && is_function(frame, function) ? f : SIZE_MAX;
+    }
+    return SIZE_MAX;
+}
+
+#define QUEUE_THREADS_LISTED 8
+
+/* One evidence line for a thread in Queue.join or Queue.get: the call, and the program's frame that made it. */
+static void queue_evidence(struct report_rule_context *c, struct report_finding *finding, const char *name,
+                           const struct hd_thread *thread, size_t call)
+{
+    char words[480] = "? (?:0)";
+    if (call + 1 < thread->npython_frames)
+        report_python_frame_words(&thread->python_frames[call + 1], words, sizeof words);
+    rule_evidence(c, finding, name, "thread %d '%s' waits in %s, called from %s", (int)thread->tid, thread->name,
+                  thread->python_frames[call].function, words);
+}
+
+/* A thread asleep forever in queue.Queue.join(), while every other Python thread of its process is asleep forever
+ * in Queue.get() or gone: join() waits until each task taken is marked done, and the queue is empty (its
+ * consumers wait for more), so a get() had no task_done() (a task that raised or returned early), or the consumers
+ * are gone (an exception ends a thread). A thread in Python code elsewhere may be the consumer still at its task:
+ * then nothing is said. Whether the consumers serve the queue joined no frame says: likely. */
+void report_rule_queue_join(struct report_rule_context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t p = 0; p < graph->nprocesses && !c->failed; p++) {
+        const struct report_graph_process *process = &graph->processes[p];
+        size_t joiners = 0, consumers = 0, first = REPORT_NO_NODE;
+        bool elsewhere = false;
+        for (size_t n = process->first_node; n < process->first_node + process->nnodes; n++) {
+            const struct report_node *node = &graph->nodes[n];
+            if (node->thread->npython_frames == 0)
+                continue; /* no Python of its own: a library's thread, no consumer */
+            bool never = node->wake == REPORT_WAKE_NEVER;
+            if (never && waits_in_queue(node->thread, "join") != SIZE_MAX) {
+                joiners++;
+                first = first == REPORT_NO_NODE ? n : first;
+            } else if (never && waits_in_queue(node->thread, "get") != SIZE_MAX) {
+                consumers++;
+            } else {
+                elsewhere = true;
+            }
+        }
+        if (joiners == 0 || elsewhere)
+            continue;
+        const struct report_node *subject = &graph->nodes[first];
+        char others[64] = "the other Python thread";
+        if (consumers > 1)
+            snprintf(others, sizeof others, "the %zu other Python threads", consumers);
+        struct report_finding *finding =
+            consumers > 0
+                ? rule_finding(c, REPORT_QUEUE_JOIN, REPORT_LIKELY, subject,
+                               "thread %d '%s' waits in Queue.join() for tasks that nobody will mark done: the "
+                               "queue is empty and %s of process %d wait%s in Queue.get() for more, so a task was "
+                               "taken without task_done() (one that raised or returned early)",
+                               (int)subject->thread->tid, subject->thread->name, others, (int)process->process->pid,
+                               consumers == 1 ? "s" : "")
+                : rule_finding(c, REPORT_QUEUE_JOIN, REPORT_LIKELY, subject,
+                               "thread %d '%s' waits in Queue.join() for tasks that nobody will mark done: no other "
+                               "Python thread of process %d is left to take them, so its consumers ended without "
+                               "task_done() (an exception in a task ends its thread) or never started",
+                               (int)subject->thread->tid, subject->thread->name, (int)process->process->pid);
+        size_t listed = 0;
+        for (size_t n = process->first_node; n < process->first_node + process->nnodes && finding; n++) {
+            const struct hd_thread *thread = graph->nodes[n].thread;
+            size_t join = waits_in_queue(thread, "join"), get = waits_in_queue(thread, "get");
+            if (join == SIZE_MAX && get == SIZE_MAX)
+                continue;
+            rule_member(c, finding, n);
+            if (listed++ < QUEUE_THREADS_LISTED)
+                queue_evidence(c, finding, join != SIZE_MAX ? "joiner" : "consumer", thread,
+                               join != SIZE_MAX ? join : get);
+        }
+        if (listed > QUEUE_THREADS_LISTED)
+            rule_evidence(c, finding, "consumer", "and %zu more threads", listed - QUEUE_THREADS_LISTED);
+        rule_remedy(c, finding, "Call task_done() once for every get(), in a finally: block, so that a task that "
+                                "raises or returns early still counts; catch what a task raises inside the consumer's "
+                                "loop, so that one failure does not end the thread.");
+        rule_remedy(c, finding, "Where a consumer may still die, wait with a deadline of your own instead of join() "
+                                "(poll unfinished_tasks, or join a sentinel-stopped consumer thread with a timeout).");
+    }
 }

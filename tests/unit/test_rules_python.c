@@ -419,3 +419,80 @@ Test(pool_starvation, not_for_a_process_pools_worker)
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
+
+/* ---- queue-join ---------------------------------------------------------------------------------------------------- */
+
+#define STDLIB "/usr/lib/python3.11/"
+
+/* Process 6000: the main thread asleep in Queue.join() (its queue.py at `queue_py`); thread 6001 as `consumer`
+ * says: in Queue.get(), in a task of its own (a sleep in Python code), or gone. */
+enum consumer { IN_GET, AT_A_TASK, GONE };
+
+static struct hd_snapshot *joined_queue(const char *queue_py, enum consumer consumer)
+{
+    struct hd_snapshot *snapshot = new_snapshot(6000);
+    add_process(snapshot, 6000, 1, HD_ORIGIN_EXEC, consumer == GONE ? 1 : 2);
+    struct hd_thread *main_thread = thread_of(snapshot, 6000);
+    asleep_in_futex(main_thread, 0x7f3000001000);
+    add_python_frame(main_thread, "Condition.wait", STDLIB "threading.py", 320, false);
+    add_python_frame(main_thread, "Queue.join", queue_py, 90, false);
+    add_python_frame(main_thread, "<module>", "/srv/app/crawl.py", 71, true);
+    if (consumer == GONE)
+        return snapshot;
+    struct hd_thread *worker = thread_of(snapshot, 6001);
+    asleep_in_futex(worker, 0x7f3000002000);
+    add_python_frame(worker, "Condition.wait", STDLIB "threading.py", 320, false);
+    add_python_frame(worker, consumer == IN_GET ? "Queue.get" : "Event.wait",
+                     consumer == IN_GET ? queue_py : STDLIB "threading.py", 171, false);
+    add_python_frame(worker, "consume", "/srv/app/crawl.py", 24, false);
+    add_python_frame(worker, "Thread.run", STDLIB "threading.py", 975, true);
+    return snapshot;
+}
+
+Test(queue_join, a_join_whose_consumers_wait_in_get_lost_a_task_done)
+{
+    struct hd_snapshot *snapshot = joined_queue(STDLIB "queue.py", IN_GET);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "queue-join");
+    const struct report_finding *finding = the_finding(analysis, "queue-join");
+    cr_assert_eq(finding->tid, 6000);
+    cr_assert_eq(finding->confidence, REPORT_LIKELY);
+    cr_assert_eq(finding->nmembers, 2u);
+    cr_assert(strstr(finding->summary, "the other Python thread of process 6000 waits in Queue.get() for more, so a "
+                                       "task was taken without task_done()"), "%s", finding->summary);
+    cr_assert(strstr(evidence_of(finding, "joiner"), "thread 6000 'thread6000' waits in Queue.join, called from "
+                                                     "<module> (crawl.py:71)"), "%s", evidence_of(finding, "joiner"));
+    cr_assert(strstr(evidence_of(finding, "consumer"), "thread 6001 'thread6001' waits in Queue.get, called from "
+                                                       "consume (crawl.py:24)"), "%s", evidence_of(finding, "consumer"));
+    cr_assert_str_eq(root_cause_id(analysis), "queue-join");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(queue_join, a_join_left_alone_lost_its_consumers)
+{
+    struct hd_snapshot *snapshot = joined_queue("/root/.pyenv/versions/3.13.0/lib/python3.13/queue.py", GONE);
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *finding = the_finding(analysis, "queue-join");
+    cr_assert(strstr(finding->summary, "no other Python thread of process 6000 is left to take them"), "%s",
+              finding->summary);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* Not when a Python thread is elsewhere (the consumer still at its task, stuck on something a rule may name), nor
+ * for a queue.py that is not the standard library's. */
+Test(queue_join, not_beside_a_thread_elsewhere_nor_for_a_namesake)
+{
+    struct hd_snapshot *snapshot = joined_queue(STDLIB "queue.py", AT_A_TASK);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "queue-join"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+
+    snapshot = joined_queue("/srv/app/vendor/queue.py", IN_GET);
+    analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "queue-join"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
