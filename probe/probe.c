@@ -1,6 +1,7 @@
 /* Sampling a tree several times and folding the samples into one snapshot (probe.h). */
 #include "probe.h"
 
+#include "clock.h"
 #include "fds.h"
 #include "filelocks.h"
 #include "inherit.h"
@@ -10,6 +11,7 @@
 #include "locks.h"
 #include "memory.h"
 #include "pidns.h"
+#include "pipe_holders.h"
 #include "origin.h"
 #include "pid_map.h"
 #include "procfs.h"
@@ -143,13 +145,6 @@ static double realtime_now(void)
 {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
-}
-
-static double monotonic_now(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
 
@@ -365,7 +360,7 @@ static bool time_for_a_sample(const struct probe_options *options, const struct 
     if (last_read_s == 0)
         last_read_s = SAMPLE_SECONDS_PER_THREAD * (double)probe_tree_expected_threads(tree, final->roots,
                                                                                        final->nroots);
-    return monotonic_now() + options->interval_ms / 1000.0 + 3 * last_read_s <= options->deadline;
+    return probe_monotonic_now() + options->interval_ms / 1000.0 + 3 * last_read_s <= options->deadline;
 }
 
 /* The interval, cut short by the deadline: the last sample must come before it. */
@@ -373,7 +368,7 @@ static unsigned interval_before_deadline(const struct probe_options *options)
 {
     if (options->deadline <= 0)
         return options->interval_ms;
-    double left_ms = (options->deadline - monotonic_now()) * 1000;
+    double left_ms = (options->deadline - probe_monotonic_now()) * 1000;
     return left_ms <= 0 ? 0 : left_ms < options->interval_ms ? (unsigned)left_ms : options->interval_ms;
 }
 
@@ -389,7 +384,7 @@ static enum probe_result read_earlier_samples(struct probe_tree *tree, const str
         if (!earlier[s])
             return PROBE_NO_MEMORY;
         *taken = s + 1;
-        double started = monotonic_now();
+        double started = probe_monotonic_now();
         if (stacks) /* a thread that stopped late since: let go, so that its state is its own */
             probe_stacks_settle(stacks);
         if (!probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_DYNAMIC, earlier[s]))
@@ -398,7 +393,7 @@ static enum probe_result read_earlier_samples(struct probe_tree *tree, const str
             return PROBE_NO_MEMORY;
         if (stacks)
             probe_stacks_sample_leaves(stacks, earlier[s]);
-        last_read_s = monotonic_now() - started;
+        last_read_s = probe_monotonic_now() - started;
         unsigned interval_ms = interval_before_deadline(options);
         if (stacks)
             probe_stacks_pause(stacks, interval_ms);
@@ -510,6 +505,8 @@ static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot 
     probe_classify_fds(final, &unix_sockets);
     probe_unix_socket_table_release(&unix_sockets);
     probe_prove_inherited_fds(final);
+    if (!probe_find_outside_pipe_holders(final, options->deadline))
+        result = PROBE_NO_MEMORY;
     if (!probe_read_libraries(final))
         result = PROBE_NO_MEMORY;
     fold_samples(final, earlier, nearlier);
@@ -547,13 +544,13 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
     struct hd_snapshot **earlier = calloc(nsamples, sizeof *earlier);
     unsigned nearlier = 0;
     struct probe_stacks_skipped skipped = { 0 };
-    double started = monotonic_now();
+    double started = probe_monotonic_now();
     enum probe_result result = earlier ? read_earlier_samples(tree, options, final, stacks, earlier, nsamples - 1,
                                                               &nearlier)
                                        : PROBE_NO_MEMORY;
     if (result == PROBE_OK)
         result = read_final_sample(tree, options, final, stacks, &skipped);
-    final->sampling_s = monotonic_now() - started;
+    final->sampling_s = probe_monotonic_now() - started;
     final->taken_at = realtime_now();
     final->samples = nearlier + 1;
     if (result == PROBE_OK) {

@@ -163,10 +163,16 @@ bool probe_parse_stat(const char *text, size_t length, struct probe_stat *out)
     if (!take_signed(&p, end, &ppid))
         return false;
     out->ppid = (pid_t)ppid;
-    /* fields 5..8 (pgrp session tty_nr tpgid), then 9: flags */
-    unsigned long long flags;
-    if (!skip_fields(&p, end, 4) || !take_unsigned(&p, end, 10, &flags))
+    /* fields 5 and 6 (pgrp session), 7 and 8 (tty_nr tpgid), then 9: flags */
+    long long pgrp, session;
+    if (!take_signed(&p, end, &pgrp) || !take_signed(&p, end, &session))
         return true; /* a truncated line still gave comm, state and ppid */
+    out->has_group = true;
+    out->pgrp = (pid_t)pgrp;
+    out->session = (pid_t)session;
+    unsigned long long flags;
+    if (!skip_fields(&p, end, 2) || !take_unsigned(&p, end, 10, &flags))
+        return true;
     out->flags = (unsigned long)flags;
     /* fields 10..13 (fault counts), then 14 utime, 15 stime */
     unsigned long long user, system;

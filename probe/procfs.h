@@ -26,6 +26,9 @@ struct probe_stat {
     char comm[HD_COMM_MAX]; /* raw bytes between the first '(' and the last ')' */
     char state;
     pid_t ppid;
+    bool has_group;           /* fields 5 and 6 */
+    pid_t pgrp;
+    pid_t session;
     unsigned long flags;      /* PF_* flags, field 9 */
     bool has_times;           /* fields 14 and 15 */
     uint64_t cpu_ticks;       /* utime + stime, in clock ticks */

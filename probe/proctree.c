@@ -701,6 +701,8 @@ static bool read_thread_stat(struct read_context *c, pid_t pid, struct hd_thread
 static void fill_process_from_leader(struct read_context *c, struct hd_process *process, const struct probe_stat *stat)
 {
     process->ppid = stat->ppid;
+    if (stat->has_group)
+        process->session = stat->session;
     process->state = stat->state;
     process->zombie = stat->state == 'Z';
     memcpy(process->comm, stat->comm, sizeof process->comm);

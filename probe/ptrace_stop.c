@@ -13,6 +13,7 @@
 #include "ptrace_stop.h"
 
 #include "access.h"
+#include "clock.h"
 #include "pid_map.h"
 #include "procfs.h"
 
@@ -214,13 +215,6 @@ void probe_stop_uninstall(void)
 
 /* ---- facts for explanations -------------------------------------------------------------------------------- */
 
-static double monotonic_now(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
-}
-
 /* The line after `key` in /proc/<pid>/status (or self), into `value`; false when absent. */
 static bool status_field(pid_t pid, const char *key, char *value, size_t size)
 {
@@ -414,7 +408,7 @@ static void wait_for_stops(struct probe_stopped_process *stopped, double deadlin
             }
             waiting += waiting_for(entry);
         }
-        if (waiting == 0 || monotonic_now() >= deadline)
+        if (waiting == 0 || probe_monotonic_now() >= deadline)
             return;
         struct timespec pause = { 0, pause_ns };
         nanosleep(&pause, NULL);
@@ -531,7 +525,7 @@ static enum probe_stop_result conclude(struct probe_stopped_process *stopped, in
 enum probe_stop_result probe_stop_process(pid_t pid, unsigned wait_ms, const struct probe_stop_hint *hint,
                                           struct probe_stopped_process *out, char *why, size_t why_size)
 {
-    *out = (struct probe_stopped_process){ .pid = pid, .stopped_at = monotonic_now() };
+    *out = (struct probe_stopped_process){ .pid = pid, .stopped_at = probe_monotonic_now() };
     struct stop_work work = { .stopped = out, .hint = hint };
     pid_t *tids = NULL;
     size_t tids_capacity = 0;
@@ -570,7 +564,7 @@ enum probe_stop_result probe_stop_process(pid_t pid, unsigned wait_ms, const str
 enum probe_stop_result probe_stop_thread(pid_t pid, pid_t tid, unsigned wait_ms, struct probe_stopped_process *out,
                                          char *why, size_t why_size)
 {
-    *out = (struct probe_stopped_process){ .pid = pid, .stopped_at = monotonic_now() };
+    *out = (struct probe_stopped_process){ .pid = pid, .stopped_at = probe_monotonic_now() };
     struct stop_work work = { .stopped = out };
     int seized = seize_new(&work, &tid, 1);
     probe_pid_map_clear(&work.seen);
@@ -600,7 +594,7 @@ double probe_stop_release(struct probe_stopped_process *stopped)
     bool any_seized = false;
     for (size_t i = 0; i < stopped->nthreads; i++)
         any_seized |= stopped->threads[i].seized;
-    double stopped_for = any_seized ? monotonic_now() - stopped->stopped_at : 0;
+    double stopped_for = any_seized ? probe_monotonic_now() - stopped->stopped_at : 0;
     free(stopped->threads);
     stopped->threads = NULL;
     stopped->nthreads = 0;

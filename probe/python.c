@@ -1,6 +1,7 @@
 /* Python stacks, read from a running CPython's memory (python.h). */
 #include "python.h"
 
+#include "clock.h"
 #include "memory.h"
 #include "pid_map.h"
 #include "procfs.h"
@@ -44,13 +45,6 @@
 static const uint32_t glibc_tid_offsets[] = { 0x2d0, 0xd0 };
 #define PTHREAD_SCAN_BYTES 1024
 #define PTHREAD_SAMPLES 8
-
-static double monotonic_now(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
-}
 
 /* ---- a set of addresses ---------------------------------------------------------------------------------------
  * Open addressing with linear probing, grown at half full: thread states seen (a list that loops), code objects
@@ -1174,7 +1168,7 @@ bool probe_read_python(struct hd_snapshot *snapshot, double deadline)
         if (process->zombie || process->kernel_thread || !hd_process_is_python(process))
             continue;
         candidates++;
-        if (deadline > 0 && monotonic_now() >= deadline)
+        if (deadline > 0 && probe_monotonic_now() >= deadline)
             left_out++;
         else
             ok = read_process(snapshot, process, files, &memory, &gil_rereads);

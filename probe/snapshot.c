@@ -63,6 +63,7 @@ void hd_snapshot_free(struct hd_snapshot *snapshot)
     free(snapshot->notes);
     free(snapshot->roots);
     free(snapshot->unix_peers);
+    free(snapshot->outside_pipe_holders);
     free(snapshot->departed);
     index_free(snapshot->index);
     free(snapshot);

@@ -361,6 +361,20 @@ enum hd_python_role {
     HD_PYTHON_ROLE_RESOURCE_TRACKER, /* python -c 'from multiprocessing.resource_tracker import main; ...' */
 };
 
+/* A process outside the snapshot that holds the write end of a pipe a thread of the snapshot reads, where no
+ * process of the snapshot does (probe/pipe_holders.h): what the reader waits for to end. */
+struct hd_pipe_holder {
+    uint64_t inode;
+    pid_t pid;
+    pid_t ppid;
+    pid_t session;
+    int fd;
+    char comm[HD_COMM_MAX];
+    char parent_comm[HD_COMM_MAX]; /* its parent's name now; empty when unread */
+    bool parent_above_tree;        /* its parent is an ancestor of the tree's roots (a subreaper that adopted it) */
+    double start_time_s; /* seconds after boot */
+};
+
 /* A connected unix socket and the inode of its peer (sock_diag). */
 struct hd_socket_peer {
     uint64_t inode;
@@ -387,6 +401,7 @@ enum hd_origin_basis {
 struct hd_process {
     pid_t pid;
     pid_t ppid;
+    pid_t session; /* its session (stat field 6); 0 when unread */
     uid_t uid;
     char comm[HD_COMM_MAX];
     char state;
@@ -513,6 +528,8 @@ struct hd_snapshot {
     size_t notes_capacity;
     struct hd_socket_peer *unix_peers; /* sorted by inode */
     size_t nunix_peers;
+    struct hd_pipe_holder *outside_pipe_holders; /* probe/pipe_holders.h; sorted by inode */
+    size_t noutside_pipe_holders;
     struct hd_departed *departed; /* processes that vanished between the first sample and the last */
     size_t ndeparted;
     size_t departed_capacity;

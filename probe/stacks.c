@@ -1,6 +1,7 @@
 /* Stop, unwind, let go, then name: native stacks for a snapshot (stacks.h). */
 #include "stacks.h"
 
+#include "clock.h"
 #include "maps.h"
 #include "pid_map.h"
 #include "ptrace_stop.h"
@@ -101,20 +102,13 @@ void probe_stacks_settle(struct probe_stacks *stacks)
     probe_stop_retry_lingering();
 }
 
-static double monotonic_now(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
-}
-
 void probe_stacks_pause(struct probe_stacks *stacks, unsigned milliseconds)
 {
     (void)stacks;
-    double end = monotonic_now() + milliseconds / 1000.0;
+    double end = probe_monotonic_now() + milliseconds / 1000.0;
     for (;;) {
         size_t lingering = probe_stop_retry_lingering();
-        double left = end - monotonic_now();
+        double left = end - probe_monotonic_now();
         if (left <= 0)
             return;
         /* nothing seized: one sleep; an interrupted sleep just goes round again */
@@ -170,14 +164,14 @@ struct unwound {
 
 static bool deadline_passed(const struct probe_stacks *stacks)
 {
-    return stacks->deadline > 0 && monotonic_now() >= stacks->deadline;
+    return stacks->deadline > 0 && probe_monotonic_now() >= stacks->deadline;
 }
 
 /* Whether stopping all of `process` and letting it go again would end after the deadline. */
 static bool too_late_to_stop(const struct probe_stacks *stacks, const struct hd_process *process)
 {
     return stacks->deadline > 0 &&
-           monotonic_now() + STOP_SECONDS_PER_THREAD * (double)process->nthreads >= stacks->deadline;
+           probe_monotonic_now() + STOP_SECONDS_PER_THREAD * (double)process->nthreads >= stacks->deadline;
 }
 
 /* While the process is stopped: only registers and memory, nothing slower. Once the deadline passes, the

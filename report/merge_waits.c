@@ -94,6 +94,7 @@ static const struct {
     { "wait-cycle", "is in a wait cycle" },
     { "pool-starvation", "has every thread-pool worker waiting on results of its own pool" },
     { "queue-join", "waits in Queue.join() for tasks nobody will mark done" },
+    { "pipe-held-open", "reads a pipe that a process left behind keeps open" },
     { "orphaned-wait", "sleeps on a futex whose wakers stayed in its parent at fork" },
     { "worker-died", "waits for a worker that died" },
     { "uninterruptible", "is stuck in the kernel (state D)" },

@@ -20,6 +20,7 @@ enum report_finding_id {
     REPORT_POOL_STARVATION,    /* before wait-cycle, which leaves a starved pool's process alone */
     REPORT_WAIT_CYCLE,
     REPORT_QUEUE_JOIN,
+    REPORT_PIPE_HELD_OPEN,
     REPORT_ORPHANED_WAIT,
     REPORT_WORKER_DIED,
     REPORT_UNINTERRUPTIBLE,
@@ -45,6 +46,7 @@ enum report_cause {
     REPORT_CAUSE_STOPPED,
     REPORT_CAUSE_WORKER_DIED,
     REPORT_CAUSE_SPAWN_REIMPORT, /* a spawn child runs the main module's top level: a missing main guard */
+    REPORT_CAUSE_PIPE_HELD_OPEN, /* a pipe read to its end stays open in a process left behind */
     REPORT_CAUSE_UNKNOWN,
     REPORT_CAUSES /* how many */
 };

@@ -2,7 +2,9 @@
  * is read, under fork and under spawn, and subprocess.Popen(stdout=PIPE).wait() on a child that writes more than the
  * pipe holds, are deadlocks named full-pipe, never blamed on fork; pipes that are being drained, and an idle spawn
  * pool whose workers read their task pipe, are not hung. The fixtures are Python scripts in scenarios/, run by
- * python_fixture.c, which reports the pids once the writer is blocked in write(2) and the parent in wait4(2). */
+ * python_fixture.c, which reports the pids once the writer is blocked in write(2) and the parent in wait4(2).
+ * Last, a pipe read to its end (subprocess.run(capture_output=True), bash's $(...)) that a background job left
+ * behind keeps open: pipe-held-open, with its look-alikes (scenarios/held_pipe.py). */
 #include "harness.h"
 
 #include <criterion/criterion.h>
@@ -237,4 +239,94 @@ Test(pipes, full_pipe_drained_slowly_is_not_hung)
 Test(pipes, idle_spawn_pool_reading_its_task_pipe_is_not_hung)
 {
     expect_not_hung_twice("mp_pool_spawn");
+}
+
+/* ---- a pipe read to its end that a process left behind keeps open (pipe-held-open) ----------------------------- */
+
+/* scenarios/held_pipe.py `mode`, run by Debian's python; ready <reader> <holder> [<consumer>]. The holder is in the
+ * fixture's process group, which fixture_stop kills, though it left the tree. */
+static void start_held_pipe(struct fixture *fixture, const char *mode)
+{
+    char script[4096];
+    snprintf(script, sizeof script, "%s/tests/scenarios/held_pipe.py", getenv("HANGDOC_SOURCE_ROOT"));
+    fixture_start_command(fixture, "/usr/bin/python3", (const char *[]){ "/usr/bin/python3", script, mode, NULL },
+                          PYTHON_READY_TIMEOUT_MS);
+}
+
+/* The reader's thread is the subject; each of the pipes it reads has the holder as evidence; a reaped child or a
+ * zombie as `child` says (0: reaped); the remedies say how to give the background job its own output. */
+static void expect_pipe_held_open(const char *mode, const char *reader_name, const char *child_comm, size_t pipes)
+{
+    struct fixture fixture;
+    start_held_pipe(&fixture, mode);
+    pid_t reader = fixture.pids[0], holder = fixture.pids[1];
+    json_object *document = diagnose(reader, HUNG);
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "pipe-held-open", "%s", findings_text(document));
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "pipe-held-open");
+    cr_assert_eq(json_count_findings(document, "pipe-held-open", 0), 1, "%s", findings_text(document));
+    json_object *finding = json_first_finding(document, "pipe-held-open", reader);
+    cr_assert_not_null(finding, "%s", findings_text(document));
+    cr_assert_eq(json_int_at(finding, "tid", 0), reader);
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
+    char part[160];
+    snprintf(part, sizeof part, "thread %d '%s' of process %d reads %s to the end", (int)reader, reader_name,
+             (int)reader, pipes > 1 ? "pipes" : "a pipe");
+    cr_assert(strstr(json_string_at(finding, "summary"), part), "%s", json_string_at(finding, "summary"));
+    snprintf(part, sizeof part, "process %d 'python3', left behind outside the tree, still holds the write end",
+             (int)holder);
+    cr_assert(strstr(json_string_at(finding, "summary"), part), "%s", json_string_at(finding, "summary"));
+    json_object *holders = json_at(finding, "evidence.holder");
+    size_t nholders = json_object_is_type(holders, json_type_array) ? json_object_array_length(holders) : 1;
+    cr_assert_eq(nholders, pipes, "%s", json_object_to_json_string(finding));
+    snprintf(part, sizeof part, "process %d 'python3' holds the write end of pipe ", (int)holder);
+    cr_assert(evidence_starts_with(finding, "holder", part), "%s", json_object_to_json_string(finding));
+    cr_assert(strstr(json_object_to_json_string(holders), "(its own parent exited), in the session of process"),
+              "%s", json_object_to_json_string(holders));
+    if (child_comm) {
+        snprintf(part, sizeof part, "'%s' exited and is not reaped yet", child_comm);
+        cr_assert(strstr(json_string_at(finding, "evidence.exited_child"), part), "%s",
+                  json_object_to_json_string(finding));
+    } else {
+        cr_assert_null(json_at(finding, "evidence.exited_child"));
+        cr_assert(strstr(json_string_at(finding, "summary"), "the process that started it exited"));
+    }
+    cr_assert(has_remedy(finding, ">/dev/null 2>&1 &"), "%s", json_object_to_json_string(finding));
+    expect_no_fork_finding(document);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* subprocess.run(capture_output=True) of a command that leaves a background job holding its stdout and stderr: the
+ * reader polls both pipes for ever, its child sh a zombie */
+Test(pipes, captured_output_held_open_by_a_background_job)
+{
+    expect_pipe_held_open("subprocess", "python3", "sh", 2);
+}
+
+/* bash's $(...) of the same: bash reaps sh at once (its SIGCHLD handler), and reads for ever */
+Test(pipes, command_substitution_held_open_by_a_background_job)
+{
+    expect_pipe_held_open("bash", "bash", NULL, 1);
+}
+
+/* The look-alikes: the child itself still holds the pipe (a writer at work, in the tree); a pipeline's consumer,
+ * diagnosed alone, reading from its sibling (the shell that started both is its parent, not an adopter) */
+static void expect_no_held_pipe(const char *mode, size_t diagnosed)
+{
+    struct fixture fixture;
+    start_held_pipe(&fixture, mode);
+    json_object *document = diagnose(fixture.pids[diagnosed], NOT_HUNG);
+    cr_assert_eq(json_count_findings(document, "pipe-held-open", 0), 0, "%s", findings_text(document));
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(pipes, a_child_still_writing_its_captured_output_is_not_a_held_pipe)
+{
+    expect_no_held_pipe("working", 0);
+}
+
+Test(pipes, a_pipeline_consumer_reading_its_working_producer_is_not_a_held_pipe)
+{
+    expect_no_held_pipe("pipeline", 2);
 }

@@ -23,7 +23,7 @@ declare -A sources=(
     [rust_demangle]="probe/rust_demangle.c"
     [python_walk]="probe/python.c probe/python_decode.c probe/python_memory.c probe/python_offsets.c
                    probe/python_symbols.c probe/memory.c probe/pid_map.c probe/procfs.c probe/syscalls.c
-                   probe/files.c probe/snapshot.c"
+                   probe/files.c probe/snapshot.c probe/clock.c"
 )
 mkdir -p "$work"
 

@@ -71,6 +71,7 @@ enum stat_field {
     STAT_START = 1 << 5,     /* has_start, thread_count, start_ticks */
     STAT_PROCESSOR = 1 << 6,
     STAT_EXIT = 1 << 7,      /* has_exit_code, exit_code */
+    STAT_GROUP = 1 << 8,     /* has_group, pgrp, session */
 };
 
 static const struct {
@@ -82,14 +83,17 @@ static const struct {
     struct probe_stat expected;
 } stat_cases[] = {
     { "a normal line", STAT_LINE("cat", "R", "5048", "4194304", "0"), 0, PARSED,
-      STAT_COMM | STAT_STATE | STAT_PPID | STAT_FLAGS | STAT_TIMES | STAT_START | STAT_PROCESSOR | STAT_EXIT,
-      { .comm = "cat", .state = 'R', .ppid = 5048, .flags = 4194304, .has_times = true, .cpu_ticks = 0,
+      STAT_COMM | STAT_STATE | STAT_PPID | STAT_FLAGS | STAT_TIMES | STAT_START | STAT_PROCESSOR | STAT_EXIT |
+          STAT_GROUP,
+      { .comm = "cat", .state = 'R', .ppid = 5048, .has_group = true, .pgrp = 5048, .session = 3915,
+        .flags = 4194304, .has_times = true, .cpu_ticks = 0,
         .has_start = true, .thread_count = 1, .start_ticks = 79329, .start_stack = 140735833835760, .processor = 1,
         .has_exit_code = true } },
     { "times, threads, start and processor of distinct values", STAT_LINE_DISTINCT, 0, PARSED,
       STAT_TIMES | STAT_START | STAT_PROCESSOR | STAT_EXIT,
       { .has_times = true, .cpu_ticks = 1234 + 567, .has_start = true, .thread_count = 17, .start_ticks = 987654321,
         .start_stack = 3, .processor = 13, .has_exit_code = true } },
+    { "cut after the ppid: no group", "77 (python3) S 1", 0, PARSED, STAT_PPID | STAT_GROUP, { .ppid = 1 } },
     { "cut after the times, which it keeps", "77 (python3) S 1 77 77 0 -1 4194560 10 0 0 0 1234 567 0 0", 0, PARSED,
       STAT_TIMES | STAT_START | STAT_PROCESSOR | STAT_EXIT, { .has_times = true, .cpu_ticks = 1801, .processor = -1 } },
     { "comm with spaces", STAT_LINE("Web Content", "S", "77", "0", "0"), 0, PARSED,
@@ -190,6 +194,12 @@ ParameterizedTest(size_t *index, parse_stat, cases)
         cr_expect_eq(got.ppid, expected->ppid, "%s: ppid %d", name, (int)got.ppid);
     if (checks & STAT_FLAGS)
         cr_expect_eq(got.flags, expected->flags, "%s: flags %#lx", name, got.flags);
+    if (checks & STAT_GROUP) {
+        cr_expect_eq(got.has_group, expected->has_group, "%s: has_group", name);
+        if (expected->has_group)
+            cr_expect(got.pgrp == expected->pgrp && got.session == expected->session, "%s: pgrp %d session %d", name,
+                      (int)got.pgrp, (int)got.session);
+    }
     if (checks & STAT_TIMES) {
         cr_expect_eq(got.has_times, expected->has_times, "%s: has_times", name);
         if (expected->has_times)

@@ -191,3 +191,85 @@ Test(wait_cycle, a_file_lock_held_outside_the_snapshot_is_the_outside_world)
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
+
+/* ---- pipe-held-open ------------------------------------------------------------------------------------------------ */
+
+enum held_variant {
+    HELD_BY_ORPHAN,        /* the pipe's writer is a background job adopted by init, the reader's child a zombie */
+    HELD_CHILD_REAPED,     /* the same, the child reaped already (bash's SIGCHLD handler) */
+    HELD_BY_OLDER_PROCESS, /* the writer is older than the reader: not one it started */
+    HELD_BY_SIBLING,       /* the writer's parent is the reader's parent (a pipeline), no child exited */
+    HELD_READ_WITH_TIMEOUT, /* the reader polls with a timeout */
+    HELD_VARIANTS
+};
+
+/* Reader 7000 (started 100 s after boot) reads pipe 5150 (fd 3); the writer, process 9000 outside the snapshot, as
+ * the variant says. */
+static struct hd_snapshot *reader_of_a_held_pipe(enum held_variant variant)
+{
+    struct hd_snapshot *snapshot = new_snapshot(7000);
+    struct hd_process *reader = add_process(snapshot, 7000, 6000, HD_ORIGIN_EXEC, 1);
+    reader->start_time_s = 100;
+    reader->session = 6000;
+    add_fd(reader, 3, HD_FD_PIPE, 5150, 0);
+    if (variant == HELD_READ_WITH_TIMEOUT)
+        polling(thread_of(snapshot, 7000), 3, 4000000000);
+    else
+        reading(thread_of(snapshot, 7000), 3);
+    if (variant != HELD_CHILD_REAPED && variant != HELD_BY_SIBLING) {
+        struct hd_process *child = add_process(snapshot, 7001, 7000, HD_ORIGIN_EXEC, 1);
+        child->state = 'Z';
+        child->zombie = true;
+        memcpy(child->comm, "sh", 3);
+        thread_of(snapshot, 7001)->state = 'Z';
+        thread_of(snapshot, 7001)->syscall.state = HD_SYSCALL_NONE;
+    }
+    snapshot->outside_pipe_holders = calloc(1, sizeof *snapshot->outside_pipe_holders);
+    snapshot->noutside_pipe_holders = 1;
+    struct hd_pipe_holder *holder = snapshot->outside_pipe_holders;
+    *holder = (struct hd_pipe_holder){ .inode = 5150, .pid = 9000, .ppid = 1, .session = 6000, .fd = 1,
+                                       .start_time_s = variant == HELD_BY_OLDER_PROCESS ? 50 : 100.2 };
+    memcpy(holder->comm, "sleep", 6);
+    memcpy(holder->parent_comm, "init", 5);
+    if (variant == HELD_BY_SIBLING) {
+        holder->ppid = 6000;
+        holder->parent_above_tree = true;
+    }
+    return snapshot;
+}
+
+Test(pipe_held_open, a_pipe_read_to_its_end_held_by_an_adopted_background_job)
+{
+    for (enum held_variant variant = HELD_BY_ORPHAN; variant <= HELD_CHILD_REAPED; variant++) {
+        struct hd_snapshot *snapshot = reader_of_a_held_pipe(variant);
+        struct report_analysis *analysis = analyze(snapshot);
+        const struct report_finding *finding = the_finding(analysis, "pipe-held-open");
+        cr_assert_eq(finding->tid, 7000);
+        cr_assert_eq(finding->confidence, REPORT_LIKELY);
+        cr_assert(strstr(finding->summary, variant == HELD_BY_ORPHAN ? "its child 7001 'sh' exited, and process 9000 "
+                                                                       "'sleep', left behind outside the tree"
+                                                                     : "the process that started it exited, and "
+                                                                       "process 9000 'sleep'"),
+                  "%s", finding->summary);
+        cr_assert(strstr(evidence_of(finding, "holder"),
+                         "process 9000 'sleep' holds the write end of pipe 5150 (fd 3 of process 7000) as its fd 1; "
+                         "started 0.2 s after process 7000, its parent is now process 1 'init' (its own parent "
+                         "exited), in the session of process 7000"),
+                  "%s", evidence_of(finding, "holder"));
+        cr_assert_str_eq(root_cause_id(analysis), "pipe-held-open");
+        cr_assert_eq(analysis->verdict.cause, REPORT_CAUSE_PIPE_HELD_OPEN);
+        report_analysis_free(analysis);
+        hd_snapshot_free(snapshot);
+    }
+}
+
+Test(pipe_held_open, not_for_an_older_holder_a_pipeline_sibling_or_a_read_with_a_timeout)
+{
+    for (enum held_variant variant = HELD_BY_OLDER_PROCESS; variant < HELD_VARIANTS; variant++) {
+        struct hd_snapshot *snapshot = reader_of_a_held_pipe(variant);
+        struct report_analysis *analysis = analyze(snapshot);
+        cr_assert_eq(count_findings(analysis, "pipe-held-open"), 0, "variant %d", variant);
+        report_analysis_free(analysis);
+        hd_snapshot_free(snapshot);
+    }
+}
