@@ -6,6 +6,7 @@
 #include "procfs.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,32 +20,45 @@
 #define HOLDERS_MAX 64
 #define PROCESSES_SEARCHED_MAX 65536
 #define FDS_SEARCHED_MAX 4096
+#define ANCESTORS_MAX 64
 #define SEARCH_BUDGET_S 1.0
 /* What is left of the deadline for the report after the search */
 #define DEADLINE_MARGIN_S 0.5
 
-static int compare_inodes(const void *a, const void *b)
+static int compare_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
 }
 
-/* Can a process of the snapshot write to the pipe (a write end, or one opened both ways, or one of unknown mode)? */
-static bool writable_in_snapshot(const struct hd_snapshot *snapshot, uint64_t inode)
+/* The pipes the snapshot's processes can write to (a write end, one opened both ways, one of unknown mode), sorted;
+ * NULL with *complete false when a process's fds were not all read (an unseen write end may be in the tree). */
+static uint64_t *writable_in_snapshot(const struct hd_snapshot *snapshot, size_t *count, bool *complete)
 {
+    size_t total = 0;
+    *count = 0;
+    *complete = true;
     for (size_t p = 0; p < snapshot->nprocesses; p++) {
         const struct hd_process *process = &snapshot->processes[p];
-        for (size_t f = 0; f < process->nfds; f++)
-            if (process->fds[f].kind == HD_FD_PIPE && process->fds[f].inode == inode &&
-                process->fds[f].access_mode != O_RDONLY)
-                return true;
+        *complete &= process->fds_complete || process->zombie || process->kernel_thread;
+        total += process->nfds;
     }
-    return false;
+    uint64_t *inodes = malloc((total + 1) * sizeof *inodes);
+    for (size_t p = 0; inodes && p < snapshot->nprocesses; p++) {
+        const struct hd_process *process = &snapshot->processes[p];
+        for (size_t f = 0; f < process->nfds; f++)
+            if (process->fds[f].kind == HD_FD_PIPE && process->fds[f].access_mode != O_RDONLY)
+                inodes[(*count)++] = process->fds[f].inode;
+    }
+    if (inodes)
+        qsort(inodes, *count, sizeof *inodes, compare_u64);
+    return inodes;
 }
 
 /* The pipes read by threads of the snapshot (a read, or a poll or select among whose fds they are) that no process
  * of the snapshot can write to; sorted, at most PIPES_SOUGHT_MAX. */
-static size_t pipes_sought(const struct hd_snapshot *snapshot, uint64_t *inodes, double *first_reader_start_s)
+static size_t pipes_sought(const struct hd_snapshot *snapshot, const uint64_t *writable, size_t nwritable,
+                           uint64_t *inodes)
 {
     size_t count = 0;
     for (size_t p = 0; p < snapshot->nprocesses && count < PIPES_SOUGHT_MAX; p++) {
@@ -56,24 +70,20 @@ static size_t pipes_sought(const struct hd_snapshot *snapshot, uint64_t *inodes,
                 continue;
             for (unsigned i = 0; i < wait->nfds_known && count < PIPES_SOUGHT_MAX; i++) {
                 const struct hd_fd *fd = hd_process_find_fd(process, wait->fds[i]);
-                if (!fd || fd->kind != HD_FD_PIPE || fd->access_mode == O_WRONLY)
+                if (!fd || fd->kind != HD_FD_PIPE || fd->access_mode == O_WRONLY ||
+                    bsearch(&fd->inode, writable, nwritable, sizeof *writable, compare_u64))
                     continue;
                 bool known = false;
                 for (size_t k = 0; k < count && !known; k++)
                     known = inodes[k] == fd->inode;
-                if (known || writable_in_snapshot(snapshot, fd->inode))
-                    continue;
-                inodes[count++] = fd->inode;
-                if (count == 1 || process->start_time_s < *first_reader_start_s)
-                    *first_reader_start_s = process->start_time_s;
+                if (!known)
+                    inodes[count++] = fd->inode;
             }
         }
     }
-    qsort(inodes, count, sizeof *inodes, compare_inodes);
+    qsort(inodes, count, sizeof *inodes, compare_u64);
     return count;
 }
-
-#define ANCESTORS_MAX 64
 
 struct search {
     const uint64_t *inodes;
@@ -83,9 +93,23 @@ struct search {
     struct hd_pipe_holder *holders;
     size_t nholders;
     long ticks_per_second;
-    /* a holder left behind started after its reader: older processes are passed over at the cost of their stat */
-    unsigned long long started_before_ticks;
+    double stop; /* CLOCK_MONOTONIC seconds */
+    bool incomplete; /* a process's fds unread, cut at a limit, or the search cut short: a holder may be missing */
+    bool cut;        /* by time or the limit of processes */
 };
+
+static void read_parent_name(struct hd_pipe_holder *holder)
+{
+    char path[64], text[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)holder->ppid);
+    ssize_t read = holder->ppid > 0 ? probe_read_file(path, text, sizeof text) : -1;
+    if (read <= 0)
+        return;
+    size_t copied = (size_t)read < sizeof holder->parent_comm ? (size_t)read : sizeof holder->parent_comm - 1;
+    memcpy(holder->parent_comm, text, copied);
+    holder->parent_comm[copied] = '\0';
+    holder->parent_comm[strcspn(holder->parent_comm, "\n")] = '\0';
+}
 
 /* One fd of process `pid` that is a write end of a pipe sought: kept, with what its process is. */
 static void consider_fd(struct search *s, pid_t pid, int dir_fd, const char *name)
@@ -98,18 +122,22 @@ static void consider_fd(struct search *s, pid_t pid, int dir_fd, const char *nam
     enum hd_fd_kind kind;
     uint64_t inode;
     probe_classify_fd_target(target, &kind, &inode);
-    if (kind != HD_FD_PIPE || !bsearch(&inode, s->inodes, s->ninodes, sizeof inode, compare_inodes))
+    if (kind != HD_FD_PIPE || !bsearch(&inode, s->inodes, s->ninodes, sizeof inode, compare_u64))
         return;
     char path[sizeof "/proc//fdinfo/" + 12 + sizeof ((struct dirent *)0)->d_name], text[1024];
     snprintf(path, sizeof path, "/proc/%d/fdinfo/%s", (int)pid, name);
     ssize_t read = probe_read_file(path, text, sizeof text);
-    if (read > 0 && probe_parse_fdinfo_access_mode(text, (size_t)read) == O_RDONLY)
-        return; /* another reader */
+    if (read <= 0 || probe_parse_fdinfo_access_mode(text, (size_t)read) == O_RDONLY)
+        return; /* closed meanwhile, or another reader */
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     struct probe_stat stat;
     read = probe_read_file(path, text, sizeof text);
     if (read <= 0 || !probe_parse_stat(text, (size_t)read, &stat))
         return; /* gone meanwhile */
+    if (s->nholders == HOLDERS_MAX) {
+        s->incomplete = true;
+        return;
+    }
     struct hd_pipe_holder *holder = &s->holders[s->nholders++];
     *holder = (struct hd_pipe_holder){ .inode = inode, .pid = pid, .ppid = stat.ppid, .fd = atoi(name) };
     holder->session = stat.has_group ? stat.session : 0;
@@ -118,37 +146,40 @@ static void consider_fd(struct search *s, pid_t pid, int dir_fd, const char *nam
     memcpy(holder->comm, stat.comm, sizeof holder->comm);
     if (stat.has_start && s->ticks_per_second > 0)
         holder->start_time_s = (double)stat.start_ticks / (double)s->ticks_per_second;
-    snprintf(path, sizeof path, "/proc/%d/comm", (int)stat.ppid);
-    read = stat.ppid > 0 ? probe_read_file(path, text, sizeof text) : -1;
-    if (read > 0) {
-        size_t copied = (size_t)read < sizeof holder->parent_comm ? (size_t)read : sizeof holder->parent_comm - 1;
-        memcpy(holder->parent_comm, text, copied);
-        holder->parent_comm[copied] = '\0';
-        holder->parent_comm[strcspn(holder->parent_comm, "\n")] = '\0';
-    }
+    read_parent_name(holder);
+}
+
+static bool out_of_time(struct search *s)
+{
+    if (probe_monotonic_now() <= s->stop)
+        return false;
+    s->cut = s->incomplete = true;
+    return true;
 }
 
 static void search_process(struct search *s, pid_t pid)
 {
-    char path[64], text[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    struct probe_stat stat;
-    ssize_t read = probe_read_file(path, text, sizeof text);
-    if (read <= 0 || !probe_parse_stat(text, (size_t)read, &stat) ||
-        (stat.has_start && stat.start_ticks < s->started_before_ticks))
-        return;
+    char path[64];
     snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
     int dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *fds = dir_fd >= 0 ? fdopendir(dir_fd) : NULL;
     if (!fds) {
+        /* gone meanwhile is no loss; another user's fds, unread, may hold the pipe */
+        s->incomplete |= errno != ENOENT && errno != ESRCH;
         if (dir_fd >= 0)
             close(dir_fd);
-        return; /* another user's, or gone */
+        return;
     }
     struct dirent *entry;
-    for (size_t n = 0; n < FDS_SEARCHED_MAX && s->nholders < HOLDERS_MAX && (entry = readdir(fds)); n++)
+    size_t n = 0;
+    while ((entry = readdir(fds))) {
+        if (++n > FDS_SEARCHED_MAX || ((n & 255) == 0 && out_of_time(s))) {
+            s->incomplete = true;
+            break;
+        }
         if (entry->d_name[0] != '.')
             consider_fd(s, pid, dirfd(fds), entry->d_name);
+    }
     closedir(fds);
 }
 
@@ -181,9 +212,16 @@ static int compare_holders(const void *a, const void *b)
 
 bool probe_find_outside_pipe_holders(struct hd_snapshot *snapshot, double deadline)
 {
+    size_t nwritable;
+    bool tree_complete;
+    uint64_t *writable = writable_in_snapshot(snapshot, &nwritable, &tree_complete);
+    if (!writable)
+        return false;
     uint64_t inodes[PIPES_SOUGHT_MAX];
-    double first_reader_start_s = 0;
-    struct search s = { .inodes = inodes, .ninodes = pipes_sought(snapshot, inodes, &first_reader_start_s) };
+    /* where a process of the tree has fds unread, its write end of the pipe may be among them: nothing is sought */
+    struct search s = { .inodes = inodes, .ninodes = tree_complete ? pipes_sought(snapshot, writable, nwritable, inodes)
+                                                                   : 0 };
+    free(writable);
     if (s.ninodes == 0)
         return true;
     s.holders = calloc(HOLDERS_MAX, sizeof *s.holders);
@@ -196,34 +234,35 @@ bool probe_find_outside_pipe_holders(struct hd_snapshot *snapshot, double deadli
         return memory; /* no /proc to search is no failure */
     }
     s.ticks_per_second = sysconf(_SC_CLK_TCK);
-    if (s.ticks_per_second > 0 && first_reader_start_s > 0)
-        s.started_before_ticks = (unsigned long long)(first_reader_start_s * (double)s.ticks_per_second);
     read_ancestors(&s, snapshot);
-    double started = probe_monotonic_now(), stop = started + SEARCH_BUDGET_S;
-    if (deadline > 0 && deadline - DEADLINE_MARGIN_S < stop)
-        stop = deadline - DEADLINE_MARGIN_S;
+    double started = probe_monotonic_now();
+    s.stop = started + SEARCH_BUDGET_S;
+    if (deadline > 0 && deadline - DEADLINE_MARGIN_S < s.stop)
+        s.stop = deadline - DEADLINE_MARGIN_S;
     pid_t self = getpid();
-    bool cut = false;
     struct dirent *entry;
-    for (size_t n = 0; s.nholders < HOLDERS_MAX && (entry = readdir(proc)); n++) {
-        if (n >= PROCESSES_SEARCHED_MAX || ((n & 63) == 0 && probe_monotonic_now() > stop)) {
-            cut = true;
-            break;
-        }
+    size_t searched = 0;
+    while (!s.cut && (entry = readdir(proc))) {
         char *end;
         long pid = strtol(entry->d_name, &end, 10);
         if (*end != '\0' || pid <= 0 || pid == self || hd_snapshot_find_process(snapshot, (pid_t)pid))
             continue;
-        search_process(&s, (pid_t)pid);
+        if (++searched > PROCESSES_SEARCHED_MAX) {
+            s.cut = s.incomplete = true;
+            break;
+        }
+        if (!out_of_time(&s))
+            search_process(&s, (pid_t)pid);
     }
     closedir(proc);
-    if (cut)
+    if (s.cut)
         hd_snapshot_note(snapshot, HD_NOTE_DEADLINE, 0, 0,
                          "the search of the system for the write ends of %zu pipes that threads read stopped after "
-                         "%.1f s: a holder may have been missed",
-                         s.ninodes, probe_monotonic_now() - started);
+                         "%.1f s and %zu processes: a holder may have been missed",
+                         s.ninodes, probe_monotonic_now() - started, searched);
     qsort(s.holders, s.nholders, sizeof *s.holders, compare_holders);
     snapshot->outside_pipe_holders = s.holders;
     snapshot->noutside_pipe_holders = s.nholders;
+    snapshot->outside_pipe_holders_complete = !s.incomplete;
     return true;
 }

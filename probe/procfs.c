@@ -165,11 +165,16 @@ bool probe_parse_stat(const char *text, size_t length, struct probe_stat *out)
     out->ppid = (pid_t)ppid;
     /* fields 5 and 6 (pgrp session), 7 and 8 (tty_nr tpgid), then 9: flags */
     long long pgrp, session;
-    if (!take_signed(&p, end, &pgrp) || !take_signed(&p, end, &session))
-        return true; /* a truncated line still gave comm, state and ppid */
-    out->has_group = true;
-    out->pgrp = (pid_t)pgrp;
-    out->session = (pid_t)session;
+    const char *group = p;
+    if (take_signed(&p, end, &pgrp) && take_signed(&p, end, &session)) {
+        out->has_group = true;
+        out->pgrp = (pid_t)pgrp;
+        out->session = (pid_t)session;
+    } else {
+        p = group; /* not numbers: skipped as fields, as the rest of the line may still be read */
+        if (!skip_fields(&p, end, 2))
+            return true; /* a truncated line still gave comm, state and ppid */
+    }
     unsigned long long flags;
     if (!skip_fields(&p, end, 2) || !take_unsigned(&p, end, 10, &flags))
         return true;

@@ -439,6 +439,7 @@ static void read_maps_and_fds(struct read_context *c, struct hd_process *process
     else if (truncated)
         NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "maps: more than %d mappings, the rest not read", MAPPINGS_MAX);
     error = probe_read_fds(process->pid, FDS_MAX, &process->fds, &process->nfds, &truncated);
+    process->fds_complete = !error && !truncated;
     if (error)
         NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "fds: %s",
              why_unreadable(process, -error, PROBE_ACCESS_OWNER_FILE, why, sizeof why));

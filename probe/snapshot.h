@@ -433,6 +433,7 @@ struct hd_process {
     size_t nmappings;
     struct hd_fd *fds;
     size_t nfds;
+    bool fds_complete; /* every open fd was read (not unreadable, not cut at a limit) */
     struct hd_library *libraries; /* sorted by start address */
     size_t nlibraries;
     enum hd_python_role python_role;
@@ -530,6 +531,7 @@ struct hd_snapshot {
     size_t nunix_peers;
     struct hd_pipe_holder *outside_pipe_holders; /* probe/pipe_holders.h; sorted by inode */
     size_t noutside_pipe_holders;
+    bool outside_pipe_holders_complete; /* the search read every other process's fds: none may be missing */
     struct hd_departed *departed; /* processes that vanished between the first sample and the last */
     size_t ndeparted;
     size_t departed_capacity;

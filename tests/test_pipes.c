@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* the interpreter starts in well under a second, but a loaded machine is slow to fill a pipe with 1 MiB */
 #define PYTHON_READY_TIMEOUT_MS 90000
@@ -253,6 +254,25 @@ static void start_held_pipe(struct fixture *fixture, const char *mode)
                           PYTHON_READY_TIMEOUT_MS);
 }
 
+/* hangdoc --json --stuck-after 1s on `pid` (twice, as every diagnosis: harness.h), once the reader has waited that
+ * long: the finding wants the reader asleep for the threshold; fails unless it exits with `expected_status`. */
+static json_object *diagnose_stuck_after_a_second(pid_t pid, int expected_status)
+{
+    usleep(1200 * 1000);
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--json", "--samples", "3", "--interval", "100ms", "--stuck-after", "1s",
+                                           pid_text, NULL });
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert_not_null(document, "hangdoc printed JSON (exit %d): %s", result.exit_status, result.err);
+    json_validate(result.out);
+    cr_assert_eq(result.exit_status, expected_status, "hangdoc exits %d, expected %d; findings %s",
+                 result.exit_status, expected_status, findings_text(document));
+    run_result_free(&result);
+    return document;
+}
+
 /* The reader's thread is the subject; each of the pipes it reads has the holder as evidence; a reaped child or a
  * zombie as `child` says (0: reaped); the remedies say how to give the background job its own output. */
 static void expect_pipe_held_open(const char *mode, const char *reader_name, const char *child_comm, size_t pipes)
@@ -260,7 +280,7 @@ static void expect_pipe_held_open(const char *mode, const char *reader_name, con
     struct fixture fixture;
     start_held_pipe(&fixture, mode);
     pid_t reader = fixture.pids[0], holder = fixture.pids[1];
-    json_object *document = diagnose(reader, HUNG);
+    json_object *document = diagnose_stuck_after_a_second(reader, HUNG);
     cr_assert_str_eq(json_string_at(document, "verdict.cause"), "pipe-held-open", "%s", findings_text(document));
     cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "pipe-held-open");
     cr_assert_eq(json_count_findings(document, "pipe-held-open", 0), 1, "%s", findings_text(document));
@@ -315,7 +335,7 @@ static void expect_no_held_pipe(const char *mode, size_t diagnosed)
 {
     struct fixture fixture;
     start_held_pipe(&fixture, mode);
-    json_object *document = diagnose(fixture.pids[diagnosed], NOT_HUNG);
+    json_object *document = diagnose_stuck_after_a_second(fixture.pids[diagnosed], NOT_HUNG);
     cr_assert_eq(json_count_findings(document, "pipe-held-open", 0), 0, "%s", findings_text(document));
     json_object_put(document);
     fixture_stop(&fixture);

@@ -466,7 +466,8 @@ static void expect_queue_join(const char *python, unsigned minor, const char *mo
              python_function_name("Queue.get", minor));
     cr_assert_eq(evidence_containing(finding, "consumer", line), consumers, "%s", json_object_to_json_string(finding));
     cr_assert(strstr(json_string_at(finding, "summary"),
-                     consumers ? "wait in Queue.get() for more, so a task was taken without task_done()"
+                     consumers ? "wait in Queue.get() for more (their queue is empty), so a task was taken without "
+                                 "task_done()"
                                : "no other Python thread of process"),
               "%s", json_string_at(finding, "summary"));
     json_object_put(document);

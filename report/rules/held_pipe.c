@@ -34,21 +34,34 @@ static const struct hd_pipe_holder *holders_of(const struct hd_snapshot *snapsho
     return *count ? &snapshot->outside_pipe_holders[low] : NULL;
 }
 
-/* Left behind by the reader's tree: started after the reader, and adopted when the child that started it exited:
- * its parent is no process of the snapshot but init, or a subreaper above the tree other than the reader's own
- * parent (whose children beside the reader are a pipeline's other commands); or, when the reader has a child that
- * exited, any parent outside the snapshot. */
-static bool left_behind(const struct hd_snapshot *snapshot, const struct hd_process *reader, bool child_exited,
-                        const struct hd_pipe_holder *holder)
+/* Started beside the tree by the parent of one of its roots: a pipeline's other command (`producer | consumer`,
+ * the shell the parent of both), not something a process of the tree left behind. */
+static bool beside_the_tree(const struct hd_snapshot *snapshot, const struct hd_pipe_holder *holder)
+{
+    for (size_t r = 0; r < snapshot->nroots; r++) {
+        const struct hd_process *root = hd_snapshot_find_process(snapshot, snapshot->roots[r]);
+        if (root && root->ppid == holder->ppid)
+            return true;
+    }
+    return false;
+}
+
+/* Left behind by the reader: started after it, its parent no process of the tree, and either started after a child
+ * of the reader that exited (`child`, or NULL: a descendant of it, most likely), or adopted (its parent init or a
+ * subreaper above the tree) and not started beside the tree. */
+static bool left_behind(const struct hd_snapshot *snapshot, const struct hd_process *reader,
+                        const struct hd_process *child, const struct hd_pipe_holder *holder)
 {
     if (holder->start_time_s < reader->start_time_s || hd_snapshot_find_process(snapshot, holder->ppid))
         return false;
-    return child_exited || holder->ppid == 1 || (holder->parent_above_tree && holder->ppid != reader->ppid);
+    if (child && holder->start_time_s >= child->start_time_s)
+        return true;
+    return (holder->ppid == 1 || holder->parent_above_tree) && !beside_the_tree(snapshot, holder);
 }
 
 /* Every fd the thread waits on is the read end of a pipe whose every writer is a process left behind. */
 static bool reads_only_held_pipes(const struct hd_snapshot *snapshot, const struct hd_process *process,
-                                  bool child_exited, const struct hd_thread *thread)
+                                  const struct hd_process *child, const struct hd_thread *thread)
 {
     const struct hd_wait *wait = &thread->wait;
     if (thread->syscall.state != HD_SYSCALL_IN || (wait->kind != HD_WAIT_READ && wait->kind != HD_WAIT_POLL) ||
@@ -63,7 +76,7 @@ static bool reads_only_held_pipes(const struct hd_snapshot *snapshot, const stru
         if (!holders)
             return false;
         for (size_t h = 0; h < count; h++)
-            if (!left_behind(snapshot, process, child_exited, &holders[h]))
+            if (!left_behind(snapshot, process, child, &holders[h]))
                 return false;
     }
     return true;
@@ -82,26 +95,33 @@ static const struct hd_process *exited_child(const struct hd_snapshot *snapshot,
 static void holder_evidence(struct report_rule_context *c, struct report_finding *finding,
                             const struct hd_process *reader, const struct hd_fd *fd, const struct hd_pipe_holder *h)
 {
-    char session[64] = "";
+    char session[64] = "", parent[HD_COMM_MAX + 4] = "";
     if (h->session > 0 && h->session == reader->session)
         snprintf(session, sizeof session, ", in the session of process %d", (int)reader->pid);
+    if (h->parent_comm[0])
+        snprintf(parent, sizeof parent, " '%s'", h->parent_comm);
+    bool adopted = h->ppid == 1 || h->parent_above_tree;
     rule_evidence(c, finding, "holder",
                   "process %d '%s' holds the write end of pipe %llu (fd %d of process %d) as its fd %d; started %.1f "
-                  "s after process %d, its parent is now process %d%s%s%s (its own parent exited)%s",
+                  "s after process %d, its parent is %sprocess %d%s%s%s",
                   (int)h->pid, h->comm, (unsigned long long)h->inode, fd->fd, (int)reader->pid, h->fd,
-                  h->start_time_s - reader->start_time_s, (int)reader->pid, (int)h->ppid, h->parent_comm[0] ? " '" : "",
-                  h->parent_comm, h->parent_comm[0] ? "'" : "", session);
+                  h->start_time_s - reader->start_time_s, (int)reader->pid, adopted ? "now " : "", (int)h->ppid, parent,
+                  adopted ? " (its own parent exited)" : ", outside the tree", session);
 }
 
 void report_rule_pipe_held_open(struct report_rule_context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
     const struct hd_snapshot *snapshot = c->snapshot;
-    for (size_t n = 0; n < graph->nnodes && snapshot->noutside_pipe_holders > 0 && !c->failed; n++) {
+    /* only where the search missed no process: "every writer is left behind" needs them all */
+    bool searched_all = snapshot->outside_pipe_holders_complete;
+    for (size_t n = 0; n < graph->nnodes && searched_all && snapshot->noutside_pipe_holders > 0 && !c->failed; n++) {
         const struct report_node *node = &graph->nodes[n];
         const struct hd_process *process = node->process;
         const struct hd_process *child = exited_child(snapshot, process);
-        if (node->wake == REPORT_WAKE_RUNNING || !reads_only_held_pipes(snapshot, process, child, node->thread))
+        /* asleep for --stuck-after: a reader fed now and then by a detached producer is not one */
+        if (!rule_asleep_for_the_threshold(snapshot, node) ||
+            !reads_only_held_pipes(snapshot, process, child, node->thread))
             continue;
         const struct hd_wait *wait = &node->thread->wait;
         const struct hd_fd *first_fd = hd_process_find_fd(process, wait->fds[0]);
@@ -113,14 +133,15 @@ void report_rule_pipe_held_open(struct report_rule_context *c)
         char others[48] = "";
         if (count > 1)
             snprintf(others, sizeof others, " and %zu more processes", count - 1);
+        const char *holds = count > 1 ? "still hold" : "still holds";
         struct report_finding *finding = rule_finding(
             c, REPORT_PIPE_HELD_OPEN, REPORT_LIKELY, node,
             "thread %d '%s' of process %d reads %s to the end, but no process of the tree writes to %s any more: "
-            "%s, and process %d '%s'%s, left behind outside the tree, still holds the write end: the read ends "
-            "only when it exits or closes it",
+            "%s, and process %d '%s'%s, left behind outside the tree, %s the write end: the read ends only when "
+            "%s",
             (int)node->thread->tid, node->thread->name, (int)process->pid,
             wait->nfds_known > 1 ? "pipes" : "a pipe", wait->nfds_known > 1 ? "them" : "it", exited,
-            (int)first->pid, first->comm, others);
+            (int)first->pid, first->comm, others, holds, count > 1 ? "they exit or close it" : "it exits or closes it");
         for (unsigned i = 0; i < wait->nfds_known && finding; i++) {
             const struct hd_fd *fd = hd_process_find_fd(process, wait->fds[i]);
             rule_evidence(c, finding, "pipe", "fd %d of process %d, pipe %llu, read with no timeout", fd->fd,

@@ -9,6 +9,7 @@
 #include "rule.h"
 
 #include "../describe.h"
+#include "../python.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,6 +22,13 @@
  * or readers is named by its first cycles (the rest of the findings keep their subject, without the cycle), and the
  * unexplained knot covers the rest. */
 #define CYCLE_SEARCHES_MAX 512
+
+/* A thread of a Python thread pool's machinery: a worker, or a multiprocessing pool's handler. */
+static bool pool_machinery(const struct hd_thread *thread)
+{
+    const char *role = report_python_role(thread);
+    return role && (strncmp(role, "multiprocessing pool", 20) == 0 || strcmp(role, "ThreadPoolExecutor worker") == 0);
+}
 
 struct search {
     const struct report_graph *graph;
@@ -302,7 +310,8 @@ void report_rule_wait_cycle(struct report_rule_context *c)
     bool *named = report_cycle_members(c->analysis);
     /* the lock takers unowned-lock-cycle named: a cycle through one of them (a thread that joins one) is its;
      * and the processes of a starved pool: there every thread is asleep, and a cycle through a futex with no
-     * owner is only one path through that knot (a pool's handler, its pipe, and the thread that waits for a map) */
+     * owner and the pool's own threads is only one path through that knot (a pool's handler, its pipe, and the
+     * thread that waits for a map) */
     bool *named_before = calloc(graph->nnodes + 1, sizeof *named_before);
     bool *starved = calloc(graph->nprocesses + 1, sizeof *starved);
     for (size_t f = 0; named_before && starved && f < c->analysis->nfindings; f++) {
@@ -342,7 +351,7 @@ void report_rule_wait_cycle(struct report_rule_context *c)
         if (count < 2 || through_lock_only || named_already)
             continue; /* a thread waiting on its own process alone is the knot's business, locks lock-cycle's, and
                        * a cycle through unowned-lock-cycle's lock takers that one's */
-        bool unowned = false, in_a_starved_pool = true;
+        bool unowned = false, in_a_starved_pool = true, through_the_pool = false;
         size_t named_step = 1 % count; /* a step the summary names: one that is not through the futex */
         for (size_t m = 0; m < count; m++) {
             bool through = step_through_unowned_futex(&s, nodes[m]);
@@ -350,8 +359,9 @@ void report_rule_wait_cycle(struct report_rule_context *c)
             if (!through && step_through_unowned_futex(&s, nodes[named_step]))
                 named_step = m;
             in_a_starved_pool &= starved[graph->nodes[nodes[m]].process_index];
+            through_the_pool |= pool_machinery(graph->nodes[nodes[m]].thread);
         }
-        if (unowned && in_a_starved_pool)
+        if (unowned && in_a_starved_pool && through_the_pool)
             continue;
         /* through a futex that records no owner, the threads do not wait on each other as such: each waits on
          * something that only threads asleep forever could set */

@@ -183,10 +183,25 @@ static bool has_role(const struct report_node *node, const char *role)
     return its && strcmp(its, role) == 0;
 }
 
+/* Does the process run a process Pool (a child whose main thread is a multiprocessing pool worker)? Its handler
+ * threads look like a ThreadPool's, so the pools cannot be counted. */
+static bool runs_a_process_pool(const struct hd_snapshot *snapshot, const struct hd_process *process)
+{
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        const struct hd_process *child = &snapshot->processes[p];
+        const struct hd_thread *main_thread = child->ppid == process->pid ? hd_process_find_thread(child, child->pid)
+                                                                          : NULL;
+        const char *role = main_thread ? report_python_role(main_thread) : NULL;
+        if (role && strcmp(role, "multiprocessing pool worker") == 0)
+            return true;
+    }
+    return false;
+}
+
 /* A pool's workers asleep forever inside tasks that wait on results. Idle workers beside them (asleep forever too,
  * waiting for a task) are of another pool, when the process has several: one of the starved pool would have taken
- * the queued task. With one pool, or pools that cannot be counted, an idle worker says the tasks wait on something
- * else. */
+ * the queued task. With one pool, or pools that cannot be counted (a process Pool's handlers beside them), an idle
+ * worker says the tasks wait on something else. */
 static void starved_pool(struct report_rule_context *c, const struct report_graph_process *process,
                          const struct pool_kind *kind)
 {
@@ -208,7 +223,8 @@ static void starved_pool(struct report_rule_context *c, const struct report_grap
         if (first == REPORT_NO_NODE)
             first = n;
     }
-    if (waiting == 0 || waiting + idle != workers || (idle > 0 && pools < 2))
+    if (waiting == 0 || waiting + idle != workers ||
+        (idle > 0 && (pools < 2 || runs_a_process_pool(c->snapshot, process->process))))
         return;
     char who[256];
     if (idle == 1)
@@ -293,6 +309,16 @@ static size_t waits_in_queue(const struct hd_thread *thread, const char *functio
 
 #define QUEUE_THREADS_LISTED 8
 
+/* Were the process's Python stacks read whole (no note that its interpreter's state could not be read)? A thread
+ * whose frames are missing may be the consumer at its task. */
+static bool python_read_whole(const struct hd_snapshot *snapshot, const struct hd_process *process)
+{
+    for (size_t n = 0; n < snapshot->nnotes; n++)
+        if (snapshot->notes[n].kind == HD_NOTE_PYTHON && snapshot->notes[n].pid == process->pid)
+            return false;
+    return true;
+}
+
 /* One evidence line for a thread in Queue.join or Queue.get: the call, and the program's frame that made it. */
 static void queue_evidence(struct report_rule_context *c, struct report_finding *finding, const char *name,
                            const struct hd_thread *thread, size_t call)
@@ -330,7 +356,7 @@ void report_rule_queue_join(struct report_rule_context *c)
                 elsewhere = true;
             }
         }
-        if (joiners == 0 || elsewhere)
+        if (joiners == 0 || elsewhere || !python_read_whole(c->snapshot, process->process))
             continue;
         const struct report_node *subject = &graph->nodes[first];
         char others[64] = "the other Python thread";
@@ -339,9 +365,9 @@ void report_rule_queue_join(struct report_rule_context *c)
         struct report_finding *finding =
             consumers > 0
                 ? rule_finding(c, REPORT_QUEUE_JOIN, REPORT_LIKELY, subject,
-                               "thread %d '%s' waits in Queue.join() for tasks that nobody will mark done: the "
-                               "queue is empty and %s of process %d wait%s in Queue.get() for more, so a task was "
-                               "taken without task_done() (one that raised or returned early)",
+                               "thread %d '%s' waits in Queue.join() for tasks that nobody will mark done: %s of "
+                               "process %d wait%s in Queue.get() for more (their queue is empty), so a task was taken "
+                               "without task_done() (one that raised or returned early)",
                                (int)subject->thread->tid, subject->thread->name, others, (int)process->process->pid,
                                consumers == 1 ? "s" : "")
                 : rule_finding(c, REPORT_QUEUE_JOIN, REPORT_LIKELY, subject,

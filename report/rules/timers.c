@@ -49,8 +49,11 @@ static bool in_a_timed_wait_now(const struct hd_thread *thread)
 static bool between_two_timed_waits(const struct hd_thread *thread)
 {
     const struct hd_timeout *earlier = &thread->earlier_futex.timeout;
-    return (thread->state == 'R' || thread->syscall.state != HD_SYSCALL_IN) && thread->samples_in_state_r <= 1 &&
-           thread->earlier_futex.address != 0 &&
+    /* R in the last sample alone, or asleep but out of any system call (in user space, between the two) */
+    bool on_its_way = (thread->state == 'R' && thread->samples_in_state_r == 1) ||
+                      (thread->state == 'S' && thread->syscall.state == HD_SYSCALL_RUNNING &&
+                       thread->samples_in_state_r == 0);
+    return on_its_way && thread->earlier_futex.address != 0 &&
            (earlier->kind == HD_TIMEOUT_FINITE || earlier->kind == HD_TIMEOUT_UNREADABLE);
 }
 

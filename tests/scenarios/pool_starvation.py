@@ -22,6 +22,9 @@ threadpool = mode.startswith("threadpool")
 own_pool = mode in ("starve", "threadpool")
 workers = []
 lock = threading.Lock()
+# each outer task submits its inner one only once both outer tasks run, each on a worker of its own: otherwise the
+# first one's inner task can take the second worker first (a loaded machine ran it so), and nothing starves
+both_outer_tasks_run = threading.Barrier(2, timeout=20)
 
 
 def inner():
@@ -56,6 +59,7 @@ if threadpool:
 
     def outer(_):
         record_worker()
+        both_outer_tasks_run.wait()
         return (pool if own_pool else other).apply(inner)  # where: apply
 
     def inner_results():
@@ -73,6 +77,7 @@ else:
     inner_futures = []
 
     def outer():
+        both_outer_tasks_run.wait()
         future = (pool if own_pool else other).submit(inner)
         with lock:
             inner_futures.append(future)
