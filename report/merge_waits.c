@@ -95,6 +95,7 @@ static const struct {
     { "pool-starvation", "has every thread-pool worker waiting on results of its own pool" },
     { "queue-join", "waits in Queue.join() for tasks nobody will mark done" },
     { "pipe-held-open", "reads a pipe that a process left behind keeps open" },
+    { "event-loop-blocked", "blocks its asyncio event loop in a synchronous wait" },
     { "orphaned-wait", "sleeps on a futex whose wakers stayed in its parent at fork" },
     { "worker-died", "waits for a worker that died" },
     { "uninterruptible", "is stuck in the kernel (state D)" },

@@ -11,8 +11,9 @@
  *   spawn-reimport about the child, naming the script's line;
  * - h5py's global lock held by a parent thread at fork (scenarios/h5py_fork.py, Debian's python only): orphaned-wait
  *   inside HDF5 (h5py), and its healthy look-alike;
- * - thread pools starved by their own tasks (scenarios/pool_starvation.py) and Queue.join() waiting for tasks nobody
- *   will mark done (scenarios/queue_join.py), each with its look-alike.
+ * - thread pools starved by their own tasks (scenarios/pool_starvation.py), Queue.join() waiting for tasks nobody
+ *   will mark done (scenarios/queue_join.py) and an asyncio loop blocked in its own coroutine
+ *   (scenarios/asyncio_blocked.py), each with its look-alike.
  * Exact ids, subjects, members and evidence, in JSON and in the text.
  */
 #include "harness.h"
@@ -508,6 +509,58 @@ Test(python_hangs, queue_join_while_the_consumer_works_is_not_hung)
     json_object *document = hangdoc_json(fixture.pids[0], &status);
     cr_assert_eq(status, 0, "not hung: %s", json_object_to_json_string(json_at(document, "findings")));
     cr_assert_eq(json_count_findings(document, "queue-join", 0), 0);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* ---- an asyncio event loop blocked in its own coroutine ---------------------------------------------------------- */
+
+/* ready <pid>: the loop's (main) thread waits in Future.result() for a coroutine it was to run itself;
+ * event-loop-blocked, likely, about it, naming the call and the coroutine's line. */
+static void expect_event_loop_blocked(const char *python, unsigned minor)
+{
+    struct fixture fixture;
+    start_script(&fixture, python, "asyncio_blocked.py", "self");
+    pid_t pid = fixture.pids[0];
+    int status;
+    json_object *document = hangdoc_json(pid, &status);
+    expect_python_version(document, pid, &minor);
+    cr_assert_eq(status, 1, "hung: exit 1, got %d: %s", status,
+                 json_object_to_json_string(json_at(document, "findings")));
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "event-loop-blocked");
+    json_object *finding = json_first_finding(document, "event-loop-blocked", pid);
+    cr_assert_not_null(finding);
+    cr_assert_eq(json_int_at(finding, "tid", 0), pid);
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
+    char part[160];
+    snprintf(part, sizeof part, "is blocked for ever in a synchronous call, %s from main (asyncio_blocked.py:%ld)",
+             python_function_name("Future.result", minor), python_marked_line("asyncio_blocked.py", "result"));
+    cr_assert(strstr(json_string_at(finding, "summary"), part), "%s", json_string_at(finding, "summary"));
+    cr_assert_eq(evidence_containing(finding, "loop", "the call runs under "), 1, "%s",
+                 json_object_to_json_string(finding));
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(python_hangs, event_loop_blocked_in_its_own_coroutine_of_the_system_python)
+{
+    python_each_version(0, expect_event_loop_blocked);
+}
+
+Test(python_hangs, event_loop_blocked_in_its_own_coroutine_of_cpython_3_13)
+{
+    python_each_version(13, expect_event_loop_blocked);
+}
+
+/* The look-alike: the same call on a loop another thread runs, whose coroutine sleeps: not hung. */
+Test(python_hangs, a_coroutine_waiting_on_another_loops_sleeping_coroutine_is_not_hung)
+{
+    struct fixture fixture;
+    start_script(&fixture, "/usr/bin/python3", "asyncio_blocked.py", "other-loop");
+    int status;
+    json_object *document = hangdoc_json(fixture.pids[0], &status);
+    cr_assert_eq(status, 0, "not hung: %s", json_object_to_json_string(json_at(document, "findings")));
+    cr_assert_eq(json_count_findings(document, "event-loop-blocked", 0), 0);
     json_object_put(document);
     fixture_stop(&fixture);
 }

@@ -395,3 +395,74 @@ void report_rule_queue_join(struct report_rule_context *c)
                                 "(poll unfinished_tasks, or join a sentinel-stopped consumer thread with a timeout).");
     }
 }
+
+/* ---- event-loop-blocked ---------------------------------------------------------------------------------------- */
+
+/* A file of the standard library (lib/pythonX.Y/...), not of a package installed beside it. */
+static bool standard_library(const char *file)
+{
+    const char *lib = file ? strstr(file, "/lib/python") : NULL;
+    return lib && isdigit((unsigned char)lib[11]) && strchr(lib + 11, '/') && !strstr(lib, "-packages/");
+}
+
+/* The frame of asyncio's Handle._run (a callback or a task's step, run by the loop), or SIZE_MAX. */
+static size_t loop_callback_frame(const struct hd_thread *thread)
+{
+    for (size_t f = 0; f < thread->npython_frames; f++)
+        if (report_python_file_is(thread->python_frames[f].file, "asyncio/events.py") &&
+            is_function(&thread->python_frames[f], "_run"))
+            return f;
+    return SIZE_MAX;
+}
+
+/* The innermost frame of the program's own code inside the callback (a coroutine's), or SIZE_MAX: where the
+ * blocking call was made. */
+static size_t program_frame(const struct hd_thread *thread, size_t callback)
+{
+    for (size_t f = 0; f < callback; f++)
+        if (!standard_library(thread->python_frames[f].file))
+            return f;
+    return SIZE_MAX;
+}
+
+/* The thread of an asyncio event loop asleep forever inside one of the loop's callbacks (a coroutine's step): the
+ * loop waits only in its selector, so a wait under Handle._run is a synchronous call that blocks the whole loop.
+ * No task, callback or I/O of that loop runs until it returns; when it is asleep forever, what it waits for never
+ * comes, most often because that was itself to run on this loop (run_coroutine_threadsafe(coro, loop).result() from
+ * the loop's own thread). The hang is certain; why it waits, likely. */
+void report_rule_event_loop_blocked(struct report_rule_context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t n = 0; n < graph->nnodes && !c->failed; n++) {
+        const struct report_node *node = &graph->nodes[n];
+        const struct hd_thread *thread = node->thread;
+        const char *role = report_python_role(thread);
+        size_t callback = loop_callback_frame(thread);
+        if (node->wake != REPORT_WAKE_NEVER || !role || strcmp(role, "asyncio event loop") != 0 ||
+            callback == SIZE_MAX || callback == 0)
+            continue;
+        size_t caller = program_frame(thread, callback);
+        /* the call the program made (Future.result), from its frame (a coroutine); the innermost frame if none */
+        size_t made = caller != SIZE_MAX && caller > 0 ? caller - 1 : 0;
+        char call[480], where[480] = "? (?:0)";
+        report_python_frame_words(&thread->python_frames[made], call, sizeof call);
+        if (caller != SIZE_MAX)
+            report_python_frame_words(&thread->python_frames[caller], where, sizeof where);
+        struct report_finding *finding = rule_finding(
+            c, REPORT_EVENT_LOOP_BLOCKED, REPORT_LIKELY, node,
+            "the asyncio event loop of thread %d '%s' (process %d) is blocked for ever in a synchronous call, %s "
+            "from %s, made in a callback it runs: no task, callback or I/O of this loop can run, so what the call "
+            "waits for never comes if this loop was to run it (a coroutine given to run_coroutine_threadsafe, a "
+            "future set from call_soon_threadsafe)",
+            (int)thread->tid, thread->name, (int)node->process->pid, thread->python_frames[made].function, where);
+        rule_evidence(c, finding, "call", "%s, called from %s", call, where);
+        char loop[480];
+        report_python_frame_words(&thread->python_frames[callback], loop, sizeof loop);
+        rule_evidence(c, finding, "loop", "the call runs under %s: a callback or a coroutine's step that the loop "
+                                          "runs, not the loop's own wait in its selector", loop);
+        rule_remedy(c, finding, "Never block the loop's thread: await the work (await the coroutine itself, or await "
+                                "asyncio.wrap_future(future)); run a blocking call in a thread with await "
+                                "asyncio.to_thread(f) or loop.run_in_executor(None, f). "
+                                "run_coroutine_threadsafe(...).result() is for threads other than the loop's.");
+    }
+}

@@ -82,6 +82,7 @@ void report_rule_spawn_reimport(struct report_rule_context *c);
 void report_rule_pool_starvation(struct report_rule_context *c);
 void report_rule_queue_join(struct report_rule_context *c);
 void report_rule_pipe_held_open(struct report_rule_context *c);
+void report_rule_event_loop_blocked(struct report_rule_context *c);
 /* idle.c */
 void report_rule_idle(struct report_rule_context *c);
 /* timers.c */

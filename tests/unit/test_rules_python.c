@@ -498,3 +498,67 @@ Test(queue_join, not_beside_a_thread_elsewhere_nor_for_a_namesake)
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
+
+/* ---- event-loop-blocked ---------------------------------------------------------------------------------------- */
+
+#define ASYNCIO "/usr/lib/python3.11/asyncio/"
+
+/* Process 8000, one thread: an asyncio loop whose callback (the coroutine `main`, app.py:41) called
+ * Future.result(); asleep forever when `alone`, else beside a thread that runs (another loop's). With
+ * `in_selector`, the loop waits in its own selector instead (idle, between callbacks). */
+static struct hd_snapshot *asyncio_loop(bool alone, bool in_selector)
+{
+    struct hd_snapshot *snapshot = new_snapshot(8000);
+    add_process(snapshot, 8000, 1, HD_ORIGIN_EXEC, alone ? 1 : 2);
+    struct hd_thread *loop = thread_of(snapshot, 8000);
+    asleep_in_futex(loop, 0x7f4000001000);
+    if (in_selector) {
+        add_python_frame(loop, "EpollSelector.select", "/usr/lib/python3.11/selectors.py", 468, false);
+        add_python_frame(loop, "BaseEventLoop._run_once", ASYNCIO "base_events.py", 1898, false);
+    } else {
+        add_python_frame(loop, "Condition.wait", "/usr/lib/python3.11/threading.py", 320, false);
+        add_python_frame(loop, "Future.result", "/usr/lib/python3.11/concurrent/futures/_base.py", 451, false);
+        add_python_frame(loop, "main", "/srv/app/app.py", 41, false);
+        add_python_frame(loop, "Handle._run", ASYNCIO "events.py", 80, false);
+        add_python_frame(loop, "BaseEventLoop._run_once", ASYNCIO "base_events.py", 1922, false);
+    }
+    add_python_frame(loop, "BaseEventLoop.run_forever", ASYNCIO "base_events.py", 607, false);
+    add_python_frame(loop, "<module>", "/srv/app/app.py", 50, true);
+    if (!alone) {
+        struct hd_thread *other = thread_of(snapshot, 8001);
+        other->state = 'R';
+        other->syscall.state = HD_SYSCALL_RUNNING;
+        other->progressing = true;
+    }
+    return snapshot;
+}
+
+Test(event_loop_blocked, a_loop_asleep_forever_in_a_call_its_coroutine_made)
+{
+    struct hd_snapshot *snapshot = asyncio_loop(true, false);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "event-loop-blocked");
+    const struct report_finding *finding = the_finding(analysis, "event-loop-blocked");
+    cr_assert_eq(finding->tid, 8000);
+    cr_assert_eq(finding->confidence, REPORT_LIKELY);
+    cr_assert(strstr(finding->summary, "is blocked for ever in a synchronous call, Future.result from main "
+                                       "(app.py:41), made in a callback it runs"),
+              "%s", finding->summary);
+    cr_assert(strstr(evidence_of(finding, "call"), "Future.result (_base.py:451), called from main (app.py:41)"), "%s",
+              evidence_of(finding, "call"));
+    cr_assert_str_eq(root_cause_id(analysis), "event-loop-blocked");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* Not while another thread runs (it may yet answer), nor for a loop idle in its selector. */
+Test(event_loop_blocked, not_while_a_thread_runs_nor_for_a_loop_in_its_selector)
+{
+    for (int variant = 0; variant < 2; variant++) {
+        struct hd_snapshot *snapshot = asyncio_loop(variant == 1, variant == 1);
+        struct report_analysis *analysis = analyze(snapshot);
+        cr_assert_eq(count_findings(analysis, "event-loop-blocked"), 0, "variant %d", variant);
+        report_analysis_free(analysis);
+        hd_snapshot_free(snapshot);
+    }
+}
