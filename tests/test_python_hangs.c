@@ -409,17 +409,23 @@ Test(python_hangs, threadpool_starvation_of_cpython_3_13)
     python_each_version(13, expect_threadpool_starvation);
 }
 
-/* The look-alikes: the tasks wait on results of another pool whose worker runs: not hung, no finding. */
-static void expect_no_starvation(const char *mode)
+/* A look-alike, `script` `mode` run by Debian's python: not hung, and no `id` finding. */
+static void expect_look_alike(const char *script, const char *mode, const char *id)
 {
     struct fixture fixture;
-    start_script(&fixture, "/usr/bin/python3", "pool_starvation.py", mode);
+    start_script(&fixture, "/usr/bin/python3", script, mode);
     int status;
     json_object *document = hangdoc_json(fixture.pids[0], &status);
     cr_assert_eq(status, 0, "not hung: %s", json_object_to_json_string(json_at(document, "findings")));
-    cr_assert_eq(json_count_findings(document, "pool-starvation", 0), 0);
+    cr_assert_eq(json_count_findings(document, id, 0), 0);
     json_object_put(document);
     fixture_stop(&fixture);
+}
+
+/* The look-alikes: the tasks wait on results of another pool whose worker runs: not hung, no finding. */
+static void expect_no_starvation(const char *mode)
+{
+    expect_look_alike("pool_starvation.py", mode, "pool-starvation");
 }
 
 Test(python_hangs, tasks_waiting_on_another_pools_running_task_are_not_starvation)
@@ -503,14 +509,7 @@ Test(python_hangs, queue_join_after_its_consumer_died_of_the_system_python)
 /* The look-alike: the consumer is still at its task (a sleep loop): slow, not hung, no queue-join. */
 Test(python_hangs, queue_join_while_the_consumer_works_is_not_hung)
 {
-    struct fixture fixture;
-    start_script(&fixture, "/usr/bin/python3", "queue_join.py", "working");
-    int status;
-    json_object *document = hangdoc_json(fixture.pids[0], &status);
-    cr_assert_eq(status, 0, "not hung: %s", json_object_to_json_string(json_at(document, "findings")));
-    cr_assert_eq(json_count_findings(document, "queue-join", 0), 0);
-    json_object_put(document);
-    fixture_stop(&fixture);
+    expect_look_alike("queue_join.py", "working", "queue-join");
 }
 
 /* ---- an asyncio event loop blocked in its own coroutine ---------------------------------------------------------- */
@@ -555,14 +554,7 @@ Test(python_hangs, event_loop_blocked_in_its_own_coroutine_of_cpython_3_13)
 /* The look-alike: the same call on a loop another thread runs, whose coroutine sleeps: not hung. */
 Test(python_hangs, a_coroutine_waiting_on_another_loops_sleeping_coroutine_is_not_hung)
 {
-    struct fixture fixture;
-    start_script(&fixture, "/usr/bin/python3", "asyncio_blocked.py", "other-loop");
-    int status;
-    json_object *document = hangdoc_json(fixture.pids[0], &status);
-    cr_assert_eq(status, 0, "not hung: %s", json_object_to_json_string(json_at(document, "findings")));
-    cr_assert_eq(json_count_findings(document, "event-loop-blocked", 0), 0);
-    json_object_put(document);
-    fixture_stop(&fixture);
+    expect_look_alike("asyncio_blocked.py", "other-loop", "event-loop-blocked");
 }
 
 /* ---- a Python lock held at fork ---------------------------------------------------------------------------------- */
