@@ -2,7 +2,9 @@
 """numpy over OpenBLAS's OpenMP build (Debian's libopenblas0-openmp, given by directory, so that the machine's own
 BLAS choice stays as it is): a matrix product in the parent starts libgomp's thread pool; a forked child's product
 then spins for ever in sched_yield, waiting for pool threads that stayed in the parent (issue 13).
-  blas_fork.py DIR hang: the parent multiplies, then forks; the child multiplies.
+  blas_fork.py DIR hang: the parent multiplies, waits until its pool's threads are asleep again, then forks; the
+                         child multiplies. (Forked while the pool's threads were still on their way back, as a loaded
+                         machine had it, the child slept on a futex of the pool instead of spinning.)
   blas_fork.py DIR fresh: the healthy look-alike: the parent forks first; the child's products start a pool of its
                           own and run (a long computation, which must not be blamed on fork).
 ready <parent pid> <child pid>"""
@@ -21,8 +23,29 @@ import numpy  # noqa: E402  after the exec that picks the BLAS
 PR_SET_PDEATHSIG = 1
 libc = ctypes.CDLL(None, use_errno=True)
 matrix = numpy.ones((400, 400))
+
+
+def pool_asleep():
+    """Every thread but this one asleep in the kernel on a futex: the product's pool idle again."""
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as stat, open(f"/proc/self/task/{tid}/wchan") as wchan:
+                if stat.read().rsplit(")", 1)[1].split()[0] != "S" or "futex" not in wchan.read():
+                    return False
+        except OSError:
+            pass
+    return True
+
+
 if mode == "hang":
     (matrix @ matrix).sum()
+    # fork once the pool's threads are back asleep, as after any product that returned long ago
+    settled, deadline = 0, time.monotonic() + 10
+    while settled < 3 and time.monotonic() < deadline:
+        settled = settled + 1 if pool_asleep() else 0
+        time.sleep(0.01)
 parent = os.getpid()
 started_read, started_write = os.pipe()
 child = os.fork()
