@@ -118,10 +118,12 @@ void report_rule_pipe_held_open(struct report_rule_context *c)
     for (size_t n = 0; n < graph->nnodes && searched_all && snapshot->noutside_pipe_holders > 0 && !c->failed; n++) {
         const struct report_node *node = &graph->nodes[n];
         const struct hd_process *process = node->process;
+        /* asleep for --stuck-after: a reader fed now and then by a detached producer is not one; the search for
+         * its exited child (all processes) only for such a reader */
+        if (!rule_asleep_for_the_threshold(snapshot, node))
+            continue;
         const struct hd_process *child = exited_child(snapshot, process);
-        /* asleep for --stuck-after: a reader fed now and then by a detached producer is not one */
-        if (!rule_asleep_for_the_threshold(snapshot, node) ||
-            !reads_only_held_pipes(snapshot, process, child, node->thread))
+        if (!reads_only_held_pipes(snapshot, process, child, node->thread))
             continue;
         const struct hd_wait *wait = &node->thread->wait;
         const struct hd_fd *first_fd = hd_process_find_fd(process, wait->fds[0]);

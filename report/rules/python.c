@@ -436,10 +436,11 @@ void report_rule_event_loop_blocked(struct report_rule_context *c)
     for (size_t n = 0; n < graph->nnodes && !c->failed; n++) {
         const struct report_node *node = &graph->nodes[n];
         const struct hd_thread *thread = node->thread;
+        if (node->wake != REPORT_WAKE_NEVER || thread->npython_frames == 0)
+            continue;
         const char *role = report_python_role(thread);
         size_t callback = loop_callback_frame(thread);
-        if (node->wake != REPORT_WAKE_NEVER || !role || strcmp(role, "asyncio event loop") != 0 ||
-            callback == SIZE_MAX || callback == 0)
+        if (!role || strcmp(role, "asyncio event loop") != 0 || callback == SIZE_MAX || callback == 0)
             continue;
         size_t caller = program_frame(thread, callback);
         /* the call the program made (Future.result), from its frame (a coroutine); the innermost frame if none */
