@@ -72,6 +72,31 @@ int probe_parse_fdinfo_access_mode(const char *text, size_t length)
     return -1;
 }
 
+uint64_t probe_parse_fdinfo_signalfd_mask(const char *text, size_t length)
+{
+    const char *end = text + length;
+    for (const char *line = text; line < end;) {
+        const char *newline = memchr(line, '\n', (size_t)(end - line));
+        const char *stop = newline ? newline : end;
+        if (stop - line > 8 && memcmp(line, "sigmask:", 8) == 0) {
+            uint64_t mask = 0;
+            unsigned digits = 0;
+            for (const char *p = line + 8; p < stop && digits < 16; p++) {
+                int value = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+                if (value < 0 && digits)
+                    break;
+                if (value < 0)
+                    continue;
+                mask = mask << 4 | (uint64_t)value;
+                digits++;
+            }
+            return mask;
+        }
+        line = newline ? newline + 1 : end;
+    }
+    return 0;
+}
+
 unsigned probe_parse_epoll_targets(const char *text, size_t length, int *fds, unsigned max, bool *truncated)
 {
     unsigned count = 0;
@@ -115,6 +140,8 @@ static void read_access_mode(pid_t pid, struct hd_fd *fd)
     snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)pid, fd->fd);
     ssize_t length = probe_read_file(path, text, sizeof text);
     fd->access_mode = length > 0 ? probe_parse_fdinfo_access_mode(text, (size_t)length) : -1;
+    if (length > 0 && fd->target && strcmp(fd->target, "anon_inode:[signalfd]") == 0)
+        fd->signalfd_mask = probe_parse_fdinfo_signalfd_mask(text, (size_t)length);
 }
 
 int probe_read_fds(pid_t pid, size_t max_fds, struct hd_fd **fds, size_t *count, bool *truncated)
@@ -161,7 +188,8 @@ int probe_read_fds(pid_t pid, size_t max_fds, struct hd_fd **fds, size_t *count,
             break;
         }
         probe_classify_fd_target(target, &fd->kind, &fd->inode);
-        if (fd->kind == HD_FD_PIPE || fd->kind == HD_FD_SOCKET)
+        /* a signalfd's fdinfo says which signals it reads: a wait on it is a signal wait */
+        if (fd->kind == HD_FD_PIPE || fd->kind == HD_FD_SOCKET || strcmp(target, "anon_inode:[signalfd]") == 0)
             read_access_mode(pid, fd);
         (*count)++;
     }

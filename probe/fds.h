@@ -14,6 +14,8 @@ void probe_classify_fd_target(const char *target, enum hd_fd_kind *kind, uint64_
 
 /* The access mode from an fdinfo text ("flags:\t0100002" is octal): O_RDONLY, O_WRONLY, O_RDWR, or -1. */
 int probe_parse_fdinfo_access_mode(const char *text, size_t length);
+/* The "sigmask:" of a signalfd's fdinfo (the signals it reads, bit n-1 for signal n); 0 when there is none. */
+uint64_t probe_parse_fdinfo_signalfd_mask(const char *text, size_t length);
 
 /* The target fds of an epoll fd's fdinfo ("tfd:        5 events: ..."), at most `max`. */
 unsigned probe_parse_epoll_targets(const char *text, size_t length, int *fds, unsigned max, bool *truncated);

@@ -246,6 +246,18 @@ static bool line_unsigned(const char *text, size_t length, const char *key, uint
     return true;
 }
 
+/* "SigIgn:\t0000000000001000": a signal mask in hex, bit n-1 for signal n */
+static bool line_mask(const char *text, size_t length, const char *key, uint64_t *mask)
+{
+    const char *stop;
+    const char *p = find_line_value(text, length, key, &stop);
+    unsigned long long parsed;
+    if (!p || !take_unsigned(&p, stop, 16, &parsed))
+        return false;
+    *mask = parsed;
+    return true;
+}
+
 bool probe_parse_status(const char *text, size_t length, struct probe_status *out)
 {
     *out = (struct probe_status){ 0 };
@@ -268,12 +280,9 @@ bool probe_parse_status(const char *text, size_t length, struct probe_status *ou
             out->euid = (uid_t)effective;
         }
     }
-    const char *mask = find_line_value(text, length, "SigIgn:", &stop);
-    unsigned long long ignored;
-    if (mask && take_unsigned(&mask, stop, 16, &ignored)) {
-        out->has_signals_ignored = true;
-        out->signals_ignored = ignored;
-    }
+    out->has_signals_ignored = line_mask(text, length, "SigIgn:", &out->signals_ignored);
+    out->has_signals_caught = line_mask(text, length, "SigCgt:", &out->signals_caught);
+    out->has_signals_blocked = line_mask(text, length, "SigBlk:", &out->signals_blocked);
     /* "NSpid:\t8696\t2": bounded by the line, each value a pid */
     const char *ids = find_line_value(text, length, "NSpid:", &stop);
     for (unsigned long long id; ids && ids < stop && take_unsigned(&ids, stop, 10, &id) && id <= INT32_MAX;) {
@@ -282,8 +291,41 @@ bool probe_parse_status(const char *text, size_t length, struct probe_status *ou
         while (ids < stop && (*ids == '\t' || *ids == ' '))
             ids++;
     }
-    return out->has_tracer_pid || out->has_switches || out->has_signals_ignored || out->has_euid ||
+    return out->has_tracer_pid || out->has_switches || out->has_signals_ignored || out->has_signals_caught ||
+           out->has_signals_blocked || out->has_euid ||
            out->nspid_levels > 0;
+}
+
+unsigned probe_parse_timers(const char *text, size_t length, uint64_t *signals)
+{
+    *signals = 0;
+    unsigned timers = 0;
+    unsigned long long signal = 0;
+    bool have_signal = false;
+    const char *end = text + length;
+    for (const char *line = text; line < end;) {
+        const char *newline = memchr(line, '\n', (size_t)(end - line));
+        const char *stop = newline ? newline : end;
+        const char *p = line;
+        if (stop - line > 7 && memcmp(line, "signal:", 7) == 0) {
+            p += 7;
+            while (p < stop && (*p == ' ' || *p == '\t'))
+                p++;
+            have_signal = take_unsigned(&p, stop, 10, &signal) && signal >= 1 && signal <= 64;
+        } else if (stop - line > 7 && memcmp(line, "notify:", 7) == 0) {
+            p += 7;
+            while (p < stop && (*p == ' ' || *p == '\t'))
+                p++;
+            /* SIGEV_NONE: the timer runs but tells nobody */
+            bool notifies = stop - p < 4 || memcmp(p, "none", 4) != 0;
+            if (have_signal && notifies)
+                *signals |= 1ULL << (signal - 1);
+            timers++;
+            have_signal = false;
+        }
+        line = newline ? newline + 1 : end;
+    }
+    return timers;
 }
 
 /* Parses "123.456789" (the kernel prints milliseconds with six decimals) without locale surprises. */

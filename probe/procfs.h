@@ -54,6 +54,10 @@ struct probe_status {
     uint64_t involuntary_switches;
     bool has_signals_ignored;
     uint64_t signals_ignored; /* SigIgn: bit n-1 set when signal n is ignored */
+    bool has_signals_caught;
+    uint64_t signals_caught;  /* SigCgt: a handler is installed for signal n */
+    bool has_signals_blocked;
+    uint64_t signals_blocked; /* SigBlk: the task's mask (per thread in /proc/<pid>/task/<tid>/status) */
     bool has_euid;
     uid_t euid;               /* the second number of "Uid:" */
     /* "NSpid:": the id in each PID namespace from the one /proc was mounted in down to the task's own */
@@ -61,6 +65,12 @@ struct probe_status {
     pid_t nspid_innermost;    /* the id in the task's own namespace */
 };
 bool probe_parse_status(const char *text, size_t length, struct probe_status *out);
+
+/* /proc/<pid>/timers, the process's POSIX timers (timer_create), one block each: "ID:", "signal: 14/<value>",
+ * "notify: signal/pid.1234" (or "thread/tid.N", "none/..."), "ClockID:". Sets *signals to the signals the timers
+ * deliver (bit n-1 for signal n; a timer that notifies nobody adds none) and returns how many timers it read. The
+ * file does not say whether a timer is armed. */
+unsigned probe_parse_timers(const char *text, size_t length, uint64_t *signals);
 
 /* /proc/<tid>/sched (kernels with CONFIG_SCHED_DEBUG); times in milliseconds of the scheduler's clock */
 struct probe_sched {

@@ -447,6 +447,18 @@ static void read_maps_and_fds(struct read_context *c, struct hd_process *process
         NOTE(c, HD_NOTE_PROCFS, process->pid, 0, "fds: more than %d open files, the rest not read", FDS_MAX);
 }
 
+/* The signals its POSIX timers deliver: a wait for one of them is a timed wait (unreadable: none known) */
+static void read_timers(struct hd_process *process)
+{
+    char path[64], text[8192];
+    snprintf(path, sizeof path, "/proc/%d/timers", (int)process->pid);
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    if (length < 0)
+        return;
+    probe_parse_timers(text, (size_t)length, &process->timer_signals);
+    process->timers_known = true;
+}
+
 static void read_process_files(struct read_context *c, struct hd_process *process)
 {
     char path[64], text[4096];
@@ -459,6 +471,9 @@ static void read_process_files(struct read_context *c, struct hd_process *proces
         if (status.tracer_pid > 0)
             probe_read_comm(status.tracer_pid, process->tracer_comm, sizeof process->tracer_comm);
         process->ignores_sigchld = status.has_signals_ignored && (status.signals_ignored >> (SIGCHLD - 1)) & 1;
+        process->signal_dispositions_known = status.has_signals_caught && status.has_signals_ignored;
+        process->signals_caught = status.signals_caught;
+        process->signals_ignored = status.signals_ignored;
         if (status.has_euid)
             process->uid = status.euid;
         if (status.nspid_levels > 1) {
@@ -470,6 +485,7 @@ static void read_process_files(struct read_context *c, struct hd_process *proces
     }
     if (!full(c))
         return;
+    read_timers(process);
     read_cmdline(c, process);
     read_exe(c, process);
     read_maps_and_fds(c, process);
@@ -569,27 +585,40 @@ static void read_thread_sched(struct read_context *c, pid_t pid, struct hd_threa
     }
 }
 
-/* A thread's id in its process's own PID namespace (pidns.h): read only for a process that lives in another. */
-static void read_thread_ns_tid(pid_t pid, struct hd_thread *thread)
+/* A thread's own status file; false when it could not be read or parsed. */
+static bool read_thread_status(pid_t pid, const struct hd_thread *thread, struct probe_status *status)
 {
     char path[96], text[4096];
     thread_path(path, sizeof path, pid, thread->tid, "status");
     ssize_t length = probe_read_file(path, text, sizeof text);
+    return length >= 0 && probe_parse_status(text, (size_t)length, status);
+}
+
+/* A thread's id in its process's own PID namespace (pidns.h): read only for a process that lives in another. */
+static void read_thread_ns_tid(pid_t pid, struct hd_thread *thread)
+{
     struct probe_status status;
-    if (length >= 0 && probe_parse_status(text, (size_t)length, &status) && status.nspid_levels > 1)
+    if (read_thread_status(pid, thread, &status) && status.nspid_levels > 1)
         thread->ns_tid = status.nspid_innermost;
 }
 
 static void read_thread_switches_from_status(pid_t pid, struct hd_thread *thread)
 {
-    char path[96], text[4096];
-    thread_path(path, sizeof path, pid, thread->tid, "status");
-    ssize_t length = probe_read_file(path, text, sizeof text);
     struct probe_status status;
-    if (length >= 0 && probe_parse_status(text, (size_t)length, &status) && status.has_switches) {
+    if (read_thread_status(pid, thread, &status) && status.has_switches) {
         thread->voluntary_switches = status.voluntary_switches;
         thread->involuntary_switches = status.involuntary_switches;
         thread->switches_known = true;
+    }
+}
+
+/* pause(2) waits with the thread's own mask: the signals it blocks cannot end the wait */
+static void read_thread_signal_mask(pid_t pid, struct hd_thread *thread)
+{
+    struct probe_status status;
+    if (read_thread_status(pid, thread, &status) && status.has_signals_blocked) {
+        thread->wait.signal_set = status.signals_blocked;
+        thread->wait.signal_set_kind = HD_SIGNAL_SET_BLOCKED;
     }
 }
 
@@ -620,6 +649,9 @@ static void read_thread_syscall(struct read_context *c, const struct hd_process 
     pid_t pid = process->pid;
     probe_decode_wait(&thread->syscall, thread->wchan, full(c) ? probe_read_memory_of : NULL, &pid, &c->clocks,
                       &thread->wait);
+    if (full(c) && thread->wait.kind == HD_WAIT_SIGNAL && thread->wait.signal_set_kind == HD_SIGNAL_SET_UNKNOWN &&
+        thread->wait.operation && strcmp(thread->wait.operation, "pause") == 0)
+        read_thread_signal_mask(process->pid, thread);
     if (full(c))
         probe_read_wait_fds(pid, &thread->syscall, &thread->wait);
 }

@@ -135,6 +135,15 @@ struct hd_lock {
 
 #define HD_WAIT_FDS_MAX 16
 
+/* What `signal_set` of a signal wait is. pause(2) and rt_sigsuspend(2) end when a signal outside the blocked set
+ * runs a handler (or kills the process); rt_sigtimedwait(2) ends when a signal of its set is pending, whatever its
+ * disposition. */
+enum hd_signal_set_kind {
+    HD_SIGNAL_SET_UNKNOWN, /* not a signal wait, or the set could not be read */
+    HD_SIGNAL_SET_BLOCKED, /* the signals blocked during the wait: pause's thread mask, sigsuspend's argument */
+    HD_SIGNAL_SET_WANTED,  /* the signals the wait takes: rt_sigtimedwait's set */
+};
+
 struct hd_wait {
     enum hd_wait_kind kind;
     const char *operation; /* static: "FUTEX_WAIT", "FUTEX_LOCK_PI", "poll", ...; NULL when none */
@@ -155,6 +164,9 @@ struct hd_wait {
     enum hd_mapping_kind mapping_kind;
     struct hd_mapping mapping; /* path owned by the wait */
     struct hd_lock lock;
+    /* pause, rt_sigsuspend, rt_sigtimedwait: the signals that matter to the wait (bit n-1 for signal n) */
+    enum hd_signal_set_kind signal_set_kind;
+    uint64_t signal_set;
     /* the fds it waits on: `fd` for read/write, the pollfd array of poll/ppoll, the targets of an epoll fd */
     int fds[HD_WAIT_FDS_MAX];
     unsigned nfds_known;
@@ -327,6 +339,7 @@ struct hd_fd {
     unsigned device_major;  /* of the device itself (st_rdev), not of the filesystem */
     unsigned device_minor;
     char *socket_name;      /* unix socket: the bound path, "@name" for an abstract one; NULL when unnamed */
+    uint64_t signalfd_mask; /* a signalfd: the signals it reads (fdinfo's sigmask); 0 for any other fd */
     bool inherited_checked; /* kcmp was asked against every fd of the parent */
     struct hd_fd_origin inherited_from;
 };
@@ -424,6 +437,14 @@ struct hd_process {
     bool zombie_throughout;    /* a zombie in every sample: nobody reaped it while hangdoc watched */
     int exit_status;           /* wait status of a zombie (stat field 52) */
     bool ignores_sigchld;      /* SIGCHLD is SIG_IGN (SigIgn): the kernel reaps its children, no zombie, no wait */
+    /* Signal dispositions (SigCgt, SigIgn of /proc/<pid>/status; bit n-1 for signal n): who may end a signal wait */
+    bool signal_dispositions_known;
+    uint64_t signals_caught;
+    uint64_t signals_ignored;
+    /* The signals its POSIX timers deliver (/proc/<pid>/timers): a signal wait that takes one is a timed wait. The
+     * file does not say whether a timer is armed, and alarm()/setitimer() timers are in no file. */
+    bool timers_known;
+    uint64_t timer_signals;
     enum hd_origin origin;
     enum hd_origin_basis origin_basis;
     enum hd_arch arch;         /* of its executable: which system call table decodes its threads */

@@ -288,16 +288,39 @@ static void decode_clock_nanosleep(struct decode_context *c)
     timeout_from_pointer(c, ARG(2), UNIT_NANOSECONDS, ARG(1) & TIMER_ABSTIME_FLAG, (int)ARG(0));
 }
 
+/* A sigset_t of the target at `address`: the kernel's is 64 bits on the architectures we decode (sigsetsize 8). */
+static void signal_set_from_pointer(struct decode_context *c, uint64_t address, uint64_t size,
+                                    enum hd_signal_set_kind kind)
+{
+    uint64_t set;
+    if (address == 0 || size != sizeof set || !c->read_memory ||
+        !c->read_memory(c->memory_context, address, &set, sizeof set))
+        return;
+    c->wait->signal_set = set;
+    c->wait->signal_set_kind = kind;
+}
+
+/* pause(2): its set is the thread's own mask, which the caller reads from the thread's status file */
 static void decode_pause(struct decode_context *c)
 {
     c->wait->kind = HD_WAIT_SIGNAL;
     timeout_none(c);
 }
 
+/* rt_sigsuspend(mask, sigsetsize): the mask in force while it waits */
+static void decode_sigsuspend(struct decode_context *c)
+{
+    c->wait->kind = HD_WAIT_SIGNAL;
+    timeout_none(c);
+    signal_set_from_pointer(c, ARG(0), ARG(1), HD_SIGNAL_SET_BLOCKED);
+}
+
+/* rt_sigtimedwait(set, info, timeout, sigsetsize): the signals it takes */
 static void decode_sigtimedwait(struct decode_context *c)
 {
     c->wait->kind = HD_WAIT_SIGNAL;
     timeout_from_pointer(c, ARG(2), UNIT_NANOSECONDS, false, CLOCK_ID_MONOTONIC);
+    signal_set_from_pointer(c, ARG(0), ARG(3), HD_SIGNAL_SET_WANTED);
 }
 
 static void decode_flock(struct decode_context *c)
@@ -350,7 +373,7 @@ static const struct wait_decoder {
     { "nanosleep", decode_nanosleep },
     { "clock_nanosleep", decode_clock_nanosleep },
     { "pause", decode_pause },
-    { "rt_sigsuspend", decode_pause },
+    { "rt_sigsuspend", decode_sigsuspend },
     { "rt_sigtimedwait", decode_sigtimedwait },
     { "flock", decode_flock },
     { "fcntl", decode_fcntl },

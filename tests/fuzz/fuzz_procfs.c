@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const char *text = (const char *)data + 1;
     size_t length = size - 1;
-    switch (data[0] % 8) {
+    switch (data[0] % 10) {
     case 0: {
         struct probe_stat stat;
         if (probe_parse_stat(text, length, &stat))
@@ -77,6 +77,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             sink += (uint64_t)fds[i];
         break;
     }
+    case 8: {
+        uint64_t signals;
+        sink += probe_parse_timers(text, length, &signals) + signals;
+        break;
+    }
+    case 9:
+        sink += probe_parse_fdinfo_signalfd_mask(text, length);
+        break;
     }
     return 0;
 }

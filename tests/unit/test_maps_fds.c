@@ -277,6 +277,16 @@ Test(fdinfo, access_mode)
     cr_assert_eq(access_mode(""), -1);
 }
 
+/* A signalfd's fdinfo: "sigmask:" in hex, the signals it reads */
+Test(fdinfo, signalfd_mask)
+{
+    const char *text = "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1057\nsigmask:\t0000000000014002\n";
+    cr_assert_eq(probe_parse_fdinfo_signalfd_mask(text, strlen(text)), 0x14002u);
+    cr_assert_eq(probe_parse_fdinfo_signalfd_mask("flags:\t02\n", 10), 0u, "not a signalfd");
+    const char *hostile = "sigmask:\tffffffffffffffffffffffff\n";
+    cr_assert_eq(probe_parse_fdinfo_signalfd_mask(hostile, strlen(hostile)), UINT64_MAX, "16 digits at most");
+}
+
 Test(fdinfo, length_bounds_the_text)
 {
     const char *text = "pos:\t0\nflags:\t01\n";

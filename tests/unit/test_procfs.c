@@ -269,6 +269,7 @@ Test(parse_stat, own_stat_file)
     "Threads:\t1\n"                                                                                                   \
     "SigBlk:\t0000000000000000\n"                                                                                     \
     "SigIgn:\t0000000000010004\n"                                                                                     \
+    "SigCgt:\t0000000180014a07\n"                                                                                     \
     "voluntary_ctxt_switches:\t12\n"                                                                                  \
     "nonvoluntary_ctxt_switches:\t3\n"
 
@@ -293,6 +294,7 @@ static const struct {
       { .has_tracer_pid = true, .tracer_pid = 4321, .has_switches = true, .voluntary_switches = 12,
         .involuntary_switches = 3, .has_signals_ignored = true,
         .signals_ignored = 0x10004, /* SIGCHLD (bit 16) and SIGINT (bit 2) ignored */
+        .has_signals_caught = true, .signals_caught = 0x180014a07, .has_signals_blocked = true,
         .has_euid = true, .euid = 1000 } },
     /* NSpid: the id in each PID namespace from /proc's down to the task's own; hostile lines stay bounded */
     { "NSpid of one level", "Name:\tcat\nNSpid:\t8696\n", 0, EITHER, STATUS_NSPID,
@@ -337,6 +339,24 @@ static const struct {
 
 TABLE_OF_CASES(parse_status, status_cases)
 
+/* /proc/<pid>/timers: a block per POSIX timer; the signals they deliver */
+Test(parse_timers, signals_of_the_timers)
+{
+    static const char text[] = "ID: 0\nsignal: 14/0000000000000000\nnotify: signal/pid.4242\nClockID: 0\n"
+                               "ID: 1\nsignal: 10/00007f0000001000\nnotify: thread/tid.4243\nClockID: 1\n"
+                               "ID: 2\nsignal: 12/0000000000000000\nnotify: none/pid.4242\nClockID: 1\n";
+    uint64_t signals;
+    cr_assert_eq(probe_parse_timers(text, sizeof text - 1, &signals), 3u);
+    cr_assert_eq(signals, (1ULL << 13) | (1ULL << 9), "SIGALRM and SIGUSR1, not the silent timer's: %#llx",
+                 (unsigned long long)signals);
+    cr_assert_eq(probe_parse_timers("", 0, &signals), 0u);
+    cr_assert_eq(signals, 0u);
+    /* hostile numbers: out of range, no digits, a block cut short */
+    static const char hostile[] = "signal: 99/0\nnotify: signal/pid.1\nsignal: /0\nnotify: signal\nsignal: 2";
+    cr_assert_eq(probe_parse_timers(hostile, sizeof hostile - 1, &signals), 2u);
+    cr_assert_eq(signals, 0u);
+}
+
 ParameterizedTest(size_t *index, parse_status, cases)
 {
     const char *name = status_cases[*index].name;
@@ -363,6 +383,11 @@ ParameterizedTest(size_t *index, parse_status, cases)
         if (expected->has_signals_ignored)
             cr_expect_eq(got.signals_ignored, expected->signals_ignored, "%s: signals_ignored %#llx", name,
                          (unsigned long long)got.signals_ignored);
+        cr_expect_eq(got.has_signals_caught, expected->has_signals_caught, "%s: has_signals_caught", name);
+        cr_expect_eq(got.signals_caught, expected->signals_caught, "%s: signals_caught %#llx", name,
+                     (unsigned long long)got.signals_caught);
+        cr_expect_eq(got.has_signals_blocked, expected->has_signals_blocked, "%s: has_signals_blocked", name);
+        cr_expect_eq(got.signals_blocked, expected->signals_blocked, "%s: signals_blocked", name);
     }
     if (checks & STATUS_EUID) {
         cr_expect_eq(got.has_euid, expected->has_euid, "%s: has_euid", name);

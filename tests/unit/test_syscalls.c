@@ -585,6 +585,35 @@ Test(decode_wait, signal_waits)
     cr_assert_eq(wait.timeout.remaining_ns, 4000000000LL);
 }
 
+/* rt_sigsuspend's mask and rt_sigtimedwait's set are read from the target: the signals that decide the wait */
+Test(decode_wait, signal_sets_from_the_target)
+{
+    struct hd_syscall syscall = call("rt_sigsuspend", 0x7ffd3000, 8, 0, 0, 0, 0);
+    struct fake_memory memory = { .ok = true, .address = 0x7ffd3000, .pair = { 0x10000 /* SIGCHLD blocked */, 0 } };
+    struct hd_wait wait = decode(&syscall, &memory);
+    cr_assert_eq(wait.kind, HD_WAIT_SIGNAL);
+    cr_assert_eq(wait.timeout.kind, HD_TIMEOUT_NONE);
+    cr_assert_eq(wait.signal_set_kind, HD_SIGNAL_SET_BLOCKED);
+    cr_assert_eq(wait.signal_set, 0x10000u);
+    /* a sigsetsize the kernel would refuse, unreadable memory: the set stays unknown */
+    syscall = call("rt_sigsuspend", 0x7ffd3000, 128, 0, 0, 0, 0);
+    cr_assert_eq(decode(&syscall, &memory).signal_set_kind, HD_SIGNAL_SET_UNKNOWN);
+    memory.ok = false;
+    syscall = call("rt_sigsuspend", 0x7ffd3000, 8, 0, 0, 0, 0);
+    cr_assert_eq(decode(&syscall, &memory).signal_set_kind, HD_SIGNAL_SET_UNKNOWN);
+    cr_assert_eq(decode(&syscall, NULL).signal_set_kind, HD_SIGNAL_SET_UNKNOWN);
+    /* sigwait(): rt_sigtimedwait with no timeout, its set the signals it takes */
+    syscall = call("rt_sigtimedwait", 0x7ffd4000, 0, 0, 8, 0, 0);
+    memory = (struct fake_memory){ .ok = true, .address = 0x7ffd4000, .pair = { 0x14002, 0 } };
+    wait = decode(&syscall, &memory);
+    cr_assert_eq(wait.timeout.kind, HD_TIMEOUT_NONE);
+    cr_assert_eq(wait.signal_set_kind, HD_SIGNAL_SET_WANTED);
+    cr_assert_eq(wait.signal_set, 0x14002u);
+    /* pause: the thread's own mask, which the caller reads */
+    syscall = call("pause", 0, 0, 0, 0, 0, 0);
+    cr_assert_eq(decode(&syscall, &memory).signal_set_kind, HD_SIGNAL_SET_UNKNOWN);
+}
+
 Test(decode_wait, hostile_huge_tv_sec_saturates)
 {
     struct hd_syscall syscall = call("nanosleep", 0x7ffd8000, 0, 0, 0, 0, 0);
