@@ -32,6 +32,7 @@ enum report_edge_kind {
     REPORT_EDGE_SOCKET,     /* the peer of a unix socket */
     REPORT_EDGE_CHILD,      /* a child waited for */
     REPORT_EDGE_FILE_LOCK,  /* a file lock: any thread of the process holding it (OR) */
+    REPORT_EDGE_SIGNAL,     /* a signal wait that SIGCHLD ends: a child whose exit sends it (signals.c) */
 };
 
 /* What an edge points at. A futex without owner can be woken by any thread of its process, a pipe by any thread
@@ -56,6 +57,8 @@ struct report_node {
     bool blocked_without_timeout; /* asleep in a wait that has no timeout */
     bool waits_outside;           /* its wait (timed or not) can be ended by something outside the snapshot: a
                                    * socket to elsewhere, a tty, a file, a call hangdoc does not decode */
+    uint64_t wake_signals;        /* the signals that end its wait (signals.c; bit n-1 for signal n): a signal
+                                   * wait's, a signalfd's, a signal wake-up pipe's; 0 when none or unknown */
     size_t process_index;         /* into graph.processes */
     size_t first_edge;            /* its edges: edges[first_edge .. first_edge + nedges - 1] */
     size_t nedges;

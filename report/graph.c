@@ -10,7 +10,9 @@
  * each waiter, and the fixpoint is a worklist that visits each edge once.
  */
 #include "analysis.h"
+#include "signals.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -247,9 +249,10 @@ static bool can_serve(int mode, bool waiter_reads)
     return waiter_reads ? mode == 1 /* O_WRONLY */ : mode == 0 /* O_RDONLY */;
 }
 
-/* Edges to every process holding `inode` (a pipe: with the opposite access); true when one was found. */
+/* Edges to every process holding `inode` (a pipe: with the opposite access); true when one was found. *only_own
+ * (when not NULL) says whether the waiter's own process `own` was the only one. */
 static bool holder_edges(struct builder *b, size_t from, uint64_t inode, enum hd_fd_kind kind, bool waiter_reads,
-                         enum report_edge_kind edge)
+                         enum report_edge_kind edge, size_t own, bool *only_own)
 {
     struct fd_holder key = { .inode = inode, .kind = kind, .process = 0 };
     size_t low = 0, high = b->nholders;
@@ -267,25 +270,75 @@ static bool holder_edges(struct builder *b, size_t from, uint64_t inode, enum hd
         if (holder->process == last || (kind == HD_FD_PIPE && !can_serve(holder->access_mode, waiter_reads)))
             continue;
         add_edge(b, from, holder->process, edge, REPORT_TO_PROCESS);
+        if (only_own)
+            *only_own = (found ? *only_own : true) && holder->process == own;
         found = true;
         last = holder->process;
     }
     return found;
 }
 
-/* Edges for one fd waited on; false when what could wake it is outside the snapshot. */
-static bool fd_edges(struct builder *b, size_t from, const struct hd_process *process, int number, bool reads)
+/* A relay's listening socket: Python's forkserver accepts a connection only from the process that started it (or
+ * one of the processes it forked, which inherit the address), asking for a new child; nobody else knows the
+ * address. Its wakers are those processes, not the outside world. */
+static bool relay_listener_edges(struct builder *b, size_t from, const struct hd_process *process)
+{
+    if (process->python_role != HD_PYTHON_ROLE_FORKSERVER)
+        return false;
+    bool found = false;
+    for (size_t p = 0; p < b->snapshot->nprocesses; p++) {
+        const struct hd_process *other = &b->snapshot->processes[p];
+        if (other == process || (other->pid != process->ppid && other->ppid != process->pid))
+            continue;
+        add_edge(b, from, p, REPORT_EDGE_SOCKET, REPORT_TO_PROCESS);
+        found = true;
+    }
+    return found;
+}
+
+/* Edges for one fd waited on; false when what could wake it is outside the snapshot. A signalfd, or a pipe that
+ * only the waiter's own process writes (a signal handler's self-pipe), adds the signals that can end the wait to
+ * *signals. */
+static bool fd_edges(struct builder *b, size_t from, const struct hd_process *process, int number, bool reads,
+                     uint64_t *signals)
 {
     const struct hd_fd *fd = hd_process_find_fd(process, number);
     if (!fd)
         return false;
-    if (fd->kind == HD_FD_PIPE)
-        return holder_edges(b, from, fd->inode, HD_FD_PIPE, reads, REPORT_EDGE_PIPE);
+    if (fd->signalfd_mask && reads) {
+        *signals |= fd->signalfd_mask;
+        return true;
+    }
+    if (fd->kind == HD_FD_PIPE) {
+        bool only_own = false;
+        bool found = holder_edges(b, from, fd->inode, HD_FD_PIPE, reads, REPORT_EDGE_PIPE, process_index(b, process),
+                                  &only_own);
+        if (found && only_own && reads)
+            *signals |= report_signals_caught(process);
+        return found;
+    }
     if (fd->kind == HD_FD_SOCKET) {
         uint64_t peer = unix_peer_of(b->snapshot, fd->inode);
-        return peer && holder_edges(b, from, peer, HD_FD_SOCKET, reads, REPORT_EDGE_SOCKET);
+        if (!peer)
+            return reads && relay_listener_edges(b, from, process);
+        return holder_edges(b, from, peer, HD_FD_SOCKET, reads, REPORT_EDGE_SOCKET, 0, NULL);
     }
     return false; /* a file, a tty, an eventfd...: not something hangdoc can follow */
+}
+
+/* ---- signals ------------------------------------------------------------------------------------------------- */
+
+/* Edges for the signals that end a wait: SIGCHLD from every child that has not exited yet (its exit sends it). True
+ * when a POSIX timer of the process delivers one of them: then the wait is a timed one. */
+static bool signal_edges(struct builder *b, size_t from, const struct hd_process *process, uint64_t signals)
+{
+    if (signals & REPORT_SIGNAL_BIT(SIGCHLD))
+        for (size_t p = 0; p < b->snapshot->nprocesses; p++) {
+            const struct hd_process *child = &b->snapshot->processes[p];
+            if (child->ppid == process->pid && child != process && !child->zombie)
+                add_edge(b, from, p, REPORT_EDGE_SIGNAL, REPORT_TO_PROCESS);
+        }
+    return process->timers_known && (signals & process->timer_signals) != 0;
 }
 
 /* ---- children ------------------------------------------------------------------------------------------------ */
@@ -360,7 +413,8 @@ static enum report_wake initial_wake(const struct hd_thread *thread)
     case HD_WAIT_SLEEP:
         return REPORT_WAKE_TIMER;
     case HD_WAIT_SIGNAL:
-        return wait->timeout.kind == HD_TIMEOUT_NONE ? REPORT_WAKE_NEVER : REPORT_WAKE_TIMER;
+        /* without a timeout, decided by the senders of the signals that end it (signal_edges) */
+        return wait->timeout.kind == HD_TIMEOUT_NONE ? REPORT_WAKE_WAKER : REPORT_WAKE_TIMER;
     default:
         break;
     }
@@ -379,6 +433,7 @@ static enum report_wake thread_edges(struct builder *b, size_t node)
     if (n->thread->syscall.state != HD_SYSCALL_IN || wake == REPORT_WAKE_EXITED)
         return wake;
     bool outside = false;
+    uint64_t signals = 0;
     switch (wait->kind) {
     case HD_WAIT_FUTEX:
         if (wait->operation && strcmp(wait->operation, "futex_waitv") == 0)
@@ -393,8 +448,11 @@ static enum report_wake thread_edges(struct builder *b, size_t node)
         if (wait->kind == HD_WAIT_POLL && wait->nfds_known == 0 && wait->nfds > 0)
             outside = true;
         for (unsigned i = 0; i < wait->nfds_known; i++)
-            outside |= !fd_edges(b, node, n->process, wait->fds[i], wait->kind != HD_WAIT_WRITE);
+            outside |= !fd_edges(b, node, n->process, wait->fds[i], wait->kind != HD_WAIT_WRITE, &signals);
         outside |= wait->fds_truncated;
+        break;
+    case HD_WAIT_SIGNAL:
+        signals = report_signal_wait_ends_on(n->process, n->thread);
         break;
     case HD_WAIT_CHILD:
         outside = !child_edges(b, node, n->process, wait);
@@ -405,6 +463,9 @@ static enum report_wake thread_edges(struct builder *b, size_t node)
     default:
         break;
     }
+    b->graph->nodes[node].wake_signals = signals;
+    if (signals && signal_edges(b, node, n->process, signals) && wake == REPORT_WAKE_WAKER)
+        wake = REPORT_WAKE_TIMER; /* a timer of its own delivers a signal that ends the wait */
     b->graph->nodes[node].waits_outside = outside || wake == REPORT_WAKE_OUTSIDE;
     return wake == REPORT_WAKE_WAKER && outside ? REPORT_WAKE_OUTSIDE : wake;
 }

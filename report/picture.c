@@ -338,6 +338,8 @@ static enum report_picture_edge_kind picture_kind(const struct report_edge *edge
         [REPORT_EDGE_FUTEX] = REPORT_PICTURE_FUTEX,      [REPORT_EDGE_PIPE] = REPORT_PICTURE_PIPE,
         [REPORT_EDGE_SOCKET] = REPORT_PICTURE_SOCKET,    [REPORT_EDGE_CHILD] = REPORT_PICTURE_CHILD,
         [REPORT_EDGE_FILE_LOCK] = REPORT_PICTURE_FILE_LOCK,
+        /* SIGCHLD ends the wait when the child exits: the same tie as wait4's */
+        [REPORT_EDGE_SIGNAL] = REPORT_PICTURE_CHILD,
     };
     if (edge->kind == REPORT_EDGE_LOCK_OWNER && lock->kind == HD_LOCK_RWLOCK)
         return REPORT_PICTURE_RWLOCK;

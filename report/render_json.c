@@ -5,6 +5,7 @@
  * escaped exactly as in the text report, so a value is valid UTF-8 and means the same in both.
  */
 #include "report.h"
+#include "signals.h"
 
 #include "buffer.h"
 #include "describe.h"
@@ -109,6 +110,20 @@ static void mapping_json(struct report_json *json, enum hd_mapping_kind kind, co
     report_json_end_object(json);
 }
 
+/* ["SIGCHLD", "SIGALRM"]: hangdoc's names for a signal set */
+static void signals_json(struct report_json *json, const char *key, uint64_t signals)
+{
+    report_json_begin_array(json, key);
+    for (int number = 1; number <= 64; number++) {
+        if (!(signals & REPORT_SIGNAL_BIT(number)))
+            continue;
+        char name[32];
+        report_signal_names(REPORT_SIGNAL_BIT(number), name, sizeof name);
+        report_json_string(json, NULL, name);
+    }
+    report_json_end_array(json);
+}
+
 static void wait_json(struct report_json *json, const struct hd_wait *wait)
 {
     if (wait->kind == HD_WAIT_NONE) {
@@ -119,6 +134,12 @@ static void wait_json(struct report_json *json, const struct hd_wait *wait)
     report_json_name(json, "kind", hd_wait_kind_name(wait->kind));
     report_json_string_or_null(json, "operation", wait->operation);
     timeout_json(json, &wait->timeout);
+    if (wait->kind == HD_WAIT_SIGNAL && wait->signal_set_kind != HD_SIGNAL_SET_UNKNOWN) {
+        /* the set as the call gave it: the signals it blocks while it waits, or those it waits for */
+        report_json_name(json, "signal_set_kind",
+                         wait->signal_set_kind == HD_SIGNAL_SET_BLOCKED ? "blocked" : "wanted");
+        signals_json(json, "signal_set", wait->signal_set);
+    }
     switch (wait->kind) {
     case HD_WAIT_FUTEX:
         report_json_hex(json, "address", wait->address);
@@ -533,6 +554,8 @@ static void graph_nodes_json(struct report_json *json, const struct report_graph
         report_json_int(json, "tid", graph->nodes[i].thread->tid);
         report_json_name(json, "wake", report_wake_name(graph->nodes[i].wake));
         report_json_bool(json, "asleep_forever", graph->nodes[i].wake == REPORT_WAKE_NEVER);
+        if (graph->nodes[i].wake_signals)
+            signals_json(json, "ends_on_signals", graph->nodes[i].wake_signals);
         report_json_end_object(json);
     }
     report_json_end_array(json);

@@ -4,12 +4,14 @@
 
 #include "buffer.h"
 #include "describe.h"
+#include "signals.h"
 #include "render_inheritance.h"
 #include "python.h"
 #include "render_stacks.h"
 #include "wrap.h"
 
 #include <inttypes.h>
+#include <signal.h>
 
 #include <string.h>
 
@@ -343,9 +345,49 @@ static void render_python_place(struct report_buffer *out, const struct hd_threa
         report_buffer_printf(out, " · %s", role);
 }
 
+#define SIGNAL_SENDERS_LISTED 4
+
+/* " · SIGCHLD ends it: from child 1234 (runs)" for a wait that signals end; who sends them, as far as the snapshot
+ * shows (signals.h) */
+static void render_signal_wakers(struct report_buffer *out, const struct report_graph *graph,
+                                 const struct report_node *node)
+{
+    if (!node->wake_signals)
+        return;
+    /* the signals whose senders the snapshot shows; the others could come from anyone, as for any thread */
+    char names[256];
+    const struct hd_process *process = node->process;
+    uint64_t timers = process->timers_known ? node->wake_signals & process->timer_signals : 0;
+    uint64_t shown = timers | (node->wake_signals & REPORT_SIGNAL_BIT(SIGCHLD));
+    if (!shown)
+        return;
+    report_signal_names(shown, names, sizeof names);
+    report_buffer_printf(out, " · ends on %s", names);
+    size_t listed = 0, children = 0;
+    for (size_t e = node->first_edge; e < node->first_edge + node->nedges; e++) {
+        const struct report_edge *edge = &graph->edges[e];
+        if (edge->kind != REPORT_EDGE_SIGNAL)
+            continue;
+        children++;
+        if (listed == SIGNAL_SENDERS_LISTED)
+            continue;
+        const struct report_graph_process *child = &graph->processes[edge->to];
+        bool alive = report_edge_reaches_live(graph, edge, (size_t)(node - graph->nodes), false);
+        report_buffer_printf(out, "%s%d (%s)", listed ? ", " : ": SIGCHLD from child ", (int)child->process->pid,
+                             alive ? "can still exit" : "asleep forever");
+        listed++;
+    }
+    if (children > listed)
+        report_buffer_printf(out, " and %zu more", children - listed);
+    if (timers) {
+        report_signal_names(timers, names, sizeof names);
+        report_buffer_printf(out, "; a timer of its process sends %s", names);
+    }
+}
+
 /* `node` is the thread's node in the graph, which lists threads in snapshot order. */
-static void render_thread(struct report_buffer *out, const struct hd_thread *thread, unsigned depth,
-                          const struct report_text_options *options, const struct report_node *node,
+static void render_thread(struct report_buffer *out, const struct report_graph *graph, const struct hd_thread *thread,
+                          unsigned depth, const struct report_text_options *options, const struct report_node *node,
                           const struct report_stack_groups *stacks)
 {
     indent(out, depth);
@@ -367,6 +409,7 @@ static void render_thread(struct report_buffer *out, const struct hd_thread *thr
         report_describe_wait(out, thread);
     else
         report_buffer_puts(out, report_state_name(thread->state));
+    render_signal_wakers(out, graph, node);
     if (thread->wchan[0]) {
         report_buffer_puts(out, " · in ");
         put_escaped(out, thread->wchan);
@@ -419,7 +462,7 @@ static void render_threads(struct report_buffer *out, const struct report_analys
     bool list_all = options->verbose || healthy <= HEALTHY_THREADS_LISTED_MAX;
     for (size_t t = 0; t < process->nthreads; t++)
         if (list_all || relevant(analysis, &nodes[t]))
-            render_thread(out, &process->threads[t], depth, options, &nodes[t], stacks);
+            render_thread(out, &analysis->graph, &process->threads[t], depth, options, &nodes[t], stacks);
     if (list_all)
         return;
     indent(out, depth);

@@ -103,7 +103,7 @@ const char *rule_edge_words(enum report_edge_kind kind)
         [REPORT_EDGE_LOCK_OWNER] = "the lock's owner", [REPORT_EDGE_JOIN] = "the thread it joins",
         [REPORT_EDGE_FUTEX] = "a futex",               [REPORT_EDGE_PIPE] = "a pipe",
         [REPORT_EDGE_SOCKET] = "a socket",             [REPORT_EDGE_CHILD] = "wait4",
-        [REPORT_EDGE_FILE_LOCK] = "a file lock",
+        [REPORT_EDGE_FILE_LOCK] = "a file lock",       [REPORT_EDGE_SIGNAL] = "SIGCHLD",
     };
     return words[kind];
 }

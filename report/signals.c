@@ -1,0 +1,53 @@
+/* Signals in the wait-for graph (signals.h). */
+#include "signals.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+/* glibc's own signals, 32 (SIGCANCEL, pthread_cancel) and 33 (SIGSETXID, setuid across threads): caught in every
+ * threaded process, sent by glibc for its own ends, never to end a wait */
+#define GLIBC_INTERNAL_SIGNALS (REPORT_SIGNAL_BIT(32) | REPORT_SIGNAL_BIT(33))
+
+uint64_t report_signals_caught(const struct hd_process *process)
+{
+    return process->signal_dispositions_known ? process->signals_caught & ~GLIBC_INTERNAL_SIGNALS : 0;
+}
+
+uint64_t report_signal_wait_ends_on(const struct hd_process *process, const struct hd_thread *thread)
+{
+    const struct hd_wait *wait = &thread->wait;
+    if (wait->kind != HD_WAIT_SIGNAL)
+        return 0;
+    switch (wait->signal_set_kind) {
+    case HD_SIGNAL_SET_WANTED:
+        /* the set is blocked while the call waits for it, so even an ignored signal of it stays pending and ends
+         * the wait (the kernel ignores only unblocked signals at once) */
+        return wait->signal_set & ~GLIBC_INTERNAL_SIGNALS;
+    case HD_SIGNAL_SET_BLOCKED:
+        return report_signals_caught(process) & ~wait->signal_set;
+    case HD_SIGNAL_SET_UNKNOWN:
+        /* the mask could not be read: any signal it catches may end the wait, which errs towards "may wake" */
+        return report_signals_caught(process);
+    }
+    return 0;
+}
+
+void report_signal_names(uint64_t signals, char *out, size_t size)
+{
+    size_t used = 0;
+    if (size == 0)
+        return;
+    out[0] = '\0';
+    for (int number = 1; number <= 64 && used < size; number++) {
+        if (!(signals & REPORT_SIGNAL_BIT(number)))
+            continue;
+        const char *abbreviation = number < SIGRTMIN ? sigabbrev_np(number) : NULL;
+        int written = abbreviation
+                          ? snprintf(out + used, size - used, "%sSIG%s", used ? ", " : "", abbreviation)
+                          : snprintf(out + used, size - used, "%ssignal %d", used ? ", " : "", number);
+        if (written < 0)
+            break;
+        used += (size_t)written;
+    }
+}
