@@ -199,6 +199,55 @@ Test(pipes, queue_joined_before_it_is_read_under_spawn)
     expect_deadlock_on_full_pipe("mp_queue_join_spawn", "spawn", QUEUE_REMEDY, "communicate()");
 }
 
+/* The process `pid`'s parent, from the report; 0 when it is not in it. */
+static pid_t parent_in_report(json_object *document, pid_t pid)
+{
+    return (pid_t)json_int_at(json_process(document, pid), "ppid", 0);
+}
+
+/* Under forkserver, Python 3.14's default: the child is the forkserver's, and the parent polls its sentinel, which
+ * only the forkserver writes, once the child has exited and the forkserver (asleep in epoll_wait on its listener,
+ * its parent's liveness pipe and the wake-up pipe its SIGCHLD handler writes) has reaped it. The relay must neither
+ * hide the deadlock nor become a second one: the same full-pipe as under fork, one hang, the chain through the
+ * forkserver. */
+Test(pipes, queue_joined_before_it_is_read_under_forkserver)
+{
+    struct fixture fixture;
+    fixture_start_within(&fixture, "mp_queue_join_forkserver", PYTHON_READY_TIMEOUT_MS);
+    cr_assert_eq(fixture.npids, 4, "ready parent child poller writer");
+    pid_t parent = fixture.pids[0], child = fixture.pids[1], poller = fixture.pids[2], writer = fixture.pids[3];
+    cr_assert_eq(poller, parent, "the parent's main thread polls the child's sentinel");
+    for (int look = 0; look < 2; look++) {
+        json_object *document = diagnose(parent, HUNG);
+        pid_t forkserver = parent_in_report(document, child);
+        cr_assert(forkserver > 0 && forkserver != parent, "the child is the forkserver's: %d", (int)forkserver);
+        cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "full-pipe", "%s", findings_text(document));
+        cr_assert_str_eq(json_string_at(document, "verdict.cause"), "deadlock");
+        json_object *hangs = json_at(document, "verdict.hangs");
+        cr_expect(!hangs || json_object_array_length(hangs) == 1, "one hang: %s", json_object_to_json_string(hangs));
+        cr_expect_eq(json_count_findings(document, "wait-cycle", 0), 0, "the relay is no cycle of its own: %s",
+                     findings_text(document));
+        json_object *pipe = json_first_finding(document, "full-pipe", 0);
+        cr_expect_eq(json_int_at(pipe, "pid", -1), child);
+        cr_expect_eq(json_int_at(pipe, "tid", -1), writer, "%s", json_object_to_json_string(pipe));
+        json_object *chain = json_at(document, "verdict.chain");
+        cr_assert(chain && json_object_array_length(chain) == 3, "parent, forkserver, child: %s",
+                  json_object_to_json_string(chain));
+        cr_expect_eq(json_object_get_int(json_object_array_get_idx(chain, 0)), parent);
+        cr_expect_eq(json_object_get_int(json_object_array_get_idx(chain, 1)), forkserver);
+        cr_expect_eq(json_object_get_int(json_object_array_get_idx(chain, 2)), child);
+        /* the forkserver waits for its child's SIGCHLD: a signal edge, and it names the child, not its parent */
+        json_object *relay = json_first_finding(document, "waiting-on-workers", forkserver);
+        cr_assert(relay, "the forkserver waits on its child: %s", findings_text(document));
+        char workers[32];
+        snprintf(workers, sizeof workers, "%d", (int)child);
+        cr_expect_str_eq(json_string_at(relay, "evidence.workers"), workers, "%s", json_object_to_json_string(relay));
+        expect_no_fork_finding(document);
+        json_object_put(document);
+    }
+    fixture_stop(&fixture);
+}
+
 /* The writer is the child's main thread: subprocess forks and execs, so the child is exec'd, not forked */
 Test(pipes, popen_stdout_pipe_waited_for_without_reading)
 {
@@ -349,4 +398,11 @@ Test(pipes, a_child_still_writing_its_captured_output_is_not_a_held_pipe)
 Test(pipes, a_pipeline_consumer_reading_its_working_producer_is_not_a_held_pipe)
 {
     expect_no_held_pipe("pipeline", 2);
+}
+
+/* Its look-alike: the forkserver's child works on while the parent joins it; the relay passes its exit on when it
+ * comes */
+Test(pipes, forkserver_child_that_works_on_is_not_hung)
+{
+    expect_not_hung_twice("mp_forkserver_working");
 }

@@ -301,6 +301,16 @@ static bool starts_a_cycle(const struct report_node *node)
 }
 
 
+/* A step from a relay to the process that started it: Python's forkserver waits on its parent only for the next
+ * request or for its exit, and passes on its children's exits (SIGCHLD) to the parent's sentinels. Asleep forever,
+ * it is so because its children are: a cycle through that step is the path by which the parent waits on them, not
+ * a hang of its own, which the children's findings name. */
+static bool relay_step_upstream(const struct report_graph *graph, size_t waiter, size_t next)
+{
+    const struct hd_process *relay = graph->nodes[waiter].process;
+    return relay->python_role == HD_PYTHON_ROLE_FORKSERVER && graph->nodes[next].process->pid == relay->ppid;
+}
+
 void report_rule_wait_cycle(struct report_rule_context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
@@ -347,10 +357,11 @@ void report_rule_wait_cycle(struct report_rule_context *c)
             through_lock_only &= step_kind(&s, nodes[(m + 1) % count]) == REPORT_EDGE_LOCK_OWNER;
         bool named_already = false;
         for (size_t m = 0; m < count; m++)
-            named_already |= named_before[nodes[m]];
+            named_already |= named_before[nodes[m]] || relay_step_upstream(graph, nodes[m], nodes[(m + 1) % count]);
         if (count < 2 || through_lock_only || named_already)
-            continue; /* a thread waiting on its own process alone is the knot's business, locks lock-cycle's, and
-                       * a cycle through unowned-lock-cycle's lock takers that one's */
+            continue; /* a thread waiting on its own process alone is the knot's business, locks lock-cycle's, a
+                       * cycle through unowned-lock-cycle's lock takers that one's, and one through a relay's
+                       * wait on its parent its children's */
         bool unowned = false, in_a_starved_pool = true, through_the_pool = false;
         size_t named_step = 1 % count; /* a step the summary names: one that is not through the futex */
         for (size_t m = 0; m < count; m++) {

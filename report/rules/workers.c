@@ -183,9 +183,12 @@ void report_rule_waiting_on_workers(struct report_rule_context *c)
             all_hung &= !report_edge_reaches_live(graph, edge, i, true);
             size_t target_process = edge->target == REPORT_TO_PROCESS ? edge->to : graph->nodes[edge->to].process_index;
             if (target_process != node->process_index &&
-                (edge->kind == REPORT_EDGE_PIPE || edge->kind == REPORT_EDGE_SOCKET || edge->kind == REPORT_EDGE_CHILD)) {
+                (edge->kind == REPORT_EDGE_PIPE || edge->kind == REPORT_EDGE_SOCKET || edge->kind == REPORT_EDGE_CHILD ||
+                 edge->kind == REPORT_EDGE_SIGNAL)) {
                 other_process = true;
-                through = edge->kind;
+                /* a child's exit names the tie better than the pipes beside it */
+                if (through != REPORT_EDGE_SIGNAL)
+                    through = edge->kind;
             }
         }
         if (!any_edge || !all_hung || !other_process)
@@ -201,7 +204,10 @@ void report_rule_waiting_on_workers(struct report_rule_context *c)
             if (first == REPORT_NO_NODE)
                 continue;
             const struct hd_process *worker = graph->nodes[first].process;
-            if (worker == node->process)
+            /* a relay (Python's forkserver) waits on its parent only for requests: its workers are its children */
+            if (worker == node->process || (edges[e].kind != REPORT_EDGE_SIGNAL &&
+                                             node->process->python_role == HD_PYTHON_ROLE_FORKSERVER &&
+                                             worker->pid == node->process->ppid))
                 continue;
             bool listed = false;
             for (size_t m = 0; finding && m < finding->nmembers && !listed; m++)

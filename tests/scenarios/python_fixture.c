@@ -33,6 +33,7 @@ static const struct {
     { "read", SYS_read },
     { "write", SYS_write },
     { "wait4", SYS_wait4 },
+    { "poll", SYS_poll }, /* a multiprocessing sentinel waited for (forkserver's Popen.wait) */
     { "futex", SYS_futex },
 };
 #define NO_SYSCALL (-1L)
