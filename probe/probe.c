@@ -204,6 +204,56 @@ static bool on_the_same_futex(const struct hd_thread *thread, const struct hd_th
     return probe_syscall_is_restart(&thread->syscall) && thread->syscall.args[0] == last->wait.address;
 }
 
+/* What waking up and going back to sleep costs at most: a futex wake, the return to user space, the new call. A
+ * loaded machine stretches the time it takes, not the CPU it uses. */
+#define WAKE_UP_CPU_NS 2000000ULL
+#define WAKE_UP_VOLUNTARY_SWITCHES 2
+
+/* Was `thread` (an earlier sample of `last`) in the last sample's call with the same arguments, or on its way
+ * there: on a CPU, between two calls, or resuming it through restart_syscall (which keeps a futex's address)? */
+static bool on_the_way_to_the_same_call(const struct hd_thread *thread, const struct hd_thread *last)
+{
+    switch (thread->syscall.state) {
+    case HD_SYSCALL_RUNNING:
+    case HD_SYSCALL_NONE:
+        return true;
+    case HD_SYSCALL_IN:
+        if (same_syscall(&thread->syscall, &last->syscall))
+            return true;
+        return probe_syscall_is_restart(&thread->syscall) && last->wait.kind == HD_WAIT_FUTEX &&
+               thread->syscall.args[0] == last->syscall.args[0];
+    case HD_SYSCALL_UNREAD:
+        return false;
+    }
+    return false;
+}
+
+/* A thread caught on a CPU (or between calls) on its way back into the very wait the last sample found it in: an
+ * earlier diagnosis's stop ended its wait, and a loaded machine let it run again only a moment ago; or a spurious
+ * wake-up. It changed calls and counted a switch, but made no progress: nothing but the way back into the same call
+ * with the same arguments, and no more CPU than a wake-up takes. Without this, a deadlocked thread seen so in the
+ * second of two diagnoses counts as running, a possible waker of its partners. */
+static bool only_back_into_the_same_wait(pid_t pid, const struct hd_thread *summary, struct hd_snapshot **samples,
+                                         size_t nsamples, const struct thread_history *history)
+{
+    if (summary->syscall.state != HD_SYSCALL_IN || summary->state == 'R' || !history->first.switches_known ||
+        !summary->switches_known || summary->cpu_time_ns - history->first.cpu_time_ns > WAKE_UP_CPU_NS ||
+        summary->voluntary_switches - history->first.voluntary_switches > WAKE_UP_VOLUNTARY_SWITCHES)
+        return false;
+    bool away = false;
+    for (size_t s = 0; s < nsamples; s++) {
+        const struct hd_process *then = hd_snapshot_find_process(samples[s], pid);
+        const struct hd_thread *thread = then ? hd_process_find_thread(then, summary->tid) : NULL;
+        if (!thread)
+            continue;
+        if (!on_the_way_to_the_same_call(thread, summary))
+            return false;
+        away |= thread->state == 'R' || thread->syscall.state != HD_SYSCALL_IN || !same_syscall(&thread->syscall,
+                                                                                                  &summary->syscall);
+    }
+    return away;
+}
+
 static void fold_samples(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
 {
     for (size_t p = 0; p < final->nprocesses; p++) {
@@ -224,6 +274,8 @@ static void fold_samples(struct hd_snapshot *final, struct hd_snapshot **samples
                 on_this_futex += on_the_same_futex(thread, summary);
             }
             compare_appearance(summary, &history, summary);
+            if (summary->progressing && only_back_into_the_same_wait(process->pid, summary, samples, nsamples, &history))
+                summary->progressing = false;
             summary->samples_seen = seen + 1;
             summary->samples_on_this_futex = on_this_futex + on_the_same_futex(summary, summary);
             summary->samples_in_state_d = in_d + (summary->state == 'D');
