@@ -19,7 +19,10 @@
 #define HANGDOC_TIMEOUT_MS 60000
 #define MAX_RUNNING 8
 
-static struct fixture *running[MAX_RUNNING];
+/* Copies of the running fixtures, by leader: a failed assertion leaves the test function, whose fixture lived on
+ * its stack, before the suite's .fini stops what it started; a copy still names every pid the fixture reported
+ * (those that left its group too: a wrapper's job in a group of its own). */
+static struct fixture running[MAX_RUNNING];
 
 static const char *environment_or_die(const char *name)
 {
@@ -36,20 +39,27 @@ static long elapsed_ms(const struct timespec *since)
     return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
 }
 
-static void remember(struct fixture *fixture)
+/* Keeps (or brings up to date) the copy of a running fixture. */
+static void remember(const struct fixture *fixture)
 {
-    for (size_t i = 0; i < MAX_RUNNING; i++)
-        if (!running[i]) {
-            running[i] = fixture;
+    size_t free_slot = MAX_RUNNING;
+    for (size_t i = 0; i < MAX_RUNNING; i++) {
+        if (running[i].leader == fixture->leader) {
+            running[i] = *fixture;
             return;
         }
+        if (!running[i].leader && free_slot == MAX_RUNNING)
+            free_slot = i;
+    }
+    if (free_slot < MAX_RUNNING)
+        running[free_slot] = *fixture;
 }
 
-static void forget(struct fixture *fixture)
+static void forget(const struct fixture *fixture)
 {
     for (size_t i = 0; i < MAX_RUNNING; i++)
-        if (running[i] == fixture)
-            running[i] = NULL;
+        if (running[i].leader == fixture->leader)
+            running[i] = (struct fixture){ 0 };
 }
 
 /* Reads the ready line; false on timeout, EOF or a malformed line. */
@@ -182,6 +192,7 @@ void fixture_start_command(struct fixture *fixture, const char *path, const char
     remember(fixture);
     bool ready = read_ready_line_within(pipe_fds[0], fixture, ready_timeout_ms);
     close(pipe_fds[0]);
+    remember(fixture); /* with the pids it reported */
     if (!ready) {
         fixture_stop(fixture);
         cr_assert_fail("fixture %s did not report that it is in position within %ld ms", name, ready_timeout_ms);
@@ -207,9 +218,9 @@ void fixture_stop(struct fixture *fixture)
             kill(fixture->pids[i], SIGKILL); /* in case one left the group; a dead pid is harmless here */
     while (waitpid(fixture->leader, NULL, 0) < 0 && errno == EINTR)
         ;
+    forget(fixture); /* by its leader: before that is cleared */
     fixture->leader = 0;
     dismiss_guard(fixture);
-    forget(fixture);
 }
 
 bool process_state(pid_t pid, char *state, pid_t *parent)
@@ -233,8 +244,10 @@ bool process_state(pid_t pid, char *state, pid_t *parent)
 void fixture_stop_all(void)
 {
     for (size_t i = 0; i < MAX_RUNNING; i++)
-        if (running[i])
-            fixture_stop(running[i]);
+        if (running[i].leader) {
+            struct fixture copy = running[i];
+            fixture_stop(&copy);
+        }
 }
 
 /* Reads both pipes until hangdoc closes them or the deadline passes. */
@@ -560,6 +573,7 @@ bool spawned_ready(struct spawned *spawned)
     bool ready = read_ready_line(spawned->ready_fd, &spawned->group);
     close(spawned->ready_fd);
     spawned->ready_fd = -1;
+    remember(&spawned->group); /* with the pids it reported */
     return ready;
 }
 
@@ -573,9 +587,9 @@ void spawned_finish(struct spawned *spawned, struct run_result *result)
         ;
     result->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     /* hangdoc is reaped: only its group and the reported pids can be left, and the caller checks those */
+    forget(&spawned->group);
     spawned->group.leader = 0;
     dismiss_guard(&spawned->group);
-    forget(&spawned->group);
 }
 
 static bool finding_matches(json_object *finding, const char *id, pid_t pid)
