@@ -153,6 +153,19 @@ void report_rule_worker_died(struct report_rule_context *c)
     }
 }
 
+/* What a timed wait that times out and waits again costs in a second at most: the wake-ups of a loop, not work */
+#define LOOP_CPU_PER_SECOND_NS 5000000ULL
+
+/* A timed wait that every sample found in the same call with the same arguments, having used hardly any CPU: it
+ * times out and waits again (tini's sigtimedwait of a second), which counts switches but is no progress. Whether a
+ * sample caught it between two waits is chance; this is not. */
+static bool loops_in_the_same_call(const struct hd_snapshot *snapshot, const struct hd_thread *thread)
+{
+    double seconds = snapshot->sampling_s > 1 ? snapshot->sampling_s : 1;
+    return !thread->syscall_changed && thread->samples_seen >= 2 &&
+           (double)thread->cpu_delta_ns <= (double)LOOP_CPU_PER_SECOND_NS * seconds;
+}
+
 /* A thread that waits (for ever, or in a timed loop that never gets anything) on processes that are themselves
  * asleep forever: it points to the root cause, it is not one. */
 void report_rule_waiting_on_workers(struct report_rule_context *c)
@@ -168,8 +181,9 @@ void report_rule_waiting_on_workers(struct report_rule_context *c)
         const struct report_node *node = &graph->nodes[i];
         if (in_cycle[i])
             continue;
-        bool stuck = node->wake == REPORT_WAKE_NEVER || (node->wake == REPORT_WAKE_TIMER && !node->thread->progressing &&
-                                                         node->thread->wait.kind != HD_WAIT_SLEEP);
+        bool stuck = node->wake == REPORT_WAKE_NEVER ||
+                     (node->wake == REPORT_WAKE_TIMER && node->thread->wait.kind != HD_WAIT_SLEEP &&
+                      (!node->thread->progressing || loops_in_the_same_call(c->snapshot, node->thread)));
         if (!stuck)
             continue;
         bool any_edge = false, all_hung = true, other_process = false;
