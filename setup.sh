@@ -15,10 +15,13 @@ cd "$(dirname "$0")"
 # lock across fork(), clang and libclang-rt-14-dev for the libFuzzer harnesses, lld for a stack fixture linked the
 # way rustc links (segments not page-aligned in the file), gdb and
 # strace as the tracers a target may already have (tests/test_hostile.c), slurm-wlm and munge for the one-node Slurm
-# cluster that tests/test_slurm.c starts, graphviz to render the DOT pictures in the tests.
+# cluster that tests/test_slurm.c starts, graphviz to render the DOT pictures in the tests; postgresql-15,
+# nginx-light, redis-server, tmux, tini and dumb-init for the healthy real programs a fleet scan must call not hung
+# (tests/test_real_software.c; their services are not started: policy_rc_d below).
 packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev
           libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy libc6-dbg libgfortran5
-          python3-pyqt5 python3-grpcio python3-h5py clang libclang-rt-14-dev lld gdb strace slurm-wlm munge graphviz)
+          python3-pyqt5 python3-grpcio python3-h5py clang libclang-rt-14-dev lld gdb strace slurm-wlm munge graphviz
+          postgresql-15 nginx-light redis-server tmux tini dumb-init)
 
 # step WHAT COMMAND...: one line for the step; the command's own output goes to a log shown only if it fails
 log=${TMPDIR:-/tmp}/hangdoc-setup.$$.log
@@ -49,8 +52,19 @@ install_missing() {
         exit 1
     fi
     step "updating the package lists" apt-get update -qq
-    step "installing ${#missing[@]} Debian packages (${missing[*]})" \
-        env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    # The servers among them (postgresql, nginx, redis) would start as services on install: the tests start their
+    # own, by pid, in a temporary directory. A policy-rc.d that says 101 keeps invoke-rc.d from starting any,
+    # only for this install, and only where the machine has none of its own.
+    local policy=/usr/sbin/policy-rc.d own_policy=
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && own_policy=1
+    fi
+    local status=0
+    ( step "installing ${#missing[@]} Debian packages (${missing[*]})" \
+        env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" ) ||
+        status=$?
+    [ -n "$own_policy" ] && rm -f "$policy"
+    [ "$status" -eq 0 ] || exit "$status"
 }
 
 # OpenBLAS's OpenMP build (Debian's libopenblas0-openmp) for the scenario of a forked child that spins in it, unpacked
