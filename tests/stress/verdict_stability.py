@@ -27,12 +27,17 @@ TARGETS = [
     ("lock_cycle", ["@lock_cycle"], 1, "lock-cycle"),
     ("inherited_mutex", ["@inherited_mutex"], 2, "inherited-lock"),
     ("abandoned_lock", ["@abandoned_lock"], 1, "abandoned-lock"),
-    ("timeout lock_cycle", ["timeout", "600", "@lock_cycle"], 1, "lock-cycle"),
-    ("idle_pool", ["@idle_pool"], 0, None),
+    # a timeout longer than any run: when it fires, the job is gone and the verdict rightly changes
+    ("timeout lock_cycle", ["timeout", "86400", "@lock_cycle"], 1, "lock-cycle"),
+    ("tini lock_cycle", ["tini", "-s", "--", "@lock_cycle"], 1, "lock-cycle"),
     ("healthy_pipe", ["@healthy_pipe"], 0, None),
-    ("timeout working loop", ["timeout", "600", "/bin/sh", "-c",
+    ("shell pipeline", ["/bin/sh", "-c", "echo ready $$ >&3; exec 3>&-; "
+                                         "while :; do echo line; sleep 0.05; done | cat >/dev/null"], 0, None),
+    ("timeout working loop", ["timeout", "86400", "/bin/sh", "-c",
                               "echo ready $$ >&3; exec 3>&-; while :; do sleep 0.2; done"], 0, None),
 ]
+# Not idle_pool: its producer only sleeps, so once its workers have waited for --stuck-after (half the pool's age,
+# five minutes at most) timer-only-wakers rightly calls them likely hung, and a long run crosses that line.
 
 READY_TIMEOUT_S = 20
 
@@ -94,15 +99,22 @@ def diagnose(hangdoc, pid):
         verdict = json.loads(result.stdout)["verdict"]
     except (ValueError, KeyError):
         verdict = {}
-    return result.returncode, verdict.get("root_cause"), verdict.get("pid")
+    return result.returncode, verdict.get("root_cause"), verdict.get("pid"), result.stdout
+
+
+def end_on_sigterm(_signal, _frame):
+    raise KeyboardInterrupt
 
 
 def main():
+    signal.signal(signal.SIGTERM, end_on_sigterm)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hangdoc", required=True)
     parser.add_argument("--fixtures", required=True, help="the directory of the built scenario fixtures")
     parser.add_argument("--rounds", type=int, default=60, help="rounds; each diagnoses every target twice")
     parser.add_argument("--spinners-per-cpu", type=int, default=2)
+    parser.add_argument("--only", help="the targets whose name contains this")
+    parser.add_argument("--changes-dir", help="where to keep the JSON report of each changed verdict")
     arguments = parser.parse_args()
 
     spinners, running = [], []
@@ -114,6 +126,8 @@ def main():
         for _ in range((os.cpu_count() or 1) * arguments.spinners_per_cpu):
             spinners.append(start_in_group([sys.executable, "-c", "while True: pass"]))
         for name, command, status, root_cause in TARGETS:
+            if arguments.only and arguments.only not in name:
+                continue
             process, pids = start_target(command, arguments.fixtures)
             running.append((name, process, pids, status, root_cause))
         time.sleep(1)
@@ -124,10 +138,19 @@ def main():
                     diagnosed[name] += 1
                     if got[0] != status or got[1] != root_cause:
                         changed[name] += 1
-                        examples.setdefault(name, got)
+                        examples.setdefault(name, got[:3])
+                        if arguments.changes_dir:
+                            path = os.path.join(arguments.changes_dir, f"{name.replace(' ', '_')}.{changed[name]}.json")
+                            with open(path, "wb") as report:
+                                report.write(got[3])
     finally:
         for entry in running:
             kill_group(entry[1])
+            for pid in entry[2]:  # the pids it reported, also those in a group of their own (tini's job)
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         for spinner in spinners:
             kill_group(spinner)
     elapsed = time.monotonic() - started
