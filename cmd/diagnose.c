@@ -171,6 +171,7 @@ static int diagnose_with(const struct hangdoc_options *options, const struct han
         .interval_ms = options->interval_ms,
         .no_ptrace = options->no_ptrace,
         .no_python = options->no_python,
+        .no_debug_files = !probe_debug_files_default(),
         .ledger_dir = options->no_ledger ? NULL : probe_ledger_default_dir(),
         .deadline = hangdoc_probe_deadline(options->deadline, options->timeout_ms),
         .last_call = hangdoc_probe_last_call(options->deadline, options->timeout_ms),

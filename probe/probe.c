@@ -391,7 +391,7 @@ static struct probe_stacks *start_stacks(const struct probe_options *options, st
 {
     if (options->no_ptrace || (final->ptrace_why_not = probe_stop_globally_refused()))
         return NULL;
-    struct probe_stacks *stacks = probe_stacks_new();
+    struct probe_stacks *stacks = probe_stacks_new(!options->no_debug_files);
     if (!stacks)
         final->ptrace_why_not = "out of memory";
     return stacks;

@@ -23,6 +23,9 @@ struct probe_options {
     unsigned interval_ms; /* between samples */
     bool no_ptrace;       /* never stop a process: no native stacks, no leaf functions */
     bool no_python;       /* do not read CPython interpreters (probe/python.h): no Python stacks, no GIL */
+    /* name native frames from the files' own symbol tables only, never from separate debug files (symbols.h):
+     * what a machine without -dbg packages shows */
+    bool no_debug_files;
     /* CLOCK_MONOTONIC seconds from which nothing more is taken, so that a report still comes out in time (0: no
      * deadline). Then the earlier samples not taken yet are left out, and so are the native stacks of the
      * processes not stopped yet (of the threads not unwound yet, in the process stopped when it comes) and the
@@ -73,6 +76,9 @@ int probe_own_rank(void);
 /* The directory to keep the wait ledger in (ledger.h), for this user: HANGDOC_LEDGER_DIR when set ("" turns the
  * ledger off), else /run/hangdoc as root, else $XDG_RUNTIME_DIR/hangdoc; NULL when there is none. */
 const char *probe_ledger_default_dir(void);
+
+/* Whether separate debug files may name native frames, for this user: not when HANGDOC_DEBUG_FILES is "0". */
+bool probe_debug_files_default(void);
 
 /* Lets go of every thread a snapshot still holds stopped, at once. Async-signal-safe: for a deadline's handler
  * that is about to end hangdoc (the kernel would let them go on exit too, but only once hangdoc is gone). */

@@ -46,7 +46,7 @@ struct probe_stacks {
     struct probe_stacks_skipped skipped;
 };
 
-struct probe_stacks *probe_stacks_new(void)
+struct probe_stacks *probe_stacks_new(bool debug_files)
 {
     struct probe_stacks *stacks = calloc(1, sizeof *stacks);
     if (!stacks)
@@ -56,6 +56,7 @@ struct probe_stacks *probe_stacks_new(void)
         free(stacks);
         return NULL;
     }
+    probe_symbols_use_debug_files(stacks->symbols, debug_files);
     probe_stop_install();
     return stacks;
 }

@@ -15,8 +15,9 @@
 
 struct probe_stacks;
 
-/* NULL when memory ran out. Installs the detach-on-signal handlers until probe_stacks_free(). */
-struct probe_stacks *probe_stacks_new(void);
+/* NULL when memory ran out. Installs the detach-on-signal handlers until probe_stacks_free(). `debug_files`: name
+ * frames from separate debug files too (symbols.h). */
+struct probe_stacks *probe_stacks_new(bool debug_files);
 /* Releases whatever is still attached and restores the signal handlers. */
 void probe_stacks_free(struct probe_stacks *stacks);
 

@@ -4,6 +4,7 @@
 #include "rust_demangle.h"
 
 #include "files.h"
+#include "probe.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -97,6 +98,7 @@ struct probe_symbols {
     size_t capacity;
     unsigned char *chunk; /* SYMBOL_CHUNK_BYTES, for reading symbol tables; NULL until the first */
     bool demangler_looked_up;
+    bool debug_files; /* look for separate debug files (probe_symbols_use_debug_files) */
     char *(*demangle)(const char *name, char *buffer, size_t *length, int *status);
     void *libstdcxx;
 };
@@ -105,7 +107,23 @@ struct probe_symbols *probe_symbols_new(void)
 {
     if (elf_version(EV_CURRENT) == EV_NONE)
         return NULL;
-    return calloc(1, sizeof(struct probe_symbols));
+    struct probe_symbols *symbols = calloc(1, sizeof *symbols);
+    if (symbols)
+        symbols->debug_files = true;
+    return symbols;
+}
+
+bool probe_debug_files_default(void)
+{
+    /* a switch for whoever must see what a machine without -dbg packages shows: "0" alone, so that a typo does
+     * not silently turn the names off */
+    const char *chosen = getenv("HANGDOC_DEBUG_FILES");
+    return !chosen || strcmp(chosen, "0") != 0;
+}
+
+void probe_symbols_use_debug_files(struct probe_symbols *symbols, bool use)
+{
+    symbols->debug_files = use;
 }
 
 static void forget_recent(struct elf_file *file)
@@ -494,7 +512,7 @@ static void pass_over_tables(struct probe_symbols *symbols, struct elf_file *fil
     if (symtab) {
         add_symbol_table(symbols, file, file->elf, file->fd, symtab, pass);
     } else {
-        if (!file->debug_looked_up) {
+        if (!file->debug_looked_up && symbols->debug_files) {
             file->debug_looked_up = true;
             file->debug_elf = open_debug_file(file->elf, file->path, &file->debug_fd);
         }

@@ -32,6 +32,10 @@ struct probe_symbols;
 /* NULL when memory runs out. */
 struct probe_symbols *probe_symbols_new(void);
 void probe_symbols_free(struct probe_symbols *symbols);
+/* Whether to look for separate debug files at all (the default): without them a frame is named only by the file's
+ * own tables, as on a machine without -dbg packages, where a stripped file names only what it exports. Set before
+ * the first lookup. */
+void probe_symbols_use_debug_files(struct probe_symbols *symbols, bool use);
 
 /* Fills frame->module, module_offset, symbol and symbol_offset for frame->pc, which lies in the memory of `pid`
  * described by `mappings` (sorted by address). module and symbol are malloc'd (NULL when unknown). False only
