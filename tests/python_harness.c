@@ -3,6 +3,7 @@
 
 #include <criterion/criterion.h>
 #include <glob.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,4 +190,68 @@ void python_each_version(unsigned minor, void (*expect)(const char *python, unsi
     python_pyenv_versions(minor, &found);
     for (size_t i = 0; i < found.count; i++)
         expect(found.paths[i], minor);
+}
+
+/* bin/python3.X and lib/libpython3.X.so.1.0 of the pyenv prefix above `python`, stripped, into `directory`; the
+ * copy's path in `copy`. */
+static void strip_a_copy(const char *python, unsigned minor, const char *directory, char *copy, size_t size)
+{
+    char prefix[2048], library[4096], copied_library[4096];
+    snprintf(prefix, sizeof prefix, "%s", python);
+    for (int up = 0; up < 2; up++) { /* <prefix>/bin/python3.X */
+        char *slash = strrchr(prefix, '/');
+        cr_assert_not_null(slash, "%s has a prefix", python);
+        *slash = '\0';
+    }
+    snprintf(library, sizeof library, "%s/lib/libpython3.%u.so.1.0", prefix, minor);
+    snprintf(copy, size, "%s/python3.%u", directory, minor);
+    snprintf(copied_library, sizeof copied_library, "%s/libpython3.%u.so.1.0", directory, minor);
+    if (access(library, R_OK) != 0)
+        cr_skip_test("%s: no shared libpython to strip", python);
+    const char *const steps[][6] = {
+        { "/bin/cp", python, copy, NULL },
+        { "/bin/cp", library, copied_library, NULL },
+        { "/usr/bin/strip", "--strip-unneeded", copy, NULL },
+        { "/usr/bin/strip", "--strip-unneeded", copied_library, NULL },
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        struct run_result result;
+        program_run_as(&result, -1, steps[i]);
+        cr_assert_eq(result.exit_status, 0, "%s %s: %s", steps[i][0], steps[i][1], result.err);
+        run_result_free(&result);
+    }
+    /* the copy runs through a script that sets its environment and execs it (the same pid): set in the test
+     * process, PYTHONHOME would break Debian's python3 that validates the reports */
+    char launcher[4200];
+    snprintf(launcher, sizeof launcher, "%s/python", directory);
+    FILE *file = fopen(launcher, "w");
+    cr_assert_not_null(file);
+    fprintf(file, "#!/bin/sh\nPYTHONHOME='%s' LD_LIBRARY_PATH='%s' exec '%s' \"$@\"\n", prefix, directory, copy);
+    fclose(file);
+    cr_assert_eq(chmod(launcher, 0755), 0);
+    snprintf(copy, size, "%s", launcher);
+}
+
+void python_each_stock_version(unsigned minor, void (*expect)(const char *python, unsigned minor))
+{
+    setenv("HANGDOC_DEBUG_FILES", "0", 1);
+    if (minor == 0) {
+        python_each_version(0, expect);
+        unsetenv("HANGDOC_DEBUG_FILES");
+        return;
+    }
+    if (minor != SANITIZED_MINOR_NEWEST && sanitized())
+        cr_skip_test("3.%u: the sanitized run takes the system Python and 3.%u", minor, SANITIZED_MINOR_NEWEST);
+    struct pythons found;
+    python_pyenv_versions(minor, &found);
+    for (size_t i = 0; i < found.count; i++) {
+        char directory[] = "/tmp/hangdoc-stripped-XXXXXX", copy[4200];
+        cr_assert_not_null(mkdtemp(directory));
+        strip_a_copy(found.paths[i], minor, directory, copy, sizeof copy);
+        expect(copy, minor);
+        struct run_result result;
+        program_run_as(&result, -1, (const char *[]){ "/bin/rm", "-rf", directory, NULL });
+        run_result_free(&result);
+    }
+    unsetenv("HANGDOC_DEBUG_FILES");
 }

@@ -26,6 +26,13 @@ void python_pyenv_versions(unsigned minor, struct pythons *found);
  * saying so, when there is none, and under a sanitizer for the versions between (the system Python and 3.13 stay). */
 void python_each_version(unsigned minor, void (*expect)(const char *python, unsigned minor));
 
+/* The same as a user's machine has it: with hangdoc's separate debug files off (HANGDOC_DEBUG_FILES=0, so libc6-dbg
+ * and any python3.X-dbg name nothing) and the interpreters stripped as distributions ship them: Debian's python3
+ * is; a pyenv 3.`minor` is copied with its libpython into a temporary directory, both stripped of .symtab
+ * (strip --strip-unneeded), and run from there (LD_LIBRARY_PATH before its RUNPATH, PYTHONHOME its own prefix).
+ * The environment is restored afterwards. */
+void python_each_stock_version(unsigned minor, void (*expect)(const char *python, unsigned minor));
+
 /* The line of tests/scenarios/`script` marked "# where: NAME"; fails the test when none is. */
 long python_marked_line(const char *script, const char *name);
 /* Whether line `number` of the file `path` contains `part`: lines of the standard library differ by version. */

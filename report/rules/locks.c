@@ -214,6 +214,9 @@ done:
 
 /* ---- unowned-lock-cycle ------------------------------------------------------------------------------------ */
 
+/* `caller` of a row that accepts an unnamed static function of the same module as the taker's caller */
+#define STATIC_CALLER ""
+
 /* Locks whose word records no owner, by the function a thread sleeps in to take one: the one frame that tells a
  * lock being taken from any other futex wait (a condition variable, a semaphore, an event). */
 static const struct {
@@ -229,6 +232,15 @@ static const struct {
     { "PyThread_acquire_lock_timed", "rlock_acquire*", "CPython's threading.RLock", true, true },
     { "_PyMutex_LockTimed", "lock_PyThread_acquire_lock*", "CPython's threading.Lock", true, false },
     { "_PyMutex_LockTimed", "rlock_acquire*", "CPython's threading.RLock", true, false },
+    /* A stripped interpreter (Debian's python3 without its -dbg package, uv's builds, most images) names only what
+     * it exports: the callers above are static. Called straight from an unnamed function of the interpreter itself,
+     * from the user's Python code, the exported lock call is a Lock's or an RLock's acquire (SimpleQueue.get is the
+     * one other such caller a user's line makes, and it waits on a lock of its own the same way). The report says
+     * less, never something else. */
+    { "PyThread_acquire_lock_timed", STATIC_CALLER, "CPython's threading.Lock or RLock", true, true },
+    /* 3.13's Lock and RLock go through its exported retry loop first */
+    { "PyThread_acquire_lock_timed_with_retries", STATIC_CALLER, "CPython's threading.Lock or RLock", true, true },
+    { "_PyMutex_LockTimed", STATIC_CALLER, "CPython's threading.Lock or RLock", true, false },
     { "*Mutex*::lock_contended", NULL, "Rust's std::sync::Mutex", false, true },
     /* readers sleep on the state word, writers on another */
     { "*RwLock*::write_contended", NULL, "Rust's std::sync::RwLock, to write", false, false },
@@ -256,6 +268,15 @@ static bool python_waits_in_library(const struct hd_thread *thread)
     return false;
 }
 
+/* Is frame `f`'s caller a function of the same file that the symbol tables do not name (a static one, stripped)? */
+static bool unnamed_caller_of_the_same_module(const struct hd_thread *thread, size_t f)
+{
+    if (f + 1 >= thread->stack.nframes)
+        return false;
+    const struct hd_frame *frame = &thread->stack.frames[f], *caller = &thread->stack.frames[f + 1];
+    return !caller->symbol && frame->module && caller->module && strcmp(frame->module, caller->module) == 0;
+}
+
 static bool has_frame(const struct hd_thread *thread, size_t from, const char *pattern)
 {
     for (size_t f = from; f < thread->stack.nframes && f < TAKER_FRAMES_SEARCHED; f++)
@@ -275,8 +296,12 @@ static int unowned_lock_row(const struct report_node *node, size_t *frame)
     for (size_t f = 0; f < thread->stack.nframes && f < TAKER_FRAMES_SEARCHED; f++) {
         const char *symbol = thread->stack.frames[f].symbol;
         for (size_t t = 0; symbol && t < COUNT(unowned_lock_takers); t++) {
-            if (fnmatch(unowned_lock_takers[t].pattern, symbol, 0) != 0 ||
-                (unowned_lock_takers[t].caller && !has_frame(thread, f + 1, unowned_lock_takers[t].caller)))
+            const char *caller = unowned_lock_takers[t].caller;
+            if (fnmatch(unowned_lock_takers[t].pattern, symbol, 0) != 0)
+                continue;
+            if (caller && caller[0] && !has_frame(thread, f + 1, caller))
+                continue;
+            if (caller && !caller[0] && !unnamed_caller_of_the_same_module(thread, f))
                 continue;
             if (unowned_lock_takers[t].python && python_waits_in_library(thread))
                 return -1;

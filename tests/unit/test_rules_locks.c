@@ -411,6 +411,33 @@ Test(unowned_lock_cycle, not_for_cpython_locks_other_than_lock_objects)
     hd_snapshot_free(snapshot);
 }
 
+/* A stripped interpreter names no static function: the Lock's acquire is an unnamed frame of the interpreter
+ * itself, right above the exported PyThread_acquire_lock_timed. The finding stands, and says less (issue 25). */
+Test(unowned_lock_cycle, a_stripped_interpreter_still_shows_the_python_lock_order_deadlock)
+{
+    struct hd_snapshot *snapshot = two_takers("PyThread_acquire_lock_timed", "/srv/app/jobs.py", 0x55d2a0c61100);
+    for (pid_t tid = 3001; tid <= 3002; tid++) {
+        struct hd_frame *caller = &thread_of(snapshot, tid)->stack.frames[2];
+        free(caller->symbol);
+        caller->symbol = NULL; /* module+0xoffset: no symbol covers it */
+    }
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *cycle = the_finding(analysis, "unowned-lock-cycle");
+    cr_assert(strstr(cycle->summary, "(CPython's threading.Lock or RLock)"), "%s", cycle->summary);
+    cr_assert_str_eq(root_cause_id(analysis), "unowned-lock-cycle");
+    report_analysis_free(analysis);
+    /* an unnamed caller in another file is not the interpreter's own */
+    for (pid_t tid = 3001; tid <= 3002; tid++) {
+        struct hd_frame *caller = &thread_of(snapshot, tid)->stack.frames[2];
+        free(caller->module);
+        caller->module = strdup("/srv/app/_native.so");
+    }
+    analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "unowned-lock-cycle"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
 /* A thread that sleeps once, long (time.sleep(3600) before it frees a lock used as a signal), is no loop; nor is
  * one seen in a single sample. And a thread that waits on a pipe may be woken, or be the hang's own reason (a dead
  * worker's pipe), which another rule names better. */
