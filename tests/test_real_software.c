@@ -256,15 +256,20 @@ Test(real_software, shell_pipeline)
 
 /* ---- wrappers around a working job ------------------------------------------------------------------------------ */
 
+/* The job itself says ready, naming the shell that waits for the wrapper (diagnosed) and itself: timeout, tini and
+ * dumb-init put it in a process group or session of its own, where only its pid reaches it when the test ends.
+ * `$outer` is the shell's pid, set by the script before the wrapper. */
+#define JOB_SAYS_READY "sh -c 'echo ready '$outer' $$ >&3; exec 3>&-; " WORKING_LOOP "'; exit"
+
 Test(real_software, timeout_around_a_working_loop)
 {
-    run_and_expect_not_hung("echo ready $$ >&3; exec 3>&-; timeout 600 sh -c '" WORKING_LOOP "'",
+    run_and_expect_not_hung("outer=$$; timeout 600 " JOB_SAYS_READY,
                             "timeout 600 around a working loop");
 }
 
 Test(real_software, tini_running_a_job)
 {
-    run_and_expect_not_hung("echo ready $$ >&3; exec 3>&-; tini -s -- sh -c '" WORKING_LOOP "'",
+    run_and_expect_not_hung("outer=$$; tini -s -- " JOB_SAYS_READY,
                             "tini running a job");
 }
 
@@ -272,7 +277,7 @@ Test(real_software, tini_running_a_job)
  * child mode keeps the job in the test's process group. */
 Test(real_software, dumb_init_running_a_job)
 {
-    run_and_expect_not_hung("echo ready $$ >&3; exec 3>&-; dumb-init --single-child sh -c '" WORKING_LOOP "'",
+    run_and_expect_not_hung("outer=$$; dumb-init --single-child " JOB_SAYS_READY,
                             "dumb-init running a job");
 }
 
