@@ -372,17 +372,21 @@ static bool identify_version(struct target *target)
         if (target->minor >= 11)
             return fail(target, "no Py_Version symbol, though %s names 3.%u", target->where.file, target->minor);
     }
+    if (target->minor > PROBE_PYTHON_NEWEST_MINOR)
+        return fail(target, "Python %s: not supported yet (hangdoc reads CPython 3.%d to 3.%d)", target->version,
+                    PROBE_PYTHON_OLDEST_MINOR, PROBE_PYTHON_NEWEST_MINOR);
     if (!probe_python_layout_for(target->minor))
-        return fail(target, "CPython %s: only 3.10 to 3.13 are read", target->version);
+        return fail(target, "Python %s: too old (hangdoc reads CPython 3.%d to 3.%d)", target->version,
+                    PROBE_PYTHON_OLDEST_MINOR, PROBE_PYTHON_NEWEST_MINOR);
     return true;
 }
 
 static bool choose_layout(struct target *target)
 {
     target->layout = *probe_python_layout_for(target->minor);
-    if (target->minor >= 13) {
+    size_t size = probe_python_debug_offsets_size(target->minor);
+    if (size) {
         uint8_t table[1024];
-        size_t size = probe_python_debug_offsets_size();
         const char *why;
         if (size > sizeof table || !read_target(target, target->where.runtime, table, size))
             return fail(target, "_Py_DebugOffsets unreadable: %s", read_failure(target));
@@ -753,12 +757,12 @@ static enum walk_end take_frame(struct target *target, uint64_t address, struct 
     if (!read_target(target, address, bytes, span))
         return WALK_BROKEN;
     *previous = field_u64(bytes, span, layout->frame_previous);
-    if (layout->owned_by_c_stack >= 0 && field_u8(bytes, span, layout->frame_owner) == layout->owned_by_c_stack) {
+    if (layout->owned_by_c_stack >= 0 && field_u8(bytes, span, layout->frame_owner) >= layout->owned_by_c_stack) {
         if (walk->count > 0)
             walk->frames[walk->count - 1].entry = true;
         return WALK_WHOLE;
     }
-    uint64_t code = field_u64(bytes, span, layout->frame_code);
+    uint64_t code = field_u64(bytes, span, layout->frame_code) & ~layout->frame_code_tag;
     const struct code_info *info = code_at(target, code);
     if (!info)
         return WALK_BROKEN;

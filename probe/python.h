@@ -1,4 +1,4 @@
-/* The Python stacks of CPython 3.10 to 3.13 processes, read from their memory without stopping them.
+/* The Python stacks of CPython 3.10 to 3.14 processes, read from their memory without stopping them.
  *
  * For each process of the snapshot that runs CPython (the executable, or an embedding program with libpython
  * mapped), the interpreter's state is found through the symbols of its ELF file (python_symbols.h), its layout
@@ -8,7 +8,7 @@
  * lists are bounded and checked for loops, objects for their type, a stack that changed under the reader is read
  * again once and otherwise kept as far as it was consistent (python_truncated).
  *
- * Where the interpreter cannot be read (no symbol, a version outside 3.10-3.13, memory refused), the process gets
+ * Where the interpreter cannot be read (no symbol, a version outside 3.10-3.14, memory refused), the process gets
  * one note (HD_NOTE_PYTHON) that says why and python.read stays false; nothing fails.
  */
 #pragma once

@@ -1,11 +1,13 @@
-/* Where CPython 3.10 to 3.13 keep what probe/python.c reads: byte offsets into the interpreter's structures, one
+/* Where CPython 3.10 to 3.14 keep what probe/python.c reads: byte offsets into the interpreter's structures, one
  * layout per minor version.
  *
  * 3.10, 3.11 and 3.12 publish nothing for out-of-process readers: their layouts are numbers taken from the
  * headers of each version (python_offsets.c says which struct each comes from) and hold for every patch release of
- * that minor version only, for the default (non-debug, GIL) build on a 64-bit Linux. 3.13 publishes its own table,
- * _Py_DebugOffsets, at the start of _PyRuntime: its layout is read from the target itself, with the few values it
- * does not give taken from the 3.13 headers. A layout is used only once the running version is known to match.
+ * that minor version only, for the default (non-debug, GIL) build on a 64-bit Linux. 3.13 and later publish their
+ * own table, _Py_DebugOffsets, at the start of _PyRuntime: the layout is read from the target itself, with the few
+ * values the table does not give taken from that version's headers. The table's own shape changes from version to
+ * version (3.14 added fields in the middle of its groups), so each version's shape is a row of python_offsets.c;
+ * a new version is a new row. A layout is used only once the running version is known to match.
  */
 #pragma once
 
@@ -53,7 +55,10 @@ struct probe_python_layout {
     uint32_t frame_instruction; /* f_lasti (an int), prev_instr (3.11, 3.12) or instr_ptr (3.13) */
     uint32_t frame_owner;       /* a char: who owns the frame (3.11+) */
     uint32_t frame_is_entry;    /* a bool (3.11 only): the first frame of one run of the eval loop */
-    int owned_by_c_stack;       /* the owner value of the eval loop's own shim frame (3.12+); -1: none */
+    int owned_by_c_stack;       /* the lowest owner value of the interpreter's own frames, which run no code: the
+                                 * eval loop's entry shim (3.12+: owner >= this value); -1: none */
+    uint64_t frame_code_tag;    /* the low bits that tag the code reference (3.14: a _PyStackRef), cleared to
+                                 * have the code object's address; 0: a plain pointer */
     /* PyCodeObject */
     uint32_t code_filename;
     uint32_t code_name;
@@ -76,17 +81,22 @@ struct probe_python_layout {
     uint32_t gil_locked;
 };
 
-/* The layout of CPython 3.`minor` for 10, 11, 12 and 13 (13: the headers' values, to be checked against and
+/* The oldest and newest minor versions of CPython 3 that have a layout. */
+#define PROBE_PYTHON_OLDEST_MINOR 10
+#define PROBE_PYTHON_NEWEST_MINOR 14
+
+/* The layout of CPython 3.`minor` for 10 to 14 (13, 14: the headers' values, to be checked against and
  * overridden by the target's own _Py_DebugOffsets); NULL for any other. */
 const struct probe_python_layout *probe_python_layout_for(unsigned minor);
 
-/* How many bytes of _PyRuntime the 3.13 debug offsets take. */
-size_t probe_python_debug_offsets_size(void);
+/* How many bytes of the _Py_DebugOffsets at the start of a 3.`minor` _PyRuntime the reader reads; 0 for a version
+ * that publishes no table (3.10-3.12) or that has no layout. */
+size_t probe_python_debug_offsets_size(unsigned minor);
 
-/* Reads the _Py_DebugOffsets at the start of a 3.13 _PyRuntime (`bytes`, `size` of them) into `layout`, which
- * starts as probe_python_layout_for(13). False, with `why` (static), when the cookie is not there, the table is of
- * another version than 3.`minor` or a free-threaded build, or an offset lies outside the size the table gives
- * for its struct. */
+/* Reads the _Py_DebugOffsets at the start of a 3.`minor` _PyRuntime (`bytes`, `size` of them) into `layout`,
+ * which starts as probe_python_layout_for(minor). False, with `why` (static), when the version has no table, the
+ * cookie is not there, the table is of another version than 3.`minor` or a free-threaded build, or an offset lies
+ * outside the size the table gives for its struct. */
 bool probe_python_layout_from_debug_offsets(const uint8_t *bytes, size_t size, unsigned minor,
                                             struct probe_python_layout *layout, const char **why);
 

@@ -85,7 +85,7 @@ static void expect_where(const char *python, unsigned minor)
 
     frames = python_frames_of(document, pid, sleeper);
     expect_python_frame(frames, 0, "Sleeper.run", SCRIPT, marked("sleeper"), minor);
-    expect_threading_frame(frames, 1, "Thread._bootstrap_inner", "self.run()", minor);
+    expect_threading_frame(frames, 1, "Thread._bootstrap_inner", "self.run", minor);
     expect_python_frame(frames, 2, "Thread._bootstrap", "threading.py", 0, minor);
     cr_assert_eq(json_object_array_length(frames), 3, "%s", json_object_to_json_string(frames));
 

@@ -513,7 +513,7 @@ static bool forge_debug_offsets(struct forge *forge)
     };
     uint8_t *table = forge->bytes + PYRUNTIME;
     const char *why = NULL;
-    if (DEBUG_SLOTS * sizeof(uint64_t) != probe_python_debug_offsets_size())
+    if (DEBUG_SLOTS * sizeof(uint64_t) != probe_python_debug_offsets_size(13))
         return false;
     memcpy(table, "xdebugpy", 8);
     for (size_t v = 0; v < sizeof values / sizeof values[0]; v++)
