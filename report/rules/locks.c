@@ -216,6 +216,8 @@ done:
 
 /* `caller` of a row that accepts an unnamed static function of the same module as the taker's caller */
 #define STATIC_CALLER ""
+/* `caller` of a row whose nearest callers must be unnamed or parts of CPython's locks (see parked_on_a_lock) */
+#define LOCK_CALLERS "\x01"
 
 /* Locks whose word records no owner, by the function a thread sleeps in to take one: the one frame that tells a
  * lock being taken from any other futex wait (a condition variable, a semaphore, an event). */
@@ -241,6 +243,11 @@ static const struct {
     /* 3.13's Lock and RLock go through its exported retry loop first */
     { "PyThread_acquire_lock_timed_with_retries", STATIC_CALLER, "CPython's threading.Lock or RLock", true, true },
     { "_PyMutex_LockTimed", STATIC_CALLER, "CPython's threading.Lock or RLock", true, false },
+    /* 3.13+ built with link-time optimisation (Debian's 3.14) inlines or clones the lock calls into functions no
+     * table names: what is left is the exported semaphore every parking-lot wait sleeps in. Only a Lock's or an
+     * RLock's acquire reaches it straight from the user's line through unnamed or lock frames; an Event's or a
+     * join's wait (PyEvent_WaitTimed) and SimpleQueue.get name another function where names are there. */
+    { "_PySemaphore_Wait", LOCK_CALLERS, "CPython's threading.Lock or RLock", true, false },
     { "*Mutex*::lock_contended", NULL, "Rust's std::sync::Mutex", false, true },
     /* readers sleep on the state word, writers on another */
     { "*RwLock*::write_contended", NULL, "Rust's std::sync::RwLock, to write", false, false },
@@ -277,6 +284,33 @@ static bool unnamed_caller_of_the_same_module(const struct hd_thread *thread, si
     return !caller->symbol && frame->module && caller->module && strcmp(frame->module, caller->module) == 0;
 }
 
+/* The functions CPython's Lock and RLock acquires pass through on their way to the parking lot's semaphore. */
+static const char *const cpython_lock_frames[] = {
+    "_PyParkingLot_Park", "_PyMutex_Lock*", "PyMutex_Lock*", "_PyRecursiveMutex_Lock*", "PyThread_acquire_lock*",
+    "lock_PyThread_acquire_lock*", "rlock_acquire*", "_PySemaphore_*",
+};
+
+/* How many callers of the semaphore wait are looked at: the lock's own calls lie within them. */
+#define LOCK_CALLERS_SEARCHED 3
+
+/* Are frame `f`'s nearest callers each one of CPython's lock functions or an unnamed function of the interpreter
+ * itself? A named function of anything else (PyEvent_WaitTimed), or a function of another module (the _queue
+ * extension, whose SimpleQueue.get parks through the exported _PyParkingLot_Park), is a wait of another kind. */
+static bool parked_on_a_lock(const struct hd_thread *thread, size_t f)
+{
+    const char *interpreter = thread->stack.frames[f].module;
+    for (size_t c = f + 1; c < thread->stack.nframes && c <= f + LOCK_CALLERS_SEARCHED; c++) {
+        const struct hd_frame *frame = &thread->stack.frames[c];
+        const char *symbol = frame->symbol;
+        bool lock = !symbol && interpreter && frame->module && strcmp(frame->module, interpreter) == 0;
+        for (size_t l = 0; !lock && symbol && l < COUNT(cpython_lock_frames); l++)
+            lock = fnmatch(cpython_lock_frames[l], symbol, 0) == 0;
+        if (!lock)
+            return false;
+    }
+    return f + 1 < thread->stack.nframes;
+}
+
 static bool has_frame(const struct hd_thread *thread, size_t from, const char *pattern)
 {
     for (size_t f = from; f < thread->stack.nframes && f < TAKER_FRAMES_SEARCHED; f++)
@@ -293,15 +327,16 @@ static int unowned_lock_row(const struct report_node *node, size_t *frame)
     const struct hd_wait *wait = &thread->wait;
     if (wait->kind != HD_WAIT_FUTEX || wait->lock.kind != HD_LOCK_UNKNOWN || thread->stack.state != HD_STACK_TAKEN)
         return -1;
-    for (size_t f = 0; f < thread->stack.nframes && f < TAKER_FRAMES_SEARCHED; f++) {
-        const char *symbol = thread->stack.frames[f].symbol;
-        for (size_t t = 0; symbol && t < COUNT(unowned_lock_takers); t++) {
+    /* row by row, so that a row that names the lock more precisely wins over a later one matched further in */
+    for (size_t t = 0; t < COUNT(unowned_lock_takers); t++) {
+        for (size_t f = 0; f < thread->stack.nframes && f < TAKER_FRAMES_SEARCHED; f++) {
+            const char *symbol = thread->stack.frames[f].symbol;
             const char *caller = unowned_lock_takers[t].caller;
-            if (fnmatch(unowned_lock_takers[t].pattern, symbol, 0) != 0)
+            if (!symbol || fnmatch(unowned_lock_takers[t].pattern, symbol, 0) != 0)
                 continue;
-            if (caller && caller[0] && !has_frame(thread, f + 1, caller))
-                continue;
-            if (caller && !caller[0] && !unnamed_caller_of_the_same_module(thread, f))
+            if (caller && caller[0] == LOCK_CALLERS[0] ? !parked_on_a_lock(thread, f)
+                : caller && caller[0] ? !has_frame(thread, f + 1, caller)
+                : caller && !unnamed_caller_of_the_same_module(thread, f))
                 continue;
             if (unowned_lock_takers[t].python && python_waits_in_library(thread))
                 return -1;
