@@ -586,7 +586,7 @@ static bool match_threads(struct target *target)
         if (state->thread && !probe_pid_map_add(&matched, state->thread->tid, i, &failed))
             state->thread = NULL;
     }
-    for (size_t i = 0; native && target->process->origin == HD_ORIGIN_FORKED && i < target->nstates && !failed; i++)
+    for (size_t i = 0; native && hd_process_forked(target->process) && i < target->nstates && !failed; i++)
         if (!target->states[i].thread)
             match_after_fork(target, &target->states[i], &matched, &failed);
     probe_pid_map_clear(&matched);
@@ -944,7 +944,7 @@ static pid_t tid_in_parent(const struct target *target, const struct thread_stat
 {
     const struct hd_process *process = target->process;
     int32_t tid = 0;
-    if (!target->tid_offset || process->origin != HD_ORIGIN_FORKED || process->ppid <= 1 ||
+    if (!target->tid_offset || !hd_process_forked(process) || process->ppid <= 1 ||
         !probe_read_memory(process->ppid, state->thread_id + target->tid_offset, &tid, sizeof tid) || tid <= 0)
         return 0;
     return (pid_t)tid;

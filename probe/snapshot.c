@@ -483,6 +483,11 @@ static bool named_python(const char *name)
     return name && strncmp(name, "python", 6) == 0;
 }
 
+bool hd_process_forked(const struct hd_process *process)
+{
+    return process->origin == HD_ORIGIN_FORKED || process->origin == HD_ORIGIN_FORKSERVER;
+}
+
 bool hd_process_is_python(const struct hd_process *process)
 {
     if (named_python(process->comm) || named_python(hd_basename(process->exe)) ||

@@ -613,6 +613,9 @@ const char *hd_basename(const char *path);
 /* Is `process` a Python interpreter: its comm, executable or argv[0] python*, or libpython mapped (an embedding
  * program)? The one test probe (Python roles) and report (Python remedies) both ask. */
 bool hd_process_is_python(const struct hd_process *process);
+/* Was `process` forked from its parent, without an exec since: a plain fork child, or a Python forkserver's child
+ * (the forkserver forks it). Either inherits the parent's memory, locks and runtimes. */
+bool hd_process_forked(const struct hd_process *process);
 const char *hd_wait_kind_name(enum hd_wait_kind kind);
 const char *hd_note_kind_name(enum hd_note_kind kind);
 const char *hd_gil_state_name(enum hd_gil_state state); /* NULL for HD_GIL_UNKNOWN */

@@ -69,7 +69,7 @@ void report_rule_orphaned_wait(struct report_rule_context *c)
     for (size_t i = 0; i < graph->nnodes; i++) {
         const struct report_node *node = &graph->nodes[i];
         const struct hd_wait *wait = &node->thread->wait;
-        if (node->wake != REPORT_WAKE_NEVER || node->process->origin != HD_ORIGIN_FORKED ||
+        if (node->wake != REPORT_WAKE_NEVER || !hd_process_forked(node->process) ||
             wait->kind != HD_WAIT_FUTEX || wait->lock.kind != HD_LOCK_UNKNOWN ||
             wait->mapping_kind == HD_MAPPING_SHARED)
             continue;

@@ -135,7 +135,7 @@ static void each_stuck_forked_child(struct report_rule_context *c,
     for (size_t p = 0; p < c->snapshot->nprocesses && !c->failed; p++) {
         const struct hd_process *process = &c->snapshot->processes[p];
         const struct report_node *stuck = first_stuck(&c->analysis->graph, process);
-        if (process->origin == HD_ORIGIN_FORKED && stuck)
+        if (hd_process_forked(process) && stuck)
             rule(c, process, stuck);
     }
 }
@@ -161,7 +161,7 @@ static void spinning_in_an_inherited_runtime(struct report_rule_context *c, size
     struct hd_process *process;
     pid_t tid = c->analysis->findings[spin_index].tid;
     const struct hd_thread *thread = hd_snapshot_find_thread(c->snapshot, tid, &process);
-    if (!thread || process->origin != HD_ORIGIN_FORKED)
+    if (!thread || !hd_process_forked(process))
         return;
     const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, process->ppid);
     struct report_attribution runtimes[8];
@@ -212,7 +212,7 @@ static void asleep_behind_timers_in_an_inherited_runtime(struct report_rule_cont
 {
     for (size_t p = 0; p < c->snapshot->nprocesses && !c->failed; p++) {
         const struct hd_process *process = &c->snapshot->processes[p];
-        if (process->origin != HD_ORIGIN_FORKED)
+        if (!hd_process_forked(process))
             continue;
         /* the cheap test first: a scan of the findings only for a child with a thread behind timers */
         size_t stuck = report_timer_bound_subject(c, process, bound);
@@ -272,7 +272,7 @@ static void polling_in_vain_in_an_inherited_runtime(struct report_rule_context *
         const struct report_graph_process *threads = &graph->processes[p];
         const struct hd_process *process = threads->process;
         const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, process->ppid);
-        if (process->origin != HD_ORIGIN_FORKED || !parent || process->age_s < c->snapshot->stuck_after_s ||
+        if (!hd_process_forked(process) || !parent || process->age_s < c->snapshot->stuck_after_s ||
             has_finding(c->analysis, REPORT_FORK_UNSAFE_RUNTIME, process->pid))
             continue;
         for (size_t i = threads->first_node; i < threads->first_node + threads->nnodes; i++) {
