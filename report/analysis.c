@@ -3,6 +3,7 @@
 #include "analysis.h"
 
 #include "catalogue.h"
+#include "forkserver.h"
 #include "inheritance.h"
 #include "python.h"
 #include "registry.h"
@@ -36,7 +37,8 @@ struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot,
     free(c.timer_bound[1]);
     if (!c.failed)
         report_attribute_lock_findings(&c);
-    bool ok = !c.failed && report_add_specific_remedies(snapshot, analysis) &&
+    bool ok = !c.failed && report_forkserver_findings(snapshot, analysis) &&
+              report_add_specific_remedies(snapshot, analysis) &&
               report_python_lines(snapshot, analysis) && report_decide(snapshot, analysis);
     if (!ok) {
         report_analysis_free(analysis);

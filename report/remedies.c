@@ -3,6 +3,7 @@
 
 #include "finding.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,9 +19,25 @@ struct subject {
     const struct hd_thread *thread;
 };
 
+/* A Python child forked by fork() itself (os.fork, the fork start method), not by the forkserver. */
 static bool python_forked(const struct subject *s)
 {
-    return s->process && hd_process_is_python(s->process);
+    return s->process && hd_process_is_python(s->process) && s->process->origin != HD_ORIGIN_FORKSERVER;
+}
+
+/* The minor version of CPython 3 the process runs, as its Python view read it; 0 when unknown. */
+static unsigned python_minor(const struct hd_process *process)
+{
+    unsigned major = 0, minor = 0;
+    if (!process->python.read || sscanf(process->python.version, "%u.%u", &major, &minor) != 2 || major != 3)
+        return 0;
+    return minor;
+}
+
+/* A fork child of a Python that warns about forking a multi-threaded process (3.12 and later). */
+static bool python_forked_warned(const struct subject *s)
+{
+    return python_forked(s) && python_minor(s->process) >= 12;
 }
 
 /* A dead worker's parent is the one that must change how it waits. */
@@ -81,6 +98,10 @@ static const struct specific_remedy {
       "Under spawn every worker imports the main module again: whatever runs outside if __name__ == '__main__': "
       "(training, CUDA initialisation, creating the DataLoader) runs again in every worker; keep the module's top "
       "level to imports and definitions." },
+    { FORK_FINDINGS, python_forked_warned,
+      "Python 3.12 and later warn of this very hang when they fork: \"DeprecationWarning: This process is "
+      "multi-threaded, use of fork() may lead to deadlocks in the child.\" The warning is about the thread that "
+      "held the lock or ran the pool here; silencing it does not help." },
     { ID(REPORT_FULL_PIPE), multiprocessing_writer,
       "Python multiprocessing.Queue: a process that put items on a queue does not exit until they are all in the "
       "pipe, so join() it only after taking everything it put (q.get() until its sentinel, then join()), or call "
