@@ -17,11 +17,12 @@ cd "$(dirname "$0")"
 # strace as the tracers a target may already have (tests/test_hostile.c), slurm-wlm and munge for the one-node Slurm
 # cluster that tests/test_slurm.c starts, graphviz to render the DOT pictures in the tests; postgresql-15,
 # nginx-light, redis-server, tmux, tini and dumb-init for the healthy real programs a fleet scan must call not hung
-# (tests/test_real_software.c; their services are not started: policy_rc_d below).
+# (tests/test_real_software.c; their services are not started: policy_rc_d below); debootstrap for the chroot of
+# Debian's development suite (python3.14, PyTorch 2.x) that tests/modern/chroot.sh builds once under /var/cache.
 packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev
           libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy libc6-dbg libgfortran5
           python3-pyqt5 python3-grpcio python3-h5py clang libclang-rt-14-dev lld gdb strace slurm-wlm munge graphviz
-          postgresql-15 nginx-light redis-server tmux tini dumb-init)
+          postgresql-15 nginx-light redis-server tmux tini dumb-init debootstrap)
 
 # step WHAT COMMAND...: one line for the step; the command's own output goes to a log shown only if it fails
 log=${TMPDIR:-/tmp}/hangdoc-setup.$$.log
@@ -131,6 +132,10 @@ demo)
 test)
     install_missing
     step "unpacking OpenBLAS's OpenMP build for a scenario" unpack_openblas_openmp
+    # Python 3.14 and PyTorch 2.x, from Debian's development suite: a chroot built once, outside the clone; when it
+    # cannot be built, the script says why in one line and those tests skip with it
+    printf 'setup.sh: the chroot of Debian'"'"'s development suite (built once) ...\n'
+    bash tests/modern/chroot.sh
     build build
     # The sanitized build compiles while the plain suite runs (its tests mostly sleep in their fixtures' waits): on
     # one core at the lowest priority, so that the tests' processes keep theirs; it is done long before the suite.

@@ -54,6 +54,54 @@ void python_pyenv_versions(unsigned minor, struct pythons *found)
                      "`pyenv install 3.%u` to test it", minor, minor);
 }
 
+/* ---- Debian's development suite --------------------------------------------------------------------------- */
+
+/* Where the files of the interpreter under test lie for this process: "" for one of this machine's, the chroot for
+ * one of Debian's development suite (its frames name files inside the chroot). */
+static char python_files_root[4096];
+
+const char *python_modern_root(void)
+{
+    const char *root = getenv("HANGDOC_MODERN_ROOT");
+    char stamp[4200], unusable[4200], why[512] = "";
+    if (!root || !*root)
+        cr_skip_test("HANGDOC_MODERN_ROOT is not set: meson sets it for the tests");
+    snprintf(stamp, sizeof stamp, "%s/.hangdoc-modern", root);
+    if (access(stamp, R_OK) == 0)
+        return root;
+    snprintf(unusable, sizeof unusable, "%s.unusable", root);
+    FILE *file = fopen(unusable, "re");
+    if (file) {
+        if (!fgets(why, sizeof why, file))
+            why[0] = '\0';
+        fclose(file);
+        why[strcspn(why, "\n")] = '\0';
+    }
+    cr_skip_test("Debian's development suite: %s", why[0] ? why : "no chroot yet (bash tests/modern/chroot.sh builds it)");
+    return NULL;
+}
+
+/* The command that runs `program` of the chroot: tests/modern/in_sid PROGRAM, as a script of its own (the fixture
+ * launchers take one path for the interpreter). Written once per test process. */
+static void modern_launcher(const char *program, char *launcher, size_t size)
+{
+    const char *root = python_modern_root();
+    snprintf(launcher, size, "/tmp/hangdoc-modern-%d-%s", (int)getpid(), strrchr(program, '/') + 1);
+    FILE *file = fopen(launcher, "we");
+    cr_assert_not_null(file, "%s", launcher);
+    fprintf(file, "#!/bin/sh\nexec '%s/tests/modern/in_sid' '%s' \"$@\"\n", getenv("HANGDOC_SOURCE_ROOT"), program);
+    fclose(file);
+    cr_assert_eq(chmod(launcher, 0755), 0);
+    snprintf(python_files_root, sizeof python_files_root, "%s", root);
+}
+
+void python_modern(unsigned minor, char *launcher, size_t size)
+{
+    char program[64];
+    snprintf(program, sizeof program, "/usr/bin/python3.%u", minor);
+    modern_launcher(program, launcher, size);
+}
+
 /* ---- reading the report -------------------------------------------------------------------------------------- */
 
 long python_marked_line(const char *script, const char *name)
@@ -78,8 +126,9 @@ long python_marked_line(const char *script, const char *name)
 /* Whether line `number` of the file `path` contains `part`: lines of the standard library differ by version. */
 bool python_line_holds(const char *path, long number, const char *part)
 {
-    char text[1024];
-    FILE *file = fopen(path, "re");
+    char text[1024], rooted[8300];
+    snprintf(rooted, sizeof rooted, "%s%s", path[0] == '/' ? python_files_root : "", path);
+    FILE *file = fopen(rooted, "re");
     if (!file)
         return false;
     bool holds = false;
@@ -186,6 +235,13 @@ void python_each_version(unsigned minor, void (*expect)(const char *python, unsi
         expect(SYSTEM_PYTHON, 0);
         return;
     }
+    if (minor >= MODERN_MINOR) {
+        char launcher[4200];
+        python_modern(minor, launcher, sizeof launcher);
+        expect(launcher, minor);
+        unlink(launcher);
+        return;
+    }
     struct pythons found;
     python_pyenv_versions(minor, &found);
     for (size_t i = 0; i < found.count; i++)
@@ -242,6 +298,11 @@ void python_each_stock_version(unsigned minor, void (*expect)(const char *python
     }
     if (minor != SANITIZED_MINOR_NEWEST && sanitized())
         cr_skip_test("3.%u: the sanitized run takes the system Python and 3.%u", minor, SANITIZED_MINOR_NEWEST);
+    if (minor >= MODERN_MINOR) { /* Debian's development suite ships its interpreters stripped already */
+        python_each_version(minor, expect);
+        unsetenv("HANGDOC_DEBUG_FILES");
+        return;
+    }
     struct pythons found;
     python_pyenv_versions(minor, &found);
     for (size_t i = 0; i < found.count; i++) {

@@ -22,8 +22,19 @@ bool python_pyenv_root(char *root, size_t size);
  * `pyenv root` or ~/.pyenv). Skips the test, saying how to install one, when there is none. */
 void python_pyenv_versions(unsigned minor, struct pythons *found);
 
-/* Runs `expect` with Debian's /usr/bin/python3 (minor 0: any) or with every pyenv CPython 3.`minor`; skips the test,
- * saying so, when there is none, and under a sanitizer for the versions between (the system Python and 3.13 stay). */
+/* From this minor version on, the interpreter is Debian's development suite's, run in its chroot (tests/modern/). */
+#define MODERN_MINOR 14
+
+/* The chroot of Debian's development suite ($HANGDOC_MODERN_ROOT, built by tests/modern/chroot.sh); skips the test
+ * with the reason the builder left when there is none. */
+const char *python_modern_root(void);
+/* A launcher that runs the chroot's /usr/bin/python3.`minor` in it (tests/modern/in_sid), for a fixture's
+ * interpreter; python_line_holds() reads the chroot's files from then on. Skips the test when there is no chroot. */
+void python_modern(unsigned minor, char *launcher, size_t size);
+
+/* Runs `expect` with Debian's /usr/bin/python3 (minor 0: any), with every pyenv CPython 3.`minor`, or from
+ * MODERN_MINOR on with the development suite's in its chroot; skips the test, saying so, when there is none, and
+ * under a sanitizer for the versions between (the system Python and 3.13 stay). */
 void python_each_version(unsigned minor, void (*expect)(const char *python, unsigned minor));
 
 /* The same as a user's machine has it: with hangdoc's separate debug files off (HANGDOC_DEBUG_FILES=0, so libc6-dbg

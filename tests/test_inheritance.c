@@ -369,6 +369,73 @@ static void expect_not_hung(json_object *document)
     cr_assert_not(json_bool_at(document, "verdict.hung"), "%s", json_object_to_json_string(json_at(document, "verdict")));
 }
 
+/* The DataLoader hang as Python 3.14 users meet it (issue 26), on Debian's development suite (python3.14, PyTorch 2.x
+ * on GNU OpenMP) in its chroot: a parallel op at the main module's top level runs in the forkserver, which imports
+ * the main module before it forks the workers; each worker inherits GNU OpenMP's pool without its threads. The
+ * verdict is fork-inheritance through the forkserver, and no remedy proposes the forkserver to its user. */
+static void start_modern_dataloader(struct fixture *fixture, const char *name)
+{
+    char python[4200];
+    python_modern(14, python, sizeof python);
+    const char *launcher = fixture_path(name);
+    fixture_start_command(fixture, launcher, (const char *[]){ launcher, python, NULL }, PYTHON_READY_TIMEOUT_MS);
+    unlink(python);
+}
+
+Test(inheritance, dataloader_workers_of_the_forkserver_hang_in_gnu_openmp_it_started)
+{
+    struct fixture fixture;
+    start_modern_dataloader(&fixture, "torch_dataloader_forkserver");
+    pid_t parent = fixture.pids[0];
+    json_object *document = diagnose(parent, NULL, HUNG_BY_FORK);
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "fork-inheritance");
+    cr_assert_str_eq(json_string_at(document, "snapshot.python_start_method"), "forkserver");
+    json_object *findings = json_at(document, "findings");
+    for (size_t w = 1; w < fixture.npids; w++) {
+        pid_t worker = fixture.pids[w];
+        expect_python_origin(document, worker, "forkserver", "forkserver-child");
+        json_object *finding = NULL;
+        for (size_t i = 0; i < json_object_array_length(findings) && !finding; i++) {
+            json_object *candidate = json_object_array_get_idx(findings, i);
+            if (strcmp(json_string_at(candidate, "id"), "orphaned-wait") == 0 &&
+                json_int_at(candidate, "tid", -1) == worker)
+                finding = candidate;
+        }
+        cr_assert_not_null(finding, "worker %d: orphaned-wait: %s", worker, json_object_to_json_string(findings));
+        cr_assert(evidence_has(finding, "runtime_text", "GNU OpenMP"), "%s", json_object_to_json_string(finding));
+        cr_assert(evidence_has(finding, "forkserver", "forked from the Python forkserver"));
+        cr_assert(evidence_has(finding, "forkserver", "runs 1 thread of GNU OpenMP") ||
+                      evidence_has(finding, "forkserver", "threads of GNU OpenMP"),
+                  "%s", json_string_at(finding, "evidence.forkserver"));
+        cr_assert(evidence_has(finding, "forkserver", "preloads the main module ("), "%s",
+                  json_string_at(finding, "evidence.forkserver"));
+        cr_assert(evidence_has(finding, "forkserver", "torch_dataloader.py"));
+        json_object *remedies = json_at(finding, "remedies");
+        cr_assert_gt(json_object_array_length(remedies), 2);
+        cr_assert(strncmp(json_object_get_string(json_object_array_get_idx(remedies, 0)), "Python's forkserver", 19) == 0,
+                  "the forkserver's remedy first: %s", json_object_to_json_string(remedies));
+        for (size_t r = 1; r < json_object_array_length(remedies); r++) {
+            const char *remedy = json_object_get_string(json_object_array_get_idx(remedies, r));
+            cr_assert_null(strstr(remedy, "forkserver"), "no remedy proposes the forkserver: %s", remedy);
+        }
+    }
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* Its look-alike: the op under the main guard; the workers deliver their batches. */
+Test(inheritance, dataloader_workers_of_a_forkserver_that_started_nothing_are_not_hung)
+{
+    struct fixture fixture;
+    start_modern_dataloader(&fixture, "torch_dataloader_forkserver_healthy");
+    json_object *document = diagnose(fixture.pids[0], NULL, NOT_HUNG);
+    expect_not_hung(document);
+    for (size_t w = 1; w < fixture.npids; w++)
+        expect_python_origin(document, fixture.pids[w], "forkserver", "forkserver-child");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
 Test(inheritance, idle_dataloader_workers_are_not_hung)
 {
     struct fixture fixture;

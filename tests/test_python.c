@@ -131,6 +131,11 @@ Test(python, stacks_of_cpython_3_13)
     python_each_version(13, expect_where);
 }
 
+Test(python, stacks_of_cpython_3_14)
+{
+    python_each_version(14, expect_where);
+}
+
 /* ---- who holds the GIL ------------------------------------------------------------------------------------------ */
 
 /* Whether thread `tid` of `pid` sleeps in a futex (the spinner, once it waits for the GIL the hog keeps). */
@@ -204,6 +209,11 @@ Test(python, gil_holder_and_waiter_of_cpython_3_13)
     python_each_version(13, expect_gil_states);
 }
 
+Test(python, gil_holder_and_waiter_of_cpython_3_14)
+{
+    python_each_version(14, expect_gil_states);
+}
+
 /* ---- an idle pool -------------------------------------------------------------------------------------------- */
 
 /* Mode "pool": ready <pid> <main> <4 workers>; an idle ThreadPoolExecutor is not hung, and its workers say so. */
@@ -254,6 +264,11 @@ Test(python, idle_pool_of_cpython_3_13)
     python_each_version(13, expect_idle_pool);
 }
 
+Test(python, idle_pool_of_cpython_3_14)
+{
+    python_each_version(14, expect_idle_pool);
+}
+
 /* ---- a process that changes while it is read ------------------------------------------------------------------ */
 
 /* Mode "churn": ready <pid> <main> <deep>. Threads start and end while hangdoc reads the process, and one thread is
@@ -295,6 +310,11 @@ Test(python, a_changing_process_of_the_system_python)
 Test(python, a_changing_process_of_cpython_3_13)
 {
     python_each_version(13, expect_churn_survived);
+}
+
+Test(python, a_changing_process_of_cpython_3_14)
+{
+    python_each_version(14, expect_churn_survived);
 }
 
 /* ---- the GIL read after the samples ------------------------------------------------------------------------------ */
@@ -512,7 +532,7 @@ static void debug_offsets_313(uint64_t table[71])
 Test(python, debug_offsets_of_3_13)
 {
     uint64_t table[71];
-    cr_assert_eq(probe_python_debug_offsets_size(), sizeof table);
+    cr_assert_eq(probe_python_debug_offsets_size(13), sizeof table);
     debug_offsets_313(table);
     struct probe_python_layout layout = *probe_python_layout_for(13);
     const char *why = NULL;
@@ -549,5 +569,6 @@ Test(python, debug_offsets_that_lie)
     cr_assert_not(probe_python_layout_from_debug_offsets((const uint8_t *)table, sizeof table, 13, &layout, &why));
     cr_assert_not(probe_python_layout_from_debug_offsets((const uint8_t *)table, 100, 13, &layout, &why), "short");
     cr_assert_null(probe_python_layout_for(9));
-    cr_assert_null(probe_python_layout_for(14));
+    cr_assert_null(probe_python_layout_for(15));
+    cr_assert_eq(probe_python_debug_offsets_size(12), 0, "3.12 publishes no table");
 }

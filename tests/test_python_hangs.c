@@ -149,6 +149,11 @@ Test(python_hangs, gil_deadlock_of_cpython_3_13)
     python_each_version(13, expect_gil_cycle);
 }
 
+Test(python_hangs, gil_deadlock_of_cpython_3_14)
+{
+    python_each_version(14, expect_gil_cycle);
+}
+
 /* ---- a GIL held across a fork from C ---------------------------------------------------------------------------- */
 
 /* ready <parent pid> <child pid> <the parent's GIL-holding thread> */
@@ -207,6 +212,11 @@ Test(python_hangs, gil_held_at_fork_of_cpython_3_12)
 Test(python_hangs, gil_held_at_fork_of_cpython_3_13)
 {
     python_each_version(13, expect_gil_held_at_fork);
+}
+
+Test(python_hangs, gil_held_at_fork_of_cpython_3_14)
+{
+    python_each_version(14, expect_gil_held_at_fork);
 }
 
 /* ---- h5py's global lock held at fork ----------------------------------------------------------------------------- */
@@ -523,6 +533,11 @@ Test(python_hangs, queue_join_after_a_lost_task_done_of_cpython_3_13)
     python_each_version(13, expect_lost_task_done);
 }
 
+Test(python_hangs, queue_join_after_a_lost_task_done_of_cpython_3_14)
+{
+    python_each_version(14, expect_lost_task_done);
+}
+
 Test(python_hangs, queue_join_after_its_consumer_died_of_the_system_python)
 {
     python_each_version(0, expect_consumer_died);
@@ -571,6 +586,11 @@ Test(python_hangs, event_loop_blocked_in_its_own_coroutine_of_the_system_python)
 Test(python_hangs, event_loop_blocked_in_its_own_coroutine_of_cpython_3_13)
 {
     python_each_version(13, expect_event_loop_blocked);
+}
+
+Test(python_hangs, event_loop_blocked_in_its_own_coroutine_of_cpython_3_14)
+{
+    python_each_version(14, expect_event_loop_blocked);
 }
 
 /* The look-alike: the same call on a loop another thread runs, whose coroutine sleeps: not hung. */
@@ -627,6 +647,11 @@ Test(python_hangs, python_lock_held_at_fork_of_cpython_3_12)
 Test(python_hangs, python_lock_held_at_fork_of_cpython_3_13)
 {
     python_each_version(13, expect_python_lock_held_at_fork);
+}
+
+Test(python_hangs, python_lock_held_at_fork_of_cpython_3_14)
+{
+    python_each_version(14, expect_python_lock_held_at_fork);
 }
 
 /* ---- the spawn child without a main guard ---------------------------------------------------------------------- */
@@ -697,4 +722,9 @@ Test(python_hangs, spawn_reimport_of_cpython_3_12)
 Test(python_hangs, spawn_reimport_of_cpython_3_13)
 {
     python_each_version(13, expect_spawn_reimport);
+}
+
+Test(python_hangs, spawn_reimport_of_cpython_3_14)
+{
+    python_each_version(14, expect_spawn_reimport);
 }

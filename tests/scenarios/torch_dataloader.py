@@ -5,6 +5,11 @@ hang:    each worker raises its thread count back to 2 and runs a parallel op: l
 healthy: the workers hand over their batches and wait for more indices; the parent sleeps.
 slow_init: each worker's worker_init_fn takes 40 s (it sleeps) while the parent waits for the first batch: slow,
          not hung (issue 13's look-alike of a hang behind timers).
+forkserver: the same hang as Python 3.14 users meet it: a parallel op at the main module's top level, outside the
+         main guard, and workers started by the forkserver (3.14's default start method on Linux). The forkserver
+         imports the main module before it forks, so GNU OpenMP's pool starts there and every worker inherits it.
+forkserver_healthy: the look-alike: the same op under the main guard; the forkserver starts no pool and the workers
+         deliver their batches.
 Writes "pids <parent> <worker>..." to fd 4 (python_fixture.c).
 """
 import os
@@ -15,6 +20,13 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 MODE = sys.argv[1]
+FORKSERVER = MODE.startswith("forkserver")
+
+if MODE == "forkserver":
+    # the top level of the main module: it runs in the forkserver too, which imports this module as __mp_main__
+    torch.set_num_threads(2)
+    _warm_up = torch.ones(512, 512)
+    (_warm_up @ _warm_up).sum()  # where: module-level-op
 
 
 class ParallelItems(Dataset):
@@ -22,7 +34,7 @@ class ParallelItems(Dataset):
         return 64
 
     def __getitem__(self, index):
-        if MODE == "hang":
+        if MODE in ("hang", "forkserver", "forkserver_healthy"):
             torch.set_num_threads(2)  # DataLoader set it to 1 in the worker
             # the parallel fill of torch.ones is the first OpenMP region: it waits for ever
             matrix = torch.ones(512, 512)  # where: getitem
@@ -35,14 +47,16 @@ def main():
     matrix = torch.ones(512, 512)
     (matrix @ matrix).sum()  # the parent's OpenMP pool now has a second thread
     slow_init = (lambda worker: time.sleep(40)) if MODE == "slow_init" else None
-    loader = DataLoader(ParallelItems(), batch_size=1, num_workers=2, worker_init_fn=slow_init)
+    context = "forkserver" if FORKSERVER else None
+    loader = DataLoader(ParallelItems(), batch_size=1, num_workers=2, worker_init_fn=slow_init,
+                        multiprocessing_context=context)
     batches = iter(loader)
     pids = [os.getpid()] + [worker.pid for worker in batches._workers]
-    if MODE == "healthy":
+    if MODE in ("healthy", "forkserver_healthy"):
         next(batches)
     os.write(4, ("pids " + " ".join(map(str, pids)) + "\n").encode())
     os.close(4)
-    if MODE in ("hang", "slow_init"):
+    if MODE in ("hang", "slow_init", "forkserver"):
         next(batches)
     time.sleep(3600)
 
