@@ -1078,6 +1078,53 @@ static bool read_thread_list(struct target *target)
     }
 }
 
+/* ---- locks parked on (3.13+) ---------------------------------------------------------------------------------- */
+
+/* The lock types whose acquire parks on their PyMutex, by tp_name, and how the report names them. */
+static const struct {
+    const char *type_name;
+    const char *name;
+} parked_lock_types[] = {
+    { "_thread.lock", "threading.Lock" },
+    { "_thread.RLock", "threading.RLock" },
+};
+
+#define TYPE_NAME_READ 16 /* longer than every name above, with its NUL */
+
+/* A thread asleep in the parking lot sleeps on the semaphore of a wait entry on its own stack, and that entry says
+ * what it parks on: for a Lock's or an RLock's acquire, the PyMutex inside the lock object. So a lock that records
+ * no owner is still told apart from another, with no symbol: the object's type is read back and must be one of
+ * the lock types, else the wait is left as it was. */
+static void read_parked_lock(struct target *target, struct hd_thread *thread)
+{
+    const struct probe_python_layout *layout = &target->layout;
+    struct hd_wait *wait = &thread->wait;
+    uint64_t key, type, name_address;
+    char name[TYPE_NAME_READ];
+    if (wait->kind != HD_WAIT_FUTEX || wait->address <= layout->parked_key_before_futex ||
+        !read_target(target, wait->address - layout->parked_key_before_futex, &key, sizeof key) ||
+        key <= layout->lock_mutex)
+        return;
+    uint64_t object = key - layout->lock_mutex;
+    if (!read_target(target, object + layout->object_type, &type, sizeof type) ||
+        !read_target(target, type + layout->type_name, &name_address, sizeof name_address) ||
+        !read_target(target, name_address, name, sizeof name))
+        return;
+    for (size_t i = 0; i < sizeof parked_lock_types / sizeof parked_lock_types[0]; i++)
+        if (strncmp(name, parked_lock_types[i].type_name, sizeof name) == 0) {
+            wait->python_lock = object;
+            wait->python_lock_type = parked_lock_types[i].name;
+        }
+}
+
+static void read_parked_locks(struct target *target)
+{
+    if (target->layout.parked_key_before_futex == ABSENT || target->layout.lock_mutex == ABSENT)
+        return;
+    for (size_t t = 0; t < target->process->nthreads; t++)
+        read_parked_lock(target, &target->process->threads[t]);
+}
+
 static bool read_interpreter(struct target *target)
 {
     if (!read_thread_list(target) || !index_own_tids(target) || !match_threads(target))
@@ -1096,6 +1143,7 @@ static bool read_interpreter(struct target *target)
         mark_gil_states(target, holder);
         mark_gil_locks(target->process);
     }
+    read_parked_locks(target);
     return true;
 }
 

@@ -15,7 +15,8 @@
  * PyASCIIObject.length and .state (unicodeobject.h), struct _gil_runtime_state's sizeof, last_holder and locked
  * (internal/pycore_gil.h; FORCE_SWITCHING on, as that header defines it). */
 #define COMMON_OBJECTS                                                                                        \
-    .object_type = 8, .bytes_size = 16, .bytes_data = 32, .unicode_length = 16, .unicode_state = 32,         \
+    .object_type = 8, .type_name = 24, .bytes_size = 16, .bytes_data = 32, .unicode_length = 16,             \
+    .unicode_state = 32,                                                                                      \
     .gil_size = 208, .gil_last_holder = 8, .gil_locked = 16
 
 static const struct probe_python_layout layouts[] = {
@@ -37,6 +38,7 @@ static const struct probe_python_layout layouts[] = {
         .code_firstlineno = 40, .code_adaptive = ABSENT, .line_table = PROBE_PYTHON_LINES_310,
         /* cpython/unicodeobject.h: sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject) (with wstr) */
         .unicode_ascii_size = 48, .unicode_compact_size = 72,
+        .lock_mutex = ABSENT, .parked_key_before_futex = ABSENT,
         COMMON_OBJECTS,
     },
     {
@@ -58,6 +60,7 @@ static const struct probe_python_layout layouts[] = {
         .code_filename = 112, .code_name = 120, .code_qualname = 128, .code_linetable = 136,
         .code_firstlineno = 72, .code_adaptive = 184, .line_table = PROBE_PYTHON_LINES_311,
         .unicode_ascii_size = 48, .unicode_compact_size = 72,
+        .lock_mutex = ABSENT, .parked_key_before_futex = ABSENT,
         COMMON_OBJECTS,
     },
     {
@@ -80,6 +83,7 @@ static const struct probe_python_layout layouts[] = {
         .code_firstlineno = 68, .code_adaptive = 192, .line_table = PROBE_PYTHON_LINES_311,
         /* cpython/unicodeobject.h: wstr is gone */
         .unicode_ascii_size = 40, .unicode_compact_size = 56,
+        .lock_mutex = ABSENT, .parked_key_before_futex = ABSENT,
         COMMON_OBJECTS,
     },
     {
@@ -100,6 +104,8 @@ static const struct probe_python_layout layouts[] = {
         .code_filename = 112, .code_name = 120, .code_qualname = 128, .code_linetable = 136,
         .code_firstlineno = 68, .code_adaptive = 200, .line_table = PROBE_PYTHON_LINES_311,
         .unicode_ascii_size = 40, .unicode_compact_size = 56,
+        /* 3.13's Lock is still a PyThread_type_lock; its wait entry is 3.14's: park_arg, addr, the semaphore */
+        .lock_mutex = ABSENT, .parked_key_before_futex = 8,
         COMMON_OBJECTS,
     },
     {
@@ -123,6 +129,8 @@ static const struct probe_python_layout layouts[] = {
         .code_filename = 112, .code_name = 120, .code_qualname = 128, .code_linetable = 136,
         .code_firstlineno = 68, .code_adaptive = 208, .line_table = PROBE_PYTHON_LINES_311,
         .unicode_ascii_size = 40, .unicode_compact_size = 56,
+        /* the lock objects' PyMutex right after their PyObject_HEAD */
+        .lock_mutex = 16, .parked_key_before_futex = 8,
         COMMON_OBJECTS,
     },
 };

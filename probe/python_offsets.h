@@ -75,6 +75,11 @@ struct probe_python_layout {
     uint32_t unicode_state;        /*                state (bit fields, the first byte: see python.c) */
     uint32_t unicode_ascii_size;   /* sizeof(PyASCIIObject): where a compact ASCII string's characters begin */
     uint32_t unicode_compact_size; /* sizeof(PyCompactUnicodeObject): where other compact strings' begin */
+    uint32_t type_name;            /* PyTypeObject: tp_name */
+    uint32_t lock_mutex;           /* lockobject and rlockobject (Modules/_threadmodule.c): the PyMutex (3.14+) */
+    /* Python/parking_lot.c, struct wait_entry on the waiter's stack: how far before the futex word of its
+     * semaphore (a sem_t, whose word comes first) lies the address it parks on, `addr`; ABSENT before 3.13 */
+    uint32_t parked_key_before_futex;
     /* struct _gil_runtime_state */
     uint32_t gil_size;
     uint32_t gil_last_holder;

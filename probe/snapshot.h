@@ -164,6 +164,10 @@ struct hd_wait {
     enum hd_mapping_kind mapping_kind;
     struct hd_mapping mapping; /* path owned by the wait */
     struct hd_lock lock;
+    /* futex, CPython 3.13+: the threading.Lock or RLock object whose PyMutex the thread parks to take, as the
+     * parking lot's wait entry names it (probe/python.c); 0 when the wait is not one */
+    uint64_t python_lock;
+    const char *python_lock_type; /* static: "threading.Lock", "threading.RLock"; NULL when none */
     /* pause, rt_sigsuspend, rt_sigtimedwait: the signals that matter to the wait (bit n-1 for signal n) */
     enum hd_signal_set_kind signal_set_kind;
     uint64_t signal_set;
