@@ -347,18 +347,51 @@ static int unowned_lock_row(const struct report_node *node, size_t *frame)
     return -1;
 }
 
+/* The lock objects the probe read from CPython's parking lot (3.13+), by their type's name there. */
+static const struct {
+    const char *type;
+    const char *lock;
+} parked_python_locks[] = {
+    { "threading.Lock", "CPython's threading.Lock" },
+    { "threading.RLock", "CPython's threading.RLock" },
+};
+
+/* The lock a thread parks to take, as the parking lot names it, when it is taken from the user's code; NULL when
+ * the probe read none, or the acquire is one of threading's own waits. */
+static const char *parked_python_lock(const struct hd_thread *thread)
+{
+    if (!thread->wait.python_lock || thread->wait.kind != HD_WAIT_FUTEX || python_waits_in_library(thread))
+        return NULL;
+    for (size_t i = 0; i < COUNT(parked_python_locks); i++)
+        if (thread->wait.python_lock_type && strcmp(thread->wait.python_lock_type, parked_python_locks[i].type) == 0)
+            return parked_python_locks[i].lock;
+    return NULL;
+}
+
 static const char *unowned_lock_taken(const struct report_node *node)
 {
+    const char *parked = parked_python_lock(node->thread);
+    if (parked)
+        return parked;
     size_t frame;
     int row = unowned_lock_row(node, &frame);
     return row < 0 ? NULL : unowned_lock_takers[row].lock;
 }
 
-/* Do the takers `a` and `b` wait on different locks? By the futex word where it is the lock's; else (each waiter
- * parks on a word of its own) by where they take it: their Python lines, or the frame that calls the lock. Two
- * threads taking one lock from one line are not told apart, and not counted as two locks. */
+/* Where the lock lies: the lock object the parking lot names, else the futex word. */
+static uint64_t unowned_lock_address(const struct report_node *node)
+{
+    return parked_python_lock(node->thread) ? node->thread->wait.python_lock : node->thread->wait.address;
+}
+
+/* Do the takers `a` and `b` wait on different locks? By the lock objects the parking lot names (CPython 3.13+);
+ * by the futex word where it is the lock's; else (each waiter parks on a word of its own) by where they take it:
+ * their Python lines, or the frame that calls the lock. Two threads taking one lock from one line are not told
+ * apart, and not counted as two locks. */
 static bool different_locks(const struct report_node *a, const struct report_node *b)
 {
+    if (parked_python_lock(a->thread) && parked_python_lock(b->thread))
+        return a->thread->wait.python_lock != b->thread->wait.python_lock;
     size_t frame_a, frame_b;
     int row_a = unowned_lock_row(a, &frame_a), row_b = unowned_lock_row(b, &frame_b);
     if (row_a < 0 || row_b < 0)
@@ -526,7 +559,7 @@ void report_rule_unowned_lock_cycle(struct report_rule_context *c)
                 snprintf(waited, sizeof waited, ", asleep %.1f s", node->thread->blocked_for_s);
             rule_evidence(c, finding, "waiter", "thread %d '%s' takes %s at 0x%" PRIx64 "%s%s",
                           (int)node->thread->tid, node->thread->name, unowned_lock_taken(node),
-                          node->thread->wait.address, waited, where);
+                          unowned_lock_address(node), waited, where);
         }
         if (finding && sleepers)
             nothing_else_frees_them(c, process, takers, count, &sleepers, &waiting, finding);

@@ -438,6 +438,69 @@ Test(unowned_lock_cycle, a_stripped_interpreter_still_shows_the_python_lock_orde
     hd_snapshot_free(snapshot);
 }
 
+/* CPython 3.14 parks each waiter on a semaphore of its own, and the probe reads from the parking lot which lock
+ * object it parks on: two threads taking two Lock objects from one shared line are two locks; the same object is
+ * one. No native frame is needed. */
+Test(unowned_lock_cycle, parked_lock_objects_tell_two_locks_apart_at_one_line)
+{
+    struct hd_snapshot *snapshot = two_takers("_PySemaphore_Wait", "/srv/app/jobs.py", 0x7f0000003400);
+    const uint64_t objects[] = { 0x7f29c6bf8f50, 0x7f29c6bfb890 };
+    for (pid_t tid = 3001; tid <= 3002; tid++) {
+        struct hd_thread *thread = thread_of(snapshot, tid);
+        thread->python_frames[0].line = 24; /* one line: `with lock:` in a function both call */
+        free(thread->stack.frames[1].symbol);
+        thread->stack.frames[1].symbol = strdup("PyEvent_WaitTimed"); /* what frames say must not matter */
+        thread->wait.python_lock = objects[tid - 3001];
+        thread->wait.python_lock_type = "threading.Lock";
+    }
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *cycle = the_finding(analysis, "unowned-lock-cycle");
+    cr_assert(strstr(cycle->summary, "(CPython's threading.Lock)"), "%s", cycle->summary);
+    size_t objects_named = 0;
+    for (size_t e = 0; e < cycle->nevidence; e++)
+        objects_named += strcmp(cycle->evidence[e].name, "waiter") == 0 &&
+                         (strstr(cycle->evidence[e].value, "takes CPython's threading.Lock at 0x7f29c6bf8f50") ||
+                          strstr(cycle->evidence[e].value, "takes CPython's threading.Lock at 0x7f29c6bfb890"));
+    cr_assert_eq(objects_named, 2u);
+    report_analysis_free(analysis);
+    thread_of(snapshot, 3002)->wait.python_lock = objects[0];
+    analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "unowned-lock-cycle"), 0, "one lock taken twice is no lock order");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* Debian's 3.14 is built with link-time optimisation: between the exported semaphore wait and the user's line only
+ * unnamed functions of the interpreter remain. That is a Lock's acquire; a named caller of another kind
+ * (PyEvent_WaitTimed, a join) or an unnamed function of another module (SimpleQueue.get, from _queue) is not. */
+Test(unowned_lock_cycle, an_lto_interpreter_parks_on_its_semaphore)
+{
+    struct hd_snapshot *snapshot = two_takers("_PySemaphore_Wait", "/srv/app/jobs.py", 0x7f0000003400);
+    for (pid_t tid = 3001; tid <= 3002; tid++) {
+        struct hd_thread *thread = thread_of(snapshot, tid);
+        for (size_t f = 0; f < thread->stack.nframes; f++)
+            if (thread->stack.frames[f].symbol && strcmp(thread->stack.frames[f].symbol, "_PySemaphore_Wait") == 0) {
+                free(thread->stack.frames[f + 1].symbol);
+                thread->stack.frames[f + 1].symbol = NULL;
+                free(thread->stack.frames[f + 1].module);
+                thread->stack.frames[f + 1].module = strdup(thread->stack.frames[f].module);
+            }
+    }
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *cycle = the_finding(analysis, "unowned-lock-cycle");
+    cr_assert(strstr(cycle->summary, "(CPython's threading.Lock or RLock)"), "%s", cycle->summary);
+    report_analysis_free(analysis);
+    for (pid_t tid = 3001; tid <= 3002; tid++) {
+        struct hd_frame *caller = &thread_of(snapshot, tid)->stack.frames[2];
+        free(caller->module);
+        caller->module = strdup("/usr/lib/python3.14/lib-dynload/_queue.cpython-314-x86_64-linux-gnu.so");
+    }
+    analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "unowned-lock-cycle"), 0, "SimpleQueue.get parks from _queue");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
 /* A thread that sleeps once, long (time.sleep(3600) before it frees a lock used as a signal), is no loop; nor is
  * one seen in a single sample. And a thread that waits on a pipe may be woken, or be the hang's own reason (a dead
  * worker's pipe), which another rule names better. */
