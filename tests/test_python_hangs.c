@@ -348,9 +348,19 @@ Test(python_hangs, python_lock_order_deadlock_of_a_stripped_cpython_3_13)
     python_each_stock_version(13, expect_python_lock_order);
 }
 
+Test(python_hangs, python_lock_order_deadlock_of_a_stripped_cpython_3_14)
+{
+    python_each_stock_version(14, expect_python_lock_order);
+}
+
 Test(python_hangs, python_lock_order_deadlock_beside_a_sleeping_main_of_a_stripped_cpython_3_13)
 {
     python_each_stock_version(13, expect_python_lock_order_beside_a_sleeping_main);
+}
+
+Test(python_hangs, python_lock_order_deadlock_beside_a_sleeping_main_of_a_stripped_cpython_3_14)
+{
+    python_each_stock_version(14, expect_python_lock_order_beside_a_sleeping_main);
 }
 
 Test(python_hangs, python_lock_order_deadlock_of_the_system_python)
@@ -371,6 +381,11 @@ Test(python_hangs, python_lock_order_deadlock_of_cpython_3_12)
 Test(python_hangs, python_lock_order_deadlock_of_cpython_3_13)
 {
     python_each_version(13, expect_python_lock_order);
+}
+
+Test(python_hangs, python_lock_order_deadlock_of_cpython_3_14)
+{
+    python_each_version(14, expect_python_lock_order);
 }
 
 /* ---- a thread pool starved by its own tasks --------------------------------------------------------------------- */
@@ -439,6 +454,11 @@ Test(python_hangs, threadpool_starvation_of_the_system_python)
 Test(python_hangs, threadpool_starvation_of_cpython_3_13)
 {
     python_each_version(13, expect_threadpool_starvation);
+}
+
+Test(python_hangs, threadpool_starvation_of_cpython_3_14)
+{
+    python_each_version(14, expect_threadpool_starvation);
 }
 
 /* A look-alike, `script` `mode` run by Debian's python: not hung, and no `id` finding. */

@@ -45,9 +45,23 @@ def in_position(waiting_on):
             all("futex" in open(f"/proc/self/task/{tid}/wchan").read() for tid in workers)
 
 
+def tracker_asleep():
+    """Python 3.14 starts multiprocessing's resource tracker for a ThreadPool's semaphores: in position once it
+    sleeps reading its pipe (a diagnosis that catches it still starting sees another tree than the next one)."""
+    tracker = getattr(sys.modules.get("multiprocessing.resource_tracker"), "_resource_tracker", None)
+    pid = getattr(tracker, "_pid", None)
+    if not pid:
+        return True
+    try:
+        with open(f"/proc/{pid}/wchan") as wchan, open(f"/proc/{pid}/stat") as stat:
+            return wchan.read() not in ("", "0") and stat.read().rsplit(")", 1)[1].split()[0] == "S"
+    except OSError:
+        return True
+
+
 def wait_until_in_position(waiting_on):
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not in_position(waiting_on()):
+    while time.monotonic() < deadline and not (in_position(waiting_on()) and tracker_asleep()):
         time.sleep(0.01)
     os.write(3, f"ready {os.getpid()} {workers[0]} {workers[1]}\n".encode())
     os.close(3)
