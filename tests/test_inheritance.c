@@ -266,10 +266,23 @@ static void expect_python_origin(json_object *document, pid_t pid, const char *o
     cr_assert_str_eq(json_string_at(process, "python_role"), role, "process %d", pid);
 }
 
-Test(inheritance, dataloader_workers_hang_in_gnu_openmp_copied_from_the_parent)
+/* The fork remedy that quotes CPython's own warning (3.12 and later) */
+#define FORK_WARNING_REMEDY "DeprecationWarning: This process is multi-threaded"
+
+static bool any_remedy_has(json_object *finding, const char *part)
 {
-    struct fixture fixture;
-    fixture_start_within(&fixture, "torch_dataloader_hang", PYTHON_READY_TIMEOUT_MS);
+    json_object *remedies = json_at(finding, "remedies");
+    for (size_t r = 0; remedies && r < json_object_array_length(remedies); r++)
+        if (strstr(json_object_get_string(json_object_array_get_idx(remedies, r)), part))
+            return true;
+    return false;
+}
+
+/* The seed's hang: DataLoader workers forked from a parent that ran a parallel op; `warned`: the interpreter is
+ * 3.12 or later, which warns of this fork itself. */
+static void expect_dataloader_workers_hang_in_gnu_openmp(struct fixture *started, bool warned)
+{
+    struct fixture fixture = *started;
     pid_t parent = fixture.pids[0];
     json_object *document = diagnose(parent, NULL, HUNG_BY_FORK);
     /* the parent polls its result queue with a 5 s timeout: a sample may see it wake up, time out and wait again,
@@ -299,6 +312,8 @@ Test(inheritance, dataloader_workers_hang_in_gnu_openmp_copied_from_the_parent)
                             json_int_at(finding, "tid", -1) == worker &&
                             evidence_has(finding, "runtime_text", "inside libgomp.so.1, GNU OpenMP, not fork-safe");
             if (orphaned) {
+                cr_assert_eq(any_remedy_has(finding, FORK_WARNING_REMEDY), warned, "%s",
+                             json_object_to_json_string(json_at(finding, "remedies")));
                 /* the Python view: the Dataset's line, and what the thread is (issue 16) */
                 char line[64];
                 snprintf(line, sizeof line, "torch_dataloader.py:%ld)",
@@ -343,7 +358,14 @@ Test(inheritance, dataloader_workers_hang_in_gnu_openmp_copied_from_the_parent)
     }
     cr_assert(pool, "%s", json_object_to_json_string(census));
     json_object_put(document);
-    fixture_stop(&fixture);
+    fixture_stop(started);
+}
+
+Test(inheritance, dataloader_workers_hang_in_gnu_openmp_copied_from_the_parent)
+{
+    struct fixture fixture;
+    fixture_start_within(&fixture, "torch_dataloader_hang", PYTHON_READY_TIMEOUT_MS);
+    expect_dataloader_workers_hang_in_gnu_openmp(&fixture, false);
 }
 
 /* The resource tracker: exec'd by the main process to clean up its semaphores */
@@ -380,6 +402,14 @@ static void start_modern_dataloader(struct fixture *fixture, const char *name)
     const char *launcher = fixture_path(name);
     fixture_start_command(fixture, launcher, (const char *[]){ launcher, python, NULL }, PYTHON_READY_TIMEOUT_MS);
     unlink(python);
+}
+
+/* The same on Python 3.14 and PyTorch 2.x, the workers forked as the seed's were (multiprocessing_context='fork') */
+Test(inheritance, dataloader_workers_of_pytorch_2_on_3_14_hang_in_gnu_openmp_copied_from_the_parent)
+{
+    struct fixture fixture;
+    start_modern_dataloader(&fixture, "torch_dataloader_hang");
+    expect_dataloader_workers_hang_in_gnu_openmp(&fixture, true);
 }
 
 Test(inheritance, dataloader_workers_of_the_forkserver_hang_in_gnu_openmp_it_started)

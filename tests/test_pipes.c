@@ -6,6 +6,7 @@
  * Last, a pipe read to its end (subprocess.run(capture_output=True), bash's $(...)) that a background job left
  * behind keeps open: pipe-held-open, with its look-alikes (scenarios/held_pipe.py). */
 #include "harness.h"
+#include "python_harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -210,10 +211,9 @@ static pid_t parent_in_report(json_object *document, pid_t pid)
  * its parent's liveness pipe and the wake-up pipe its SIGCHLD handler writes) has reaped it. The relay must neither
  * hide the deadlock nor become a second one: the same full-pipe as under fork, one hang, the chain through the
  * forkserver. */
-Test(pipes, queue_joined_before_it_is_read_under_forkserver)
+static void expect_queue_join_through_the_forkserver(struct fixture *started)
 {
-    struct fixture fixture;
-    fixture_start_within(&fixture, "mp_queue_join_forkserver", PYTHON_READY_TIMEOUT_MS);
+    struct fixture fixture = *started;
     cr_assert_eq(fixture.npids, 4, "ready parent child poller writer");
     pid_t parent = fixture.pids[0], child = fixture.pids[1], poller = fixture.pids[2], writer = fixture.pids[3];
     cr_assert_eq(poller, parent, "the parent's main thread polls the child's sentinel");
@@ -245,7 +245,27 @@ Test(pipes, queue_joined_before_it_is_read_under_forkserver)
         expect_no_fork_finding(document);
         json_object_put(document);
     }
-    fixture_stop(&fixture);
+    fixture_stop(started);
+}
+
+Test(pipes, queue_joined_before_it_is_read_under_forkserver)
+{
+    struct fixture fixture;
+    fixture_start_within(&fixture, "mp_queue_join_forkserver", PYTHON_READY_TIMEOUT_MS);
+    expect_queue_join_through_the_forkserver(&fixture);
+}
+
+/* The same deadlock on Python 3.14 (Debian's development suite, in its chroot) with no start method named: its
+ * default on Linux is the forkserver. */
+Test(pipes, queue_joined_before_it_is_read_under_the_default_start_method_of_3_14)
+{
+    char python[4200];
+    python_modern(14, python, sizeof python);
+    const char *launcher = fixture_path("mp_queue_join_default_314");
+    struct fixture fixture;
+    fixture_start_command(&fixture, launcher, (const char *[]){ launcher, python, NULL }, PYTHON_READY_TIMEOUT_MS);
+    unlink(python);
+    expect_queue_join_through_the_forkserver(&fixture);
 }
 
 /* The writer is the child's main thread: subprocess forks and execs, so the child is exec'd, not forked */

@@ -4,7 +4,8 @@ the item off. The child's queue feeder thread (started in the child, after any f
 pipe; the child's main thread, at exit, joins that feeder; the parent waits for the child in wait4, and it is the
 only reader besides the two waiting threads. The same under fork and under spawn: nothing here came through fork.
 Under forkserver (Python 3.14's default) the child is the forkserver's, and the parent waits on its sentinel, which
-the forkserver writes when the child exits (a relay). "METHOD-working": a child that works on, the look-alike.
+the forkserver writes when the child exits (a relay). "default": the interpreter's default start method.
+"METHOD-working": a child that works on, the look-alike.
 Writes "pids <parent> <child>" to fd 4 (python_fixture.c).
 """
 import multiprocessing
@@ -33,7 +34,7 @@ def keep_working(queue):
 
 def main():
     method, _, variant = sys.argv[1].partition("-")
-    context = multiprocessing.get_context(method)
+    context = multiprocessing.get_context(None if method == "default" else method)
     queue = context.Queue()
     target = keep_working if variant == "working" else put_large_item
     child = context.Process(target=target, args=(queue,), name="producer")

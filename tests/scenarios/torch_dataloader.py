@@ -47,7 +47,8 @@ def main():
     matrix = torch.ones(512, 512)
     (matrix @ matrix).sum()  # the parent's OpenMP pool now has a second thread
     slow_init = (lambda worker: time.sleep(40)) if MODE == "slow_init" else None
-    context = "forkserver" if FORKSERVER else None
+    # the seed's classic is a fork: named, since Python 3.14's default start method is the forkserver
+    context = "forkserver" if FORKSERVER else "fork"
     loader = DataLoader(ParallelItems(), batch_size=1, num_workers=2, worker_init_fn=slow_init,
                         multiprocessing_context=context)
     batches = iter(loader)
