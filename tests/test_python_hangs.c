@@ -446,6 +446,12 @@ Test(python_hangs, pool_starvation_of_cpython_3_10)
     python_each_version(10, expect_pool_starvation);
 }
 
+/* 3.14 (issue 26): its ThreadPoolExecutor waits were "deadlock, no rule names why" without a Python view */
+Test(python_hangs, pool_starvation_of_cpython_3_14)
+{
+    python_each_version(14, expect_pool_starvation);
+}
+
 Test(python_hangs, threadpool_starvation_of_the_system_python)
 {
     python_each_version(0, expect_threadpool_starvation);
@@ -561,6 +567,11 @@ Test(python_hangs, queue_join_after_a_lost_task_done_of_cpython_3_14)
 Test(python_hangs, queue_join_after_its_consumer_died_of_the_system_python)
 {
     python_each_version(0, expect_consumer_died);
+}
+
+Test(python_hangs, queue_join_after_its_consumer_died_of_cpython_3_14)
+{
+    python_each_version(14, expect_consumer_died);
 }
 
 /* The look-alike: the consumer is still at its task (a sleep loop): slow, not hung, no queue-join. */
