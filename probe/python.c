@@ -190,6 +190,7 @@ struct target {
     struct probe_python_spans spans;
     uint64_t interpreter;
     uint8_t *interpreter_bytes; /* spans.interp of them */
+    unsigned subinterpreters;   /* the interpreters besides the main one, whose threads are not read */
     struct thread_state *states;
     size_t nstates;
     struct probe_pid_map own_tids; /* in another PID namespace: a thread's own tid to its index */
@@ -431,6 +432,7 @@ static bool find_main_interpreter(struct target *target)
                         target->version);
         if (field_u64(target->interpreter_bytes, span, layout->interp_id) == 0) {
             target->interpreter = address;
+            target->subinterpreters = count; /* the list runs from the newest to the main one, the oldest */
             return true;
         }
         address = field_u64(target->interpreter_bytes, span, layout->interp_next);
@@ -1176,6 +1178,13 @@ static bool read_located(struct hd_snapshot *snapshot, struct target *target, bo
     target_release(target);
     if (!read && !out_of_memory &&
         !hd_snapshot_note(snapshot, HD_NOTE_PYTHON, target->pid, 0, "Python interpreter not read: %s", target->why))
+        return false;
+    /* a thread that runs code in a sub-interpreter (concurrent.interpreters, PEP 734) has a thread state there */
+    if (read && target->subinterpreters &&
+        !hd_snapshot_note(snapshot, HD_NOTE_PYTHON, target->pid, 0,
+                          "%u sub-interpreter%s besides the main one: only the main interpreter's threads are read; "
+                          "a thread running in a sub-interpreter shows no Python frames", target->subinterpreters,
+                          target->subinterpreters == 1 ? "" : "s"))
         return false;
     return !out_of_memory;
 }

@@ -396,6 +396,34 @@ static void expect_no_python_view(json_object *document, pid_t pid)
 }
 
 /* A C program: no python object, no note, no GIL state, no Python frames. */
+/* Sub-interpreters (3.14's concurrent.interpreters) are not read: one note says so, and the main interpreter's view
+ * stands. */
+Test(python, sub_interpreters_get_a_note_of_their_own)
+{
+    char python[4200], script[4096];
+    python_modern(14, python, sizeof python);
+    snprintf(script, sizeof script, "%s/tests/scenarios/py_subinterpreter.py", getenv("HANGDOC_SOURCE_ROOT"));
+    struct fixture fixture;
+    fixture_start_command(&fixture, python, (const char *[]){ python, script, NULL }, READY_TIMEOUT_MS);
+    unlink(python);
+    pid_t pid = fixture.pids[0];
+    json_object *document = hangdoc_json(pid, NULL);
+    json_object *notes = json_at(document, "notes");
+    size_t said = 0;
+    for (size_t n = 0; notes && n < json_object_array_length(notes); n++) {
+        json_object *note = json_object_array_get_idx(notes, n);
+        said += strcmp(json_string_at(note, "kind"), "python") == 0 && json_int_at(note, "pid", -1) == pid &&
+                strstr(json_string_at(note, "text"), "1 sub-interpreter besides the main one: only the main "
+                                                     "interpreter's threads are read") != NULL;
+    }
+    cr_assert_eq(said, 1, "%s", json_object_to_json_string(notes));
+    const char *version = json_string_at(json_process(document, pid), "python.version");
+    cr_assert(version && strncmp(version, "3.14.", 5) == 0, "the main interpreter is read: %s",
+              version ? version : "(none)");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
 Test(python, a_process_that_is_not_python_gets_nothing)
 {
     struct fixture fixture;
