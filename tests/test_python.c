@@ -574,6 +574,54 @@ Test(python, debug_offsets_of_3_13)
     cr_assert_eq(layout.gil_last_holder, 8);
 }
 
+/* _Py_DebugOffsets as Debian's 3.14.10 fills it: 81 uint64_t up to the unicode group (internal/
+ * pycore_debug_offsets.h; 3.14 added fields in the middle of the groups, so the same names lie elsewhere). */
+static void debug_offsets_314(uint64_t table[81])
+{
+    memset(table, 0, 81 * sizeof table[0]);
+    memcpy(table, "xdebugpy", 8);
+    table[1] = 0x030e0af0; /* 3.14.10 final */
+    const struct {
+        size_t index;
+        uint64_t value;
+    } values[] = {
+        { 3, 100000 }, { 5, 808 },                                      /* runtime: size, interpreters_head */
+        { 6, 200000 }, { 7, 7280 }, { 8, 7272 }, { 9, 7344 },           /* interpreter: size, id, next, threads */
+        { 15, 16 }, { 16, 7784 }, { 18, 7800 }, { 19, 7792 },           /* ceval.gil, _gil, locked, last_holder */
+        { 22, 304 }, { 24, 8 }, { 25, 16 }, { 26, 72 }, { 27, 152 }, { 28, 160 }, /* thread state */
+        { 31, 88 }, { 32, 8 }, { 33, 0 }, { 34, 56 }, { 36, 74 },       /* interpreter frame */
+        { 39, 224 }, { 40, 112 }, { 41, 120 }, { 42, 128 }, { 43, 136 }, { 44, 68 }, { 48, 208 }, /* code */
+        { 50, 16 }, { 51, 8 },                                          /* PyObject */
+        { 74, 40 }, { 75, 16 }, { 76, 32 },                             /* bytes */
+        { 77, 64 }, { 78, 32 }, { 79, 16 }, { 80, 40 },                 /* unicode: size, state, length, ascii */
+    };
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+        table[values[i].index] = values[i].value;
+}
+
+Test(python, debug_offsets_of_3_14)
+{
+    uint64_t table[81];
+    cr_assert_eq(probe_python_debug_offsets_size(14), sizeof table);
+    debug_offsets_314(table);
+    struct probe_python_layout layout = *probe_python_layout_for(14);
+    const char *why = NULL;
+    cr_assert(probe_python_layout_from_debug_offsets((const uint8_t *)table, sizeof table, 14, &layout, &why),
+              "%s", why);
+    const struct probe_python_layout *headers = probe_python_layout_for(14);
+    cr_assert_eq(layout.interp_runtime, PROBE_PYTHON_ABSENT, "not in the table");
+    layout.interp_runtime = headers->interp_runtime;
+    cr_assert_eq(memcmp(&layout, headers, sizeof layout), 0, "the table says what the 3.14 headers say");
+    cr_assert_eq(layout.frame_owner, 74);
+    cr_assert_eq(layout.frame_code_tag, 3, "f_executable is a tagged _PyStackRef");
+    /* read with 3.13's shape, the same bytes are refused: its version is not 3.13 */
+    layout = *probe_python_layout_for(13);
+    cr_assert_not(probe_python_layout_from_debug_offsets((const uint8_t *)table, sizeof table, 13, &layout, &why));
+    /* a table of a version hangdoc has no shape for */
+    cr_assert_eq(probe_python_debug_offsets_size(15), 0);
+    cr_assert_not(probe_python_layout_from_debug_offsets((const uint8_t *)table, sizeof table, 15, &layout, &why));
+}
+
 Test(python, debug_offsets_that_lie)
 {
     uint64_t table[71];
