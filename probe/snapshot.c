@@ -14,6 +14,7 @@ void hd_stack_release(struct hd_stack *stack)
     for (size_t i = 0; i < stack->nframes; i++) {
         free(stack->frames[i].module);
         free(stack->frames[i].symbol);
+        free(stack->frames[i].called_as);
     }
     free(stack->frames);
     free(stack->why_not);

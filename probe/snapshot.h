@@ -185,6 +185,9 @@ struct hd_frame {
     char *symbol;            /* demangled name of the function whose [start, start + size) holds pc; NULL when
                               * no symbol covers it (then print module+0xoffset, never the nearest other name) */
     uint64_t symbol_offset;  /* pc minus the symbol's start */
+    char *called_as;         /* when no symbol covers pc: the function the caller's call instruction called
+                              * (probe/call_target.h), the exported name a stripped library's static function was
+                              * reached through; NULL otherwise */
 };
 
 enum hd_stack_state {

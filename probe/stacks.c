@@ -1,6 +1,7 @@
 /* Stop, unwind, let go, then name: native stacks for a snapshot (stacks.h). */
 #include "stacks.h"
 
+#include "call_target.h"
 #include "clock.h"
 #include "maps.h"
 #include "pid_map.h"
@@ -239,6 +240,12 @@ static void name_frames(struct probe_stacks *stacks, const struct hd_process *pr
                                    &stack->frames[f]))
             break;
     }
+    /* a frame no symbol names, in a file: what its caller called (the next frame's pc is its return address
+     * minus one) */
+    for (size_t f = 0; f + 1 < stack->nframes; f++)
+        if (!stack->frames[f].symbol && stack->frames[f].module)
+            stack->frames[f].called_as = probe_call_target_name(stacks->symbols, process->pid, process->mappings,
+                                                                process->nmappings, stack->frames[f + 1].pc + 1);
 }
 
 /* All the pcs of the process, searched for at once before they are named one by one (symbols.h). */

@@ -80,16 +80,20 @@ static void name_the_lock_by_function(const struct report_catalogue *catalogue, 
             continue;
         }
         in_run = true;
-        if (!frame->symbol)
+        /* a stripped library's static function: the exported one the program called to reach it */
+        const char *name = frame->symbol ? frame->symbol : frame->called_as;
+        if (!name)
             continue;
-        const struct report_runtime *lock = report_catalogue_function(catalogue, frame->symbol);
+        const struct report_runtime *lock = report_catalogue_function(catalogue, name);
         if (lock && lock != out->library_runtime) {
             out->runtime = lock;
-            out->function = frame->symbol;
-            out->how = "the memory its futex lies in, and the function of its stack that takes that lock";
+            out->function = name;
+            out->how = frame->symbol ? "the memory its futex lies in, and the function of its stack that takes that lock"
+                                     : "the memory its futex lies in, and the function its stack called to take that "
+                                       "lock";
             return;
         }
-        out->function = frame->symbol; /* the outermost one stays: where the program called in */
+        out->function = name; /* the outermost one stays: where the program called in */
     }
 }
 

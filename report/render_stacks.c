@@ -256,6 +256,11 @@ static void render_frame(struct report_buffer *out, size_t index, const struct h
         const char *name = hd_basename(frame->module);
         report_buffer_escaped(out, name, strlen(name));
         report_buffer_printf(out, "+0x%" PRIx64, frame->module_offset);
+        if (frame->called_as) {
+            report_buffer_puts(out, " (in a call to ");
+            report_buffer_escaped(out, frame->called_as, strlen(frame->called_as));
+            report_buffer_puts(out, ")");
+        }
     } else {
         report_buffer_printf(out, "0x%" PRIx64 " (no file mapped there)", frame->pc);
     }
@@ -478,6 +483,8 @@ void report_frames_json(struct report_json *json, const char *key, const struct 
             report_json_hex(json, "module_offset", frame->module_offset);
         else
             report_json_null(json, "module_offset");
+        if (frame->called_as)
+            report_json_string(json, "called_as", frame->called_as);
         report_json_end_object(json);
     }
     report_json_end_array(json);
