@@ -313,6 +313,28 @@ static void note_earlier_futex_waits(struct hd_snapshot *final, struct hd_snapsh
     }
 }
 
+/* How far apart two stops in one unnamed function may lie: a stripped library's static spin loop (OpenBLAS's,
+ * waiting inside an OpenMP region) is caught at a different instruction each time, all within a few hundred
+ * bytes; a computation moves through functions kilobytes apart. */
+#define UNNAMED_LEAF_SPAN 4096
+
+/* Two leaves in the same place: the same function, or, where no symbol names them ("module+0xoffset"), the same
+ * module within UNNAMED_LEAF_SPAN bytes. */
+static bool same_leaf(const char *a, const char *b)
+{
+    if (strcmp(a, b) == 0)
+        return true;
+    const char *plus_a = strrchr(a, '+'), *plus_b = strrchr(b, '+');
+    if (!plus_a || !plus_b || plus_a - a != plus_b - b || strncmp(a, b, (size_t)(plus_a - a)) != 0 ||
+        strncmp(plus_a, "+0x", 3) != 0 || strncmp(plus_b, "+0x", 3) != 0)
+        return false;
+    char *end_a, *end_b;
+    unsigned long long offset_a = strtoull(plus_a + 3, &end_a, 16), offset_b = strtoull(plus_b + 3, &end_b, 16);
+    if (*end_a || *end_b)
+        return false;
+    return (offset_a > offset_b ? offset_a - offset_b : offset_b - offset_a) <= UNNAMED_LEAF_SPAN;
+}
+
 /* The function each thread in state R ran at each sample that stopped it: the earlier samples' leaves, and the
  * innermost frame of the final stack. */
 static void fold_leaves(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
@@ -337,7 +359,7 @@ static void fold_leaves(struct hd_snapshot *final, struct hd_snapshot **samples,
             summary->leaf_samples = (unsigned)count;
             summary->leaf_same = count > 0;
             for (size_t i = 1; i < count; i++)
-                summary->leaf_same &= strcmp(names[i], names[0]) == 0;
+                summary->leaf_same &= same_leaf(names[i], names[0]);
             free(summary->leaf_function);
             /* when they differ, the last one seen */
             summary->leaf_function = count ? strdup(names[count - 1]) : NULL;
