@@ -35,6 +35,7 @@ def announce(parent):
 
 if __name__ == "__main__":
     threading.Thread(target=announce, args=(os.getpid(),), daemon=True).start()
-    for batch in DataLoader(StuckDataset(), num_workers=1, timeout=0):
+    # forked, whatever the interpreter's default (Python 3.14's is the forkserver): the worker is the parent's child
+    for batch in DataLoader(StuckDataset(), num_workers=1, timeout=0, multiprocessing_context="fork"):
         pass
     sys.exit(1)
