@@ -236,6 +236,15 @@ Test(origin, python_children_of_the_system_python_with_aslr_off)
     expect_python_origins(SYSTEM_PYTHON, true);
 }
 
+/* Python 3.14 of Debian's development suite (its default start method is the forkserver; the fixture names each) */
+Test(origin, python_children_of_cpython_3_14)
+{
+    char python[4200];
+    python_modern(14, python, sizeof python);
+    expect_python_origins(python, false);
+    unlink(python);
+}
+
 /* The newest position-independent CPython 3 of pyenv, in `path`; false when there is none. */
 static bool pyenv_pie_python(char *path, size_t size)
 {

@@ -224,10 +224,11 @@ Test(python_hangs, gil_held_at_fork_of_cpython_3_14)
 /* Debian's python3-h5py: a parent thread inside an h5py call (holding phil) at fork(); the child's read waits for
  * phil for ever. The wait lies in h5py's own extension module, which the catalogue's HDF5 row names by its path, and
  * the child shares the parent's open HDF5 file: orphaned-wait inside HDF5 (h5py), with the HDF5 remedy. */
-Test(python_hangs, h5py_lock_held_at_fork_is_an_orphaned_wait_inside_hdf5)
+static void expect_h5py_lock_held_at_fork(const char *python, unsigned minor)
 {
+    (void)minor;
     struct fixture fixture;
-    fixture_start_python(&fixture, "h5py_fork.py", "hang", NULL, READY_TIMEOUT_MS);
+    start_script(&fixture, python, "h5py_fork.py", "hang");
     pid_t parent = fixture.pids[0], child = fixture.pids[1];
     int status;
     json_object *document = hangdoc_json(parent, &status);
@@ -249,17 +250,36 @@ Test(python_hangs, h5py_lock_held_at_fork_is_an_orphaned_wait_inside_hdf5)
     fixture_stop(&fixture);
 }
 
-/* The look-alike: a child that opened the file itself waits on a pipe for its parent's next request: not hung. */
-Test(python_hangs, an_h5py_child_waiting_for_its_next_request_is_not_hung)
+Test(python_hangs, h5py_lock_held_at_fork_is_an_orphaned_wait_inside_hdf5)
 {
+    python_each_version(0, expect_h5py_lock_held_at_fork);
+}
+
+
+/* The look-alike: a child that opened the file itself waits on a pipe for its parent's next request: not hung. */
+static void expect_h5py_child_not_hung(const char *python, unsigned minor)
+{
+    (void)minor;
     struct fixture fixture;
-    fixture_start_python(&fixture, "h5py_fork.py", "healthy", NULL, READY_TIMEOUT_MS);
+    start_script(&fixture, python, "h5py_fork.py", "healthy");
     int status;
     json_object *document = hangdoc_json(fixture.pids[0], &status);
     cr_assert_eq(status, 0, "not hung: %s", json_object_to_json_string(json_at(document, "findings")));
     cr_assert_eq(json_count_findings(document, "orphaned-wait", 0), 0);
     json_object_put(document);
     fixture_stop(&fixture);
+}
+
+Test(python_hangs, an_h5py_child_waiting_for_its_next_request_is_not_hung)
+{
+    python_each_version(0, expect_h5py_child_not_hung);
+}
+
+/* h5py 3.16 on python3.14. (Its hang above cannot happen there: h5py 3.16 takes phil around fork() itself, so
+ * the fork waits for the holder instead of copying a held lock.) */
+Test(python_hangs, an_h5py_child_waiting_for_its_next_request_is_not_hung_of_cpython_3_14)
+{
+    python_each_version(14, expect_h5py_child_not_hung);
 }
 
 /* ---- a lock-order deadlock of Python locks ------------------------------------------------------------------- */
