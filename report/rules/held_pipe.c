@@ -127,8 +127,10 @@ void report_rule_pipe_held_open(struct report_rule_context *c)
             continue;
         const struct hd_wait *wait = &node->thread->wait;
         const struct hd_fd *first_fd = hd_process_find_fd(process, wait->fds[0]);
-        size_t count;
-        const struct hd_pipe_holder *first = holders_of(snapshot, first_fd->inode, &count);
+        size_t count = 0;
+        const struct hd_pipe_holder *first = first_fd ? holders_of(snapshot, first_fd->inode, &count) : NULL;
+        if (!first)
+            continue; /* reads_only_held_pipes found its holders: not reached */
         char exited[64] = "the process that started it exited";
         if (child)
             snprintf(exited, sizeof exited, "its child %d '%s' exited", (int)child->pid, child->comm);
@@ -146,6 +148,8 @@ void report_rule_pipe_held_open(struct report_rule_context *c)
             (int)first->pid, first->comm, others, holds, count > 1 ? "they exit or close it" : "it exits or closes it");
         for (unsigned i = 0; i < wait->nfds_known && finding; i++) {
             const struct hd_fd *fd = hd_process_find_fd(process, wait->fds[i]);
+            if (!fd)
+                continue;
             rule_evidence(c, finding, "pipe", "fd %d of process %d, pipe %llu, read with no timeout", fd->fd,
                           (int)process->pid, (unsigned long long)fd->inode);
         }
