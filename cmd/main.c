@@ -16,7 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+
+/* The oldest kernel hangdoc runs on: PTRACE_SEIZE and PTRACE_INTERRUPT came in Linux 3.4 (process_vm_readv in
+ * 3.2). The static binary may be copied onto anything; on an older kernel it says so instead of failing oddly. */
+#define KERNEL_MAJOR_MIN 3
+#define KERNEL_MINOR_MIN 4
 
 #define DEFAULT_TIMEOUT_MS 30000
 
@@ -201,7 +207,13 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
             fputs(usage_text, stdout);
             return EXIT_SUCCESS;
         case 'V':
-            printf("hangdoc %s\n", HANGDOC_VERSION);
+            /* the commit it was built from, and whether it is the one static binary (setup.sh release) */
+            printf("hangdoc %s%s%s%s\n", HANGDOC_VERSION, HANGDOC_COMMIT[0] ? " (commit " : "", HANGDOC_COMMIT,
+                   HANGDOC_COMMIT[0] ? ")" : "");
+#if HANGDOC_STATIC
+            printf("statically linked: needs no library, runs on x86_64 Linux %d.%d or later\n", KERNEL_MAJOR_MIN,
+                   KERNEL_MINOR_MIN);
+#endif
             return EXIT_SUCCESS;
         case ':':
             return usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -251,8 +263,24 @@ static int collect_pids(int argc, char **argv, struct hangdoc_options *options)
     return -1;
 }
 
+static bool kernel_too_old(char *release, size_t size)
+{
+    struct utsname name;
+    unsigned major = 0, minor = 0;
+    if (uname(&name) != 0 || sscanf(name.release, "%u.%u", &major, &minor) != 2)
+        return false; /* unknown: try */
+    snprintf(release, size, "%s", name.release);
+    return major < KERNEL_MAJOR_MIN || (major == KERNEL_MAJOR_MIN && minor < KERNEL_MINOR_MIN);
+}
+
 int main(int argc, char **argv)
 {
+    char release[65];
+    if (kernel_too_old(release, sizeof release)) {
+        fprintf(stderr, "hangdoc: Linux %s is older than %d.%d, which hangdoc needs (PTRACE_SEIZE): not supported\n",
+                release, KERNEL_MAJOR_MIN, KERNEL_MINOR_MIN);
+        return EXIT_NO_TARGET;
+    }
     struct hangdoc_options options = {
         .samples = PROBE_DEFAULT_SAMPLES,
         .interval_ms = PROBE_DEFAULT_INTERVAL_MS,

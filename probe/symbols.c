@@ -17,6 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if HANGDOC_STATIC
+/* libstdc++'s demangler (cxxabi.h), linked in from libstdc++.a in the static binary */
+char *__cxa_demangle(const char *mangled, char *buffer, size_t *length, int *status);
+#endif
+
 #define SYMBOLS_MAX (8u << 20) /* per file: a hostile section header must not make us allocate without bound */
 #define LOADS_MAX 64
 #define OVERLAP_SCAN 64        /* symbols scanned back from the nearest start, for ones that nest or overlap */
@@ -691,10 +696,14 @@ static char *demangled(struct probe_symbols *symbols, const char *name)
         return strndup(name, length);
     if (!symbols->demangler_looked_up) {
         symbols->demangler_looked_up = true;
+#if HANGDOC_STATIC
+        symbols->demangle = __cxa_demangle; /* linked in from libstdc++.a: a static binary loads nothing */
+#else
         /* libstdc++ has the demangler; loading it only when a C++ name shows up keeps C targets cheap */
         symbols->libstdcxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
         if (symbols->libstdcxx)
             *(void **)&symbols->demangle = dlsym(symbols->libstdcxx, "__cxa_demangle");
+#endif
     }
     char *unversioned = strndup(name, length);
     int status = -1;
