@@ -118,7 +118,10 @@ Test(cli, version)
     struct run_result result;
     hangdoc_run(&result, (const char *[]){ "--version", NULL });
     cr_assert_eq(result.exit_status, 0);
-    cr_assert_str_eq(result.out, "hangdoc " HANGDOC_VERSION "\n");
+    /* with the commit it was built from, when built from a git checkout */
+    const char *expected = HANGDOC_COMMIT[0] ? "hangdoc " HANGDOC_VERSION " (commit " HANGDOC_COMMIT ")\n"
+                                             : "hangdoc " HANGDOC_VERSION "\n";
+    cr_assert_str_eq(result.out, expected);
     run_result_free(&result);
 }
 
