@@ -33,6 +33,23 @@ uint64_t report_signal_wait_ends_on(const struct hd_process *process, const stru
     return 0;
 }
 
+/* The standard signals' names on Linux (x86_64 and aarch64 number them alike), by number: glibc's sigabbrev_np
+ * came in 2.32, after the distributions hangdoc builds on (Debian 11: 2.31; RHEL 8: 2.28). */
+static const char *const signal_names[] = {
+    [SIGHUP] = "HUP",   [SIGINT] = "INT",       [SIGQUIT] = "QUIT", [SIGILL] = "ILL",       [SIGTRAP] = "TRAP",
+    [SIGABRT] = "ABRT", [SIGBUS] = "BUS",       [SIGFPE] = "FPE",   [SIGKILL] = "KILL",     [SIGUSR1] = "USR1",
+    [SIGSEGV] = "SEGV", [SIGUSR2] = "USR2",     [SIGPIPE] = "PIPE", [SIGALRM] = "ALRM",     [SIGTERM] = "TERM",
+    [SIGSTKFLT] = "STKFLT", [SIGCHLD] = "CHLD", [SIGCONT] = "CONT", [SIGSTOP] = "STOP",     [SIGTSTP] = "TSTP",
+    [SIGTTIN] = "TTIN", [SIGTTOU] = "TTOU",     [SIGURG] = "URG",   [SIGXCPU] = "XCPU",     [SIGXFSZ] = "XFSZ",
+    [SIGVTALRM] = "VTALRM", [SIGPROF] = "PROF", [SIGWINCH] = "WINCH", [SIGIO] = "IO",       [SIGPWR] = "PWR",
+    [SIGSYS] = "SYS",
+};
+
+const char *report_signal_abbreviation(int number)
+{
+    return number > 0 && (size_t)number < sizeof signal_names / sizeof signal_names[0] ? signal_names[number] : NULL;
+}
+
 void report_signal_names(uint64_t signals, char *out, size_t size)
 {
     size_t used = 0;
@@ -42,7 +59,7 @@ void report_signal_names(uint64_t signals, char *out, size_t size)
     for (int number = 1; number <= 64 && used < size; number++) {
         if (!(signals & REPORT_SIGNAL_BIT(number)))
             continue;
-        const char *abbreviation = number < SIGRTMIN ? sigabbrev_np(number) : NULL;
+        const char *abbreviation = report_signal_abbreviation(number);
         int written = abbreviation
                           ? snprintf(out + used, size - used, "%sSIG%s", used ? ", " : "", abbreviation)
                           : snprintf(out + used, size - used, "%ssignal %d", used ? ", " : "", number);

@@ -27,3 +27,5 @@ uint64_t report_signals_caught(const struct hd_process *process);
 
 /* "SIGCHLD, SIGALRM" into out (at most `size` bytes, NUL-terminated); "" for an empty set. */
 void report_signal_names(uint64_t signals, char *out, size_t size);
+/* "KILL" for 9, and so on for the standard signals; NULL for a real-time or unknown one. */
+const char *report_signal_abbreviation(int number);

@@ -2,6 +2,8 @@
  * and waiting-on-workers, a thread that only waits for processes that are themselves asleep forever. */
 #include "rule.h"
 
+#include "../signals.h"
+
 #include "../describe.h"
 
 #include <signal.h>
@@ -40,7 +42,8 @@ static void describe_exit(int status, char *out, size_t size)
     if (signal == 0)
         snprintf(out, size, "exited with status %d", (status >> 8) & 0xff);
     else if (signal != 0x7f)
-        snprintf(out, size, "killed by SIG%s (%d)%s", sigabbrev_np(signal) ? sigabbrev_np(signal) : "?", signal,
+        snprintf(out, size, "killed by SIG%s (%d)%s",
+                 report_signal_abbreviation(signal) ? report_signal_abbreviation(signal) : "?", signal,
                  status & 0x80 ? ", core dumped" : "");
     else
         snprintf(out, size, "stopped (wait status 0x%x)", (unsigned)status);
