@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,17 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+void harness_close_from(int first)
+{
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)first, ~0U, 0) == 0)
+        return;
+#endif
+    long last = sysconf(_SC_OPEN_MAX);
+    for (long fd = first; fd < (last > 0 ? last : 1024); fd++)
+        close((int)fd);
+}
 
 #define READY_TIMEOUT_MS 15000
 #define HANGDOC_TIMEOUT_MS 60000
@@ -120,7 +132,7 @@ static pid_t spawn_in_own_group(const char *path, const char *const *argv, int o
             dup2(ready_fd, 3);
         /* nothing else of the test runner's (Criterion's shared-memory arenas, other tests' pipes) leaks into the
          * fixture: what a forked child inherits is part of what hangdoc reports */
-        close_range(ready_fd >= 0 ? 4 : 3, ~0U, 0);
+        harness_close_from(ready_fd >= 0 ? 4 : 3);
         execv(path, (char *const *)argv);
         _exit(127);
     }
@@ -141,7 +153,7 @@ static void guard_group(struct fixture *group)
         setpgid(0, 0); /* not ended with the test's own group */
         if (dup2(pipe_fds[0], 3) != 3)
             _exit(1);
-        close_range(4, ~0U, 0); /* no other guard's write end, no pipe of the test's */
+        harness_close_from(4); /* no other guard's write end, no pipe of the test's */
         char byte;
         ssize_t got;
         while ((got = read(3, &byte, 1)) < 0 && errno == EINTR)
@@ -310,7 +322,7 @@ void program_run_as(struct run_result *result, int as_uid, const char *const *ar
         dup2(err_pipe[1], 2);
         if (as_uid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)as_uid) != 0 || setuid((uid_t)as_uid) != 0))
             _exit(126);
-        close_range(3, ~0U, 0);
+        harness_close_from(3);
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }

@@ -20,6 +20,10 @@ struct fixture {
     int guard_pipe; /* its write end: a byte dismisses the guard, end of file makes it kill */
 };
 
+/* Closes every fd from `first` on, in a child about to exec: close_range(2) where the kernel has it (5.9), each
+ * one otherwise; glibc's wrapper came in 2.34, after Debian 11's. */
+void harness_close_from(int first);
+
 /* Starts scenarios/<name> and waits (bounded) for its ready line; aborts the test when it does not come. */
 void fixture_start(struct fixture *fixture, const char *name);
 /* The same with a deadline of the caller's for the ready line (fixtures that import large Python modules). */

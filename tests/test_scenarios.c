@@ -703,8 +703,10 @@ static void expect_atexit_lock_held_at_fork(const char *attributed_by, const cha
     json_object *thread = json_thread(json_process(document, child), child);
     cr_assert_str_eq(json_string_at(thread, "wait.kind"), "futex");
     cr_assert_str_eq(json_string_at(thread, "wait.lock.kind"), "unknown", "a libc low-level lock records no owner");
-    /* the lock lives in libc's .bss: private memory, the child's own copy */
-    cr_assert_str_eq(json_string_at(thread, "wait.mapping.kind"), "anonymous-private");
+    /* the lock lives in libc's data (.bss from glibc 2.34, .data before): private memory, the child's own copy */
+    const char *mapping = json_string_at(thread, "wait.mapping.kind");
+    cr_assert(mapping && (strcmp(mapping, "anonymous-private") == 0 || strcmp(mapping, "file-private") == 0),
+              "private memory: %s", mapping ? mapping : "(none)");
     json_object *orphaned = expect_findings(document, "orphaned-wait", 1);
     cr_assert_eq(json_int_at(orphaned, "tid", -1), child);
     /* the futex lies in libc's .bss, and the child's stack is in the function that takes the atexit lock */
@@ -720,8 +722,16 @@ static void expect_atexit_lock_held_at_fork(const char *attributed_by, const cha
     fixture_stop(&fixture);
 }
 
+/* The names libc6-dbg gives are checked where it is installed (setup.sh installs it on Debian 12). */
+static void need_libc_debug_files(void)
+{
+    if (system("dpkg-query -W -f='${Status}' libc6-dbg 2>/dev/null | grep -q 'install ok installed'") != 0)
+        cr_skip_test("libc6-dbg is not installed: the names of glibc's static functions are not there to check");
+}
+
 Test(scenarios, atexit_lock_held_at_fork)
 {
+    need_libc_debug_files();
     expect_atexit_lock_held_at_fork(BY_DEBUG_FILES, "__internal_atexit"); /* libc6-dbg names it */
 }
 
@@ -764,6 +774,7 @@ static void expect_time_zone_lock_held_at_fork(const char *function)
 
 Test(scenarios, libc_time_zone_lock_held_at_fork_is_named_by_the_function_that_takes_it)
 {
+    need_libc_debug_files();
     expect_time_zone_lock_held_at_fork("__tz_convert"); /* libc6-dbg names it */
 }
 

@@ -70,7 +70,7 @@ static pid_t start_daemon(const char *log, const char *const *argv)
         dup2(null, 0);
         dup2(out, 1);
         dup2(out, 2);
-        close_range(3, ~0U, 0);
+        harness_close_from(3);
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }

@@ -16,7 +16,14 @@ def main() -> int:
         schema = json.load(schema_file)
     with open(report_path, encoding="utf-8") as report_file:
         report = json.load(report_file)
-    validator = jsonschema.Draft202012Validator(schema)
+    # python3-jsonschema 3.2 (Debian 11, Ubuntu 22.04) knows drafts up to 7: the schema's $defs are then only
+    # JSON pointers, and the 2020-12 keywords it does not know are not checked, the rest is
+    draft = getattr(jsonschema, "Draft202012Validator", None)
+    if draft is None:
+        # its resolver cannot join "#/$defs/..." to the schema's urn: $id; without the $id they resolve locally
+        draft = jsonschema.Draft7Validator
+        schema = {key: value for key, value in schema.items() if key not in ("$id", "$schema")}
+    validator = draft(schema)
     validator.check_schema(schema)
     errors = sorted(validator.iter_errors(report), key=lambda error: list(error.absolute_path))
     for error in errors:

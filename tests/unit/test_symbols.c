@@ -890,7 +890,8 @@ static void compare_names_in(const char *wanted, size_t stride, size_t ahead)
     cr_assert(dl_iterate_phdr(find_loaded, &module), "%s is loaded", wanted);
     struct reference reference = { 0 };
     if (!read_reference(module.path, &reference) && wanted[0]) {
-        cr_log_warn("%s has no .symtab and no debug file by build-id here: not compared", module.path);
+        /* info, not a warning: Criterion 2.3 (Debian 11) exits 1 after a warning of a test that passed */
+        cr_log_info("%s has no .symtab and no debug file by build-id here: not compared", module.path);
         return;
     }
     struct probe_symbols *symbols = probe_symbols_new();
