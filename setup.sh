@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # hangdoc's entry point for a newcomer and for CI, on Debian 12 as root:
-#   bash setup.sh demo   install what is missing, build, run `hangdoc demo`
-#   bash setup.sh test   install what is missing, build with warnings as errors, run the whole suite, then build
-#                        again with AddressSanitizer + UBSan and run the suite once more
+#   bash setup.sh demo     install what the build needs, build hangdoc alone, run `hangdoc demo`
+#   bash setup.sh test     install what is missing, build with warnings as errors, run the whole suite, then build
+#                          again with AddressSanitizer + UBSan and run the suite once more
+#   bash setup.sh release  install what the build needs, build one static binary: dist/hangdoc-VERSION-x86_64-linux
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# Debian 12 packages: the build, the libraries (pkg-config names in meson.build), the test runner, man for the
+# Debian 12 packages. The build's: the compiler, meson and ninja, and the libraries (pkg-config names in
+# meson.build; libproc2 is optional). The suite's: the test runner, man for the
 # man page test, binutils' strip for the stripped stack fixture, python3-jsonschema to validate the JSON reports
 # against their schema, python3-torch and python3-numpy for the DataLoader scenarios (run with /usr/bin/python3),
 # libc6-dbg so that libc's internal functions have names in the stacks (the scenarios that name one of libc's locks
@@ -19,10 +21,10 @@ cd "$(dirname "$0")"
 # nginx-light, redis-server, tmux, tini and dumb-init for the healthy real programs a fleet scan must call not hung
 # (tests/test_real_software.c; their services are not started: policy_rc_d below); debootstrap for the chroot of
 # Debian's development suite (python3.14, PyTorch 2.x) that tests/modern/chroot.sh builds once under /var/cache.
-packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev
-          libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy libc6-dbg libgfortran5
-          python3-pyqt5 python3-grpcio python3-h5py clang libclang-rt-14-dev lld gdb strace slurm-wlm munge graphviz
-          postgresql-15 nginx-light redis-server tmux tini dumb-init debootstrap)
+build_packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev)
+test_packages=(libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy libc6-dbg libgfortran5
+               python3-pyqt5 python3-grpcio python3-h5py clang libclang-rt-14-dev lld gdb strace slurm-wlm munge
+               graphviz postgresql-15 nginx-light redis-server tmux tini dumb-init debootstrap)
 
 # step WHAT COMMAND...: one line for the step; the command's own output goes to a log shown only if it fails
 log=${TMPDIR:-/tmp}/hangdoc-setup.$$.log
@@ -42,9 +44,10 @@ step() {
     fi
 }
 
+# install_missing PACKAGE...: what of them is not installed yet
 install_missing() {
     local missing=() package
-    for package in "${packages[@]}"; do
+    for package in "$@"; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
@@ -125,17 +128,33 @@ PY
 
 case "${1:-}" in
 demo)
-    install_missing
-    build build
+    # the demo needs hangdoc alone: the build's packages, and a build without the test suite
+    install_missing "${build_packages[@]}"
+    build build -Dtests=false
     ./build/hangdoc demo
     ;;
+release)
+    # one static binary: dist/hangdoc-VERSION-x86_64-linux
+    install_missing "${build_packages[@]}"
+    build build-release -Dstatic=true -Dtests=false -Dbuildtype=release
+    version=$(sed -n "s/^  version : '\(.*\)',$/\1/p" meson.build)
+    mkdir -p dist
+    strip -o "dist/hangdoc-$version-x86_64-linux" build-release/hangdoc
+    echo "setup.sh: dist/hangdoc-$version-x86_64-linux ($(stat -c %s "dist/hangdoc-$version-x86_64-linux") bytes):"
+    "dist/hangdoc-$version-x86_64-linux" --version
+    ;;
 test)
-    install_missing
+    install_missing "${build_packages[@]}" "${test_packages[@]}"
     step "unpacking OpenBLAS's OpenMP build for a scenario" unpack_openblas_openmp
     # Python 3.14 and PyTorch 2.x, from Debian's development suite: a chroot built once, outside the clone; when it
     # cannot be built, the script says why in one line and those tests skip with it
     printf 'setup.sh: the chroot of Debian'"'"'s development suite (built once) ...\n'
     bash tests/modern/chroot.sh
+    # a build the demo configured without the suite gets it back
+    if [ -f build/build.ninja ] && meson introspect build --buildoptions |
+        python3 -c 'import json, sys; sys.exit(any(o["name"] == "tests" and not o["value"] for o in json.load(sys.stdin)) == 0)'; then
+        step "configuring build with the test suite" meson configure build -Dtests=true
+    fi
     build build
     # The sanitized build compiles while the plain suite runs (its tests mostly sleep in their fixtures' waits): on
     # one core at the lowest priority, so that the tests' processes keep theirs; it is done long before the suite.
@@ -165,7 +184,7 @@ test)
     exit $status
     ;;
 *)
-    echo "usage: bash setup.sh demo|test" >&2
+    echo "usage: bash setup.sh demo|test|release" >&2
     exit 64
     ;;
 esac
