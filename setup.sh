@@ -4,6 +4,8 @@
 #   bash setup.sh test     install what is missing, build with warnings as errors, run the whole suite, then build
 #                          again with AddressSanitizer + UBSan and run the suite once more
 #   bash setup.sh release  install what the build needs, build one static binary: dist/hangdoc-VERSION-x86_64-linux
+#   bash setup.sh portability  the static binary in a bare Debian 11 chroot, the build and tests in another
+#                          (tests/portability/run.sh; CI runs it after the suite)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -143,6 +145,11 @@ release)
     echo "setup.sh: dist/hangdoc-$version-x86_64-linux ($(stat -c %s "dist/hangdoc-$version-x86_64-linux") bytes):"
     "dist/hangdoc-$version-x86_64-linux" --version
     ;;
+portability)
+    # the static binary in a bare Debian 11 chroot, and the build and tests from source in another (issue 27)
+    install_missing "${build_packages[@]}" debootstrap
+    bash tests/portability/run.sh
+    ;;
 test)
     install_missing "${build_packages[@]}" "${test_packages[@]}"
     step "unpacking OpenBLAS's OpenMP build for a scenario" unpack_openblas_openmp
@@ -184,7 +191,7 @@ test)
     exit $status
     ;;
 *)
-    echo "usage: bash setup.sh demo|test|release" >&2
+    echo "usage: bash setup.sh demo|test|release|portability" >&2
     exit 64
     ;;
 esac

@@ -1,0 +1,82 @@
+#!/bin/bash
+# bash setup.sh portability: hangdoc where its users are (issue 27), proved in chroots of Debian releases built once
+# under /var/cache/hangdoc (chroots.sh):
+#   1. the static binary (setup.sh release), copied into a bare Debian 11 chroot where nothing is installed,
+#      diagnoses the demo's hung tree started there: inherited-lock, exit 2;
+#   2. the project builds from source in a Debian 11 chroot with only Debian 11's packages (meson 0.56, gcc 10,
+#      glibc 2.31, procps 3.3 without libproc2, libunwind 1.3, elfutils 0.183, json-c 0.15, Criterion 2.3), with
+#      warnings as errors, and passes its unit and scenario tests there.
+# Each check prints one line; the script fails if one fails. Processes started in a chroot are processes of this
+# kernel; each chroot's mounts live in a mount namespace that ends with the command.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/chroots.sh
+
+cache=${HANGDOC_CHROOT_CACHE:-/var/cache/hangdoc}
+log=${TMPDIR:-/tmp}/hangdoc-portability.$$.log
+: >"$log"
+failed=0
+
+say() {
+    local status=$1
+    shift
+    if [ "$status" -eq 0 ]; then
+        echo "portability: $* ... passed"
+    else
+        echo "portability: $* ... FAILED (log: $log)"
+        failed=1
+    fi
+}
+
+# Debian 11's packages for building hangdoc and running its unit and scenario tests
+build_packages="gcc libc6-dev binutils meson ninja-build pkg-config libunwind-dev libelf-dev libjson-c-dev
+libcriterion-dev python3 python3-jsonschema man-db"
+
+# ensure_chroot ROOT [PACKAGES]: the Debian 11 chroot ROOT, with PACKAGES installed (its stamp names them)
+ensure_chroot() {
+    local root=$1 packages=${2:-}
+    local stamp="$root/.hangdoc-packages"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(echo $packages)" ]; then
+        return 0
+    fi
+    echo "portability: building $root (Debian 11, once) ..."
+    chroot_debootstrap bullseye "$root" "$log" || return 1
+    if [ -n "$packages" ]; then
+        chroot_apt "$root" update >>"$log" 2>&1 &&
+            chroot_apt "$root" install -y --no-install-recommends $packages >>"$log" 2>&1 || return 1
+    fi
+    echo $packages >"$stamp"
+}
+
+static_binary_in_a_bare_chroot() {
+    local root="$cache/bullseye-bare" binary output status
+    bash setup.sh release >>"$log" 2>&1 || return 1
+    binary=$(ls dist/hangdoc-*-x86_64-linux | head -n 1)
+    ensure_chroot "$root" || return 1
+    cp "$binary" "$root/hangdoc"
+    output=$(chroot_run "$root" /hangdoc demo 2>&1)
+    status=$?
+    rm -f "$root/hangdoc"
+    echo "$output" >>"$log"
+    [ "$status" -eq 2 ] && grep -q '\[inherited-lock, certain\]' <<<"$output"
+}
+
+source_build_on_debian_11() {
+    local root="$cache/bullseye-build"
+    ensure_chroot "$root" "$build_packages" || return 1
+    rm -rf "$root/src" && mkdir -p "$root/src" || return 1
+    git ls-files -z | xargs -0 tar -c | tar -x -C "$root/src" || return 1
+    chroot_run "$root" /bin/sh -c '
+        cd /src &&
+            meson setup build --werror &&
+            ninja -C build &&
+            meson test -C build --suite unit --num-processes 2 --print-errorlogs &&
+            meson test -C build scenarios --print-errorlogs' >>"$log" 2>&1
+}
+
+static_binary_in_a_bare_chroot
+say $? "the static binary diagnoses the demo in a bare Debian 11 chroot (inherited-lock, exit 2)"
+source_build_on_debian_11
+say $? "built from source in a Debian 11 chroot with its own packages; unit and scenario tests pass"
+[ "$failed" -eq 0 ] && rm -f "$log"
+exit "$failed"
