@@ -4,8 +4,8 @@
 #   bash setup.sh test     install what is missing, build with warnings as errors, run the whole suite, then build
 #                          again with AddressSanitizer + UBSan and run the suite once more
 #   bash setup.sh release  install what the build needs, build one static binary: dist/hangdoc-VERSION-x86_64-linux
-#   bash setup.sh portability  the static binary in a bare Debian 11 chroot, the build and tests in another
-#                          (tests/portability/run.sh; CI runs it after the suite)
+#   bash setup.sh portability  the static binary in a bare Debian 11 chroot, the build and tests in another, the
+#                          Debian package in Debian 13 (tests/portability/run.sh; CI runs it after the suite)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -147,7 +147,7 @@ release)
     ;;
 portability)
     # the static binary in a bare Debian 11 chroot, and the build and tests from source in another (issue 27)
-    install_missing "${build_packages[@]}" debootstrap
+    install_missing "${build_packages[@]}" debootstrap debhelper dpkg-dev
     bash tests/portability/run.sh
     ;;
 test)

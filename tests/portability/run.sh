@@ -5,7 +5,9 @@
 #      diagnoses the demo's hung tree started there: inherited-lock, exit 2;
 #   2. the project builds from source in a Debian 11 chroot with only Debian 11's packages (meson 0.56, gcc 10,
 #      glibc 2.31, procps 3.3 without libproc2, libunwind 1.3, elfutils 0.183, json-c 0.15, Criterion 2.3), with
-#      warnings as errors, and passes its unit and scenario tests there.
+#      warnings as errors, and passes its unit and scenario tests there;
+#   3. the Debian package (debian/, dpkg-buildpackage -us -uc -b, in a copy of the source outside the clone)
+#      installs with apt in a Debian 13 chroot, and `hangdoc demo` works there.
 # Each check prints one line; the script fails if one fails. Processes started in a chroot are processes of this
 # kernel; each chroot's mounts live in a mount namespace that ends with the command.
 set -uo pipefail
@@ -32,15 +34,16 @@ say() {
 build_packages="gcc libc6-dev binutils meson ninja-build pkg-config libunwind-dev libelf-dev libjson-c-dev
 libcriterion-dev python3 python3-jsonschema man-db"
 
-# ensure_chroot ROOT [PACKAGES]: the Debian 11 chroot ROOT, with PACKAGES installed (its stamp names them)
+# ensure_chroot ROOT [PACKAGES [SUITE]]: the chroot ROOT of SUITE (Debian 11 by default), with PACKAGES installed
+# (its stamp names them)
 ensure_chroot() {
-    local root=$1 packages=${2:-}
+    local root=$1 packages=${2:-} suite=${3:-bullseye}
     local stamp="$root/.hangdoc-packages"
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(echo $packages)" ]; then
         return 0
     fi
-    echo "portability: building $root (Debian 11, once) ..."
-    chroot_debootstrap bullseye "$root" "$log" || return 1
+    echo "portability: building $root (Debian $suite, once) ..."
+    chroot_debootstrap "$suite" "$root" "$log" || return 1
     if [ -n "$packages" ]; then
         chroot_apt "$root" update >>"$log" 2>&1 &&
             chroot_apt "$root" install -y --no-install-recommends $packages >>"$log" 2>&1 || return 1
@@ -74,9 +77,41 @@ source_build_on_debian_11() {
             meson test -C build scenarios --print-errorlogs' >>"$log" 2>&1
 }
 
+debian_package_on_debian_13() {
+    local root="$cache/trixie-deb" build package status output
+    build=$(mktemp -d) || return 1
+    mkdir "$build/hangdoc" && git ls-files -z | xargs -0 tar -c | tar -x -C "$build/hangdoc" &&
+        (cd "$build/hangdoc" && dpkg-buildpackage -us -uc -b) >>"$log" 2>&1 &&
+        ensure_chroot "$root" "" trixie
+    status=$?
+    package=$(ls "$build"/hangdoc_*_amd64.deb 2>/dev/null | head -n 1)
+    if [ "$status" -eq 0 ] && [ -n "$package" ]; then
+        cp "$package" "$root/root/hangdoc.deb"
+        chroot_run "$root" dpkg --purge hangdoc >>"$log" 2>&1
+        chroot_apt "$root" update >>"$log" 2>&1 &&
+            chroot_apt "$root" install -y --no-install-recommends /root/hangdoc.deb >>"$log" 2>&1
+        status=$?
+        rm -f "$root/root/hangdoc.deb"
+        if [ "$status" -eq 0 ]; then
+            output=$(chroot_run "$root" hangdoc demo 2>&1)
+            status=$?
+            echo "$output" >>"$log"
+            [ "$status" -eq 2 ] && grep -q '\[inherited-lock, certain\]' <<<"$output" &&
+                [ -f "$root/usr/share/man/man1/hangdoc.1.gz" ] && [ -f "$root/usr/share/hangdoc/hangdoc.report-2.schema.json" ]
+            status=$?
+        fi
+    else
+        status=1
+    fi
+    rm -rf "$build"
+    return "$status"
+}
+
 static_binary_in_a_bare_chroot
 say $? "the static binary diagnoses the demo in a bare Debian 11 chroot (inherited-lock, exit 2)"
 source_build_on_debian_11
 say $? "built from source in a Debian 11 chroot with its own packages; unit and scenario tests pass"
+debian_package_on_debian_13
+say $? "the Debian package installs with apt in a Debian 13 chroot, with its man page and schemas; the demo runs"
 [ "$failed" -eq 0 ] && rm -f "$log"
 exit "$failed"
