@@ -211,13 +211,18 @@ void fixture_start_command(struct fixture *fixture, const char *path, const char
     }
 }
 
-void fixture_start_python(struct fixture *fixture, const char *script, const char *first, const char *second,
-                          long ready_timeout_ms)
+void fixture_start_python_with(struct fixture *fixture, const char *python, const char *script, const char *first,
+                               const char *second, long ready_timeout_ms)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/tests/scenarios/%s", environment_or_die("HANGDOC_SOURCE_ROOT"), script);
-    fixture_start_command(fixture, "/usr/bin/python3", (const char *[]){ "/usr/bin/python3", path, first, second, NULL },
-                          ready_timeout_ms);
+    fixture_start_command(fixture, python, (const char *[]){ python, path, first, second, NULL }, ready_timeout_ms);
+}
+
+void fixture_start_python(struct fixture *fixture, const char *script, const char *first, const char *second,
+                          long ready_timeout_ms)
+{
+    fixture_start_python_with(fixture, "/usr/bin/python3", script, first, second, ready_timeout_ms);
 }
 
 void fixture_stop(struct fixture *fixture)

@@ -35,6 +35,9 @@ void fixture_start_command(struct fixture *fixture, const char *path, const char
  * /usr/bin/python3 and up to two arguments (NULL when fewer). */
 void fixture_start_python(struct fixture *fixture, const char *script, const char *first, const char *second,
                           long ready_timeout_ms);
+/* The same with the interpreter `python` (a path, or a launcher such as python_modern()'s). */
+void fixture_start_python_with(struct fixture *fixture, const char *python, const char *script, const char *first,
+                               const char *second, long ready_timeout_ms);
 /* Kills the fixture's process group and every pid it reported, and reaps the leader. Idempotent. */
 void fixture_stop(struct fixture *fixture);
 /* Stops every fixture still running: the suite's .fini. */

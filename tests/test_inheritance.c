@@ -478,10 +478,17 @@ Test(inheritance, idle_dataloader_workers_are_not_hung)
     fixture_stop(&fixture);
 }
 
-Test(inheritance, spawn_pool_workers_are_spawned_not_forked)
+/* Starts the python_fixture.c launcher `name` with the interpreter `python`. */
+static void start_with_python(struct fixture *fixture, const char *name, const char *python)
+{
+    const char *launcher = fixture_path(name);
+    fixture_start_command(fixture, launcher, (const char *[]){ launcher, python, NULL }, PYTHON_READY_TIMEOUT_MS);
+}
+
+static void expect_spawn_pool(const char *python)
 {
     struct fixture fixture;
-    fixture_start_within(&fixture, "mp_pool_spawn", PYTHON_READY_TIMEOUT_MS);
+    start_with_python(&fixture, "mp_pool_spawn", python);
     json_object *document = diagnose(fixture.pids[0], NULL, NOT_HUNG);
     expect_not_hung(document);
     cr_assert_str_eq(json_string_at(document, "snapshot.python_start_method"), "spawn");
@@ -493,10 +500,23 @@ Test(inheritance, spawn_pool_workers_are_spawned_not_forked)
     fixture_stop(&fixture);
 }
 
-Test(inheritance, forkserver_pool_workers_come_from_the_forkserver)
+Test(inheritance, spawn_pool_workers_are_spawned_not_forked)
+{
+    expect_spawn_pool("/usr/bin/python3");
+}
+
+Test(inheritance, spawn_pool_workers_are_spawned_not_forked_on_3_14)
+{
+    char python[4200];
+    python_modern(14, python, sizeof python);
+    expect_spawn_pool(python);
+    unlink(python);
+}
+
+static void expect_forkserver_pool(const char *python)
 {
     struct fixture fixture;
-    fixture_start_within(&fixture, "mp_pool_forkserver", PYTHON_READY_TIMEOUT_MS);
+    start_with_python(&fixture, "mp_pool_forkserver", python);
     pid_t forkserver = fixture.pids[fixture.npids - 1];
     json_object *document = diagnose(fixture.pids[0], NULL, NOT_HUNG);
     expect_not_hung(document);
@@ -509,6 +529,19 @@ Test(inheritance, forkserver_pool_workers_come_from_the_forkserver)
     }
     json_object_put(document);
     fixture_stop(&fixture);
+}
+
+Test(inheritance, forkserver_pool_workers_come_from_the_forkserver)
+{
+    expect_forkserver_pool("/usr/bin/python3");
+}
+
+Test(inheritance, forkserver_pool_workers_come_from_the_forkserver_on_3_14)
+{
+    char python[4200];
+    python_modern(14, python, sizeof python);
+    expect_forkserver_pool(python);
+    unlink(python);
 }
 
 /* ---- a runtime that spins in the forked child (issue 13) ------------------------------------------------------ */

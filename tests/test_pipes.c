@@ -164,11 +164,16 @@ static void expect_full_pipe(json_object *document, pid_t parent, pid_t child, p
 }
 
 /* ready <parent> <child> <parent's thread in wait4> <child's thread in write>; the child started as `origin` */
-static void expect_deadlock_on_full_pipe(const char *fixture_name, const char *origin, const char *const *remedy_parts,
-                                         const char *other_remedy)
+static void expect_deadlock_on_full_pipe_with(const char *python, const char *fixture_name, const char *origin,
+                                              const char *const *remedy_parts, const char *other_remedy)
 {
     struct fixture fixture;
-    fixture_start_within(&fixture, fixture_name, PYTHON_READY_TIMEOUT_MS);
+    if (python) {
+        const char *launcher = fixture_path(fixture_name);
+        fixture_start_command(&fixture, launcher, (const char *[]){ launcher, python, NULL }, PYTHON_READY_TIMEOUT_MS);
+    } else {
+        fixture_start_within(&fixture, fixture_name, PYTHON_READY_TIMEOUT_MS);
+    }
     cr_assert_eq(fixture.npids, 4, "ready parent child waiter writer");
     pid_t parent = fixture.pids[0], child = fixture.pids[1], waiter = fixture.pids[2], writer = fixture.pids[3];
     cr_assert_eq(waiter, parent, "the parent's main thread waits for the child");
@@ -183,6 +188,13 @@ static void expect_deadlock_on_full_pipe(const char *fixture_name, const char *o
     json_object_put(first);
     json_object_put(second);
     fixture_stop(&fixture);
+}
+
+/* With Debian's python3 (the launcher's own) */
+static void expect_deadlock_on_full_pipe(const char *fixture_name, const char *origin, const char *const *remedy_parts,
+                                         const char *other_remedy)
+{
+    expect_deadlock_on_full_pipe_with(NULL, fixture_name, origin, remedy_parts, other_remedy);
 }
 
 static const char *const QUEUE_REMEDY[] = { "cancel_join_thread", "before join", NULL };
@@ -272,6 +284,24 @@ Test(pipes, queue_joined_before_it_is_read_under_the_default_start_method_of_3_1
 Test(pipes, popen_stdout_pipe_waited_for_without_reading)
 {
     expect_deadlock_on_full_pipe("subprocess_pipe", "exec", SUBPROCESS_REMEDY, "cancel_join_thread");
+}
+
+/* The same with python3.14: its subprocess spawns with vfork or posix_spawn, the child is exec'd all the same */
+Test(pipes, popen_stdout_pipe_waited_for_without_reading_on_3_14)
+{
+    char python[4200];
+    python_modern(14, python, sizeof python);
+    expect_deadlock_on_full_pipe_with(python, "subprocess_pipe", "exec", SUBPROCESS_REMEDY, "cancel_join_thread");
+    unlink(python);
+}
+
+/* The queue join under fork, named, on python3.14 */
+Test(pipes, queue_joined_before_it_is_read_under_fork_on_3_14)
+{
+    char python[4200];
+    python_modern(14, python, sizeof python);
+    expect_deadlock_on_full_pipe_with(python, "mp_queue_join_fork", "forked", QUEUE_REMEDY, "communicate()");
+    unlink(python);
 }
 
 /* ---- look-alikes that are not hung ---------------------------------------------------------------------------- */

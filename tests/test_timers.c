@@ -4,6 +4,7 @@
  * ledger keeps (probe/ledger.h, tested last here); the threshold is the smallest (1 s), to keep the fixtures short,
  * and the sampling longer than it (6 samples, 1.25 s). */
 #include "harness.h"
+#include "python_harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -110,10 +111,10 @@ Test(timers, an_idle_server_whose_acceptor_waits_on_a_listening_socket_is_not_hu
 
 /* multiprocessing.Pool, a worker killed with its task: the subject is the main thread in AsyncResult.get(), not an
  * idle worker, and the replacement worker is named. */
-Test(timers, a_pool_whose_killed_worker_was_replaced_names_the_waiting_main_thread)
+static void expect_replaced_worker(const char *python)
 {
     struct fixture fixture;
-    fixture_start_python(&fixture, "pool_killed.py", NULL, NULL, PYTHON_READY_TIMEOUT_MS);
+    fixture_start_python_with(&fixture, python, "pool_killed.py", NULL, NULL, PYTHON_READY_TIMEOUT_MS);
     pid_t parent = fixture.pids[0], replacement = fixture.pids[1];
     json_object *document = diagnose(parent, HUNG);
     json_object *finding = the_finding(document, "replaced-worker", parent);
@@ -130,6 +131,20 @@ Test(timers, a_pool_whose_killed_worker_was_replaced_names_the_waiting_main_thre
                  "the pool's cycles and idle workers are the same hang");
     json_object_put(document);
     fixture_stop(&fixture);
+}
+
+Test(timers, a_pool_whose_killed_worker_was_replaced_names_the_waiting_main_thread)
+{
+    expect_replaced_worker("/usr/bin/python3");
+}
+
+/* Python 3.14 of Debian's development suite: its Pool forks by the forkserver */
+Test(timers, a_pool_whose_killed_worker_was_replaced_names_the_waiting_main_thread_on_3_14)
+{
+    char python[4200];
+    python_modern(14, python, sizeof python);
+    expect_replaced_worker(python);
+    unlink(python);
 }
 
 /* A Python look-alike (`script` in `mode`), `settle_s` after it says it is in position: not hung, twice, and not
@@ -176,10 +191,10 @@ Test(timers, qt_wait_for_a_long_task_of_the_childs_own_is_not_hung)
 
 /* A gRPC call in a forked child on the channel its parent made (Debian's grpcio): gRPC skipped its fork handlers, the
  * child's completion queue waits for a poller that stayed in the parent, waking every 200 ms to wait again. */
-Test(timers, a_grpc_call_on_the_parents_channel_in_a_forked_child_is_fork_unsafe_runtime)
+static void expect_grpc_call_in_a_forked_child(const char *python)
 {
     struct fixture fixture;
-    fixture_start_python(&fixture, "grpc_fork.py", "hang", NULL, PYTHON_READY_TIMEOUT_MS);
+    fixture_start_python_with(&fixture, python, "grpc_fork.py", "hang", NULL, PYTHON_READY_TIMEOUT_MS);
     pid_t child = fixture.pids[1];
     json_object *document = diagnose(fixture.pids[0], HUNG_BY_FORK);
     json_object *finding = the_finding(document, "fork-unsafe-runtime", child);
@@ -196,6 +211,11 @@ Test(timers, a_grpc_call_on_the_parents_channel_in_a_forked_child_is_fork_unsafe
     cr_assert_eq(json_int_at(document, "verdict.tid", -1), child);
     json_object_put(document);
     fixture_stop(&fixture);
+}
+
+Test(timers, a_grpc_call_on_the_parents_channel_in_a_forked_child_is_fork_unsafe_runtime)
+{
+    expect_grpc_call_in_a_forked_child("/usr/bin/python3");
 }
 
 /* The look-alike: a child forked before its parent started gRPC, whose call on a channel of its own waits for a
