@@ -9,7 +9,8 @@
  * again once and otherwise kept as far as it was consistent (python_truncated).
  *
  * Where the interpreter cannot be read (no symbol, a version outside 3.10-3.14, memory refused), the process gets
- * one note (HD_NOTE_PYTHON) that says why and python.read stays false; nothing fails.
+ * one note (HD_NOTE_PYTHON) that says why and python.read stays false; nothing fails. A process read that has
+ * sub-interpreters gets one such note too, saying that only the main interpreter's threads were read.
  */
 #pragma once
 
