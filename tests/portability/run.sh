@@ -2,7 +2,7 @@
 # bash setup.sh portability: hangdoc where its users are (issue 27), proved in chroots of Debian releases built once
 # under /var/cache/hangdoc (chroots.sh):
 #   1. the static binary (setup.sh release), copied into a bare Debian 11 chroot where nothing is installed,
-#      diagnoses the demo's hung tree started there: inherited-lock, exit 2;
+#      diagnoses the demo's hung tree started there, as root and as an unprivileged user: inherited-lock, exit 2;
 #   2. the project builds from source in a Debian 11 chroot with only Debian 11's packages (meson 0.56, gcc 10,
 #      glibc 2.31, procps 3.3 without libproc2, libunwind 1.3, elfutils 0.183, json-c 0.15, Criterion 2.3), with
 #      warnings as errors, and passes its unit and scenario tests there;
@@ -56,11 +56,16 @@ static_binary_in_a_bare_chroot() {
     bash setup.sh release >>"$log" 2>&1 || return 1
     binary=$(ls dist/hangdoc-*-x86_64-linux | head -n 1)
     ensure_chroot "$root" || return 1
-    cp "$binary" "$root/hangdoc"
-    output=$(chroot_run "$root" /hangdoc demo 2>&1)
-    status=$?
+    cp "$binary" "$root/hangdoc" && chmod 755 "$root/hangdoc"
+    local user
+    # as root, and as a user of no privilege (65534, nobody) diagnosing the tree it started, as a job's user would
+    for user in 0 65534; do
+        output=$(chroot_run "$root" setpriv --reuid "$user" --regid "$user" --clear-groups /hangdoc demo 2>&1)
+        status=$?
+        echo "$output" >>"$log"
+        [ "$status" -eq 2 ] && grep -q '\[inherited-lock, certain\]' <<<"$output" || break
+    done
     rm -f "$root/hangdoc"
-    echo "$output" >>"$log"
     [ "$status" -eq 2 ] && grep -q '\[inherited-lock, certain\]' <<<"$output"
 }
 
@@ -108,7 +113,7 @@ debian_package_on_debian_13() {
 }
 
 static_binary_in_a_bare_chroot
-say $? "the static binary diagnoses the demo in a bare Debian 11 chroot (inherited-lock, exit 2)"
+say $? "the static binary diagnoses the demo in a bare Debian 11 chroot, as root and as uid 65534 (inherited-lock, exit 2)"
 source_build_on_debian_11
 say $? "built from source in a Debian 11 chroot with its own packages; unit and scenario tests pass"
 debian_package_on_debian_13
