@@ -86,8 +86,9 @@ ssize_t probe_list_every_process_from_proc(struct probe_process_link **links)
 
 #if HANGDOC_HAVE_LIBPROC2
 
-/* libproc2 4.0.2's PIDS_VAL takes (index, type, stack, info) and ignores info; newer releases take three. */
-#define VALUE(index, type, stack) PIDS_VAL(index, type, stack, NULL)
+/* What PIDS_VAL expands to: libproc2 4.0.2's takes (index, type, stack, info) and ignores info, newer releases
+ * (Debian 13 and later) take three, so the macro itself fits only one of them. */
+#define VALUE(index, type, stack) ((stack)->head[(index)].result.type)
 
 /* The items, mirrored by an index enum (the procps-ng idiom). */
 static enum pids_item listing_items[] = { PIDS_ID_TGID, PIDS_ID_PPID, PIDS_STATE };

@@ -2,11 +2,13 @@
  * ready <pid> */
 #include "fixture.h"
 
+/* global: gcc 16 warns of a local volatile that is only ever written */
+volatile unsigned long spin_counter;
+
 int main(void)
 {
     prctl(PR_SET_NAME, "spinner");
     fixture_ready("ready %d", (int)getpid());
-    volatile unsigned long counter = 0;
     for (;;)
-        counter++;
+        spin_counter++;
 }
