@@ -692,7 +692,7 @@ Test(scenarios, healthy_reader_of_a_pipe_with_a_live_writer)
 #define BY_DEBUG_FILES "the memory its futex lies in, and the function of its stack that takes that lock"
 #define BY_THE_CALL "the memory its futex lies in, and the function its stack called to take that lock"
 
-static void expect_atexit_lock_held_at_fork(const char *attributed_by, const char *function)
+static void expect_atexit_lock_held_at_fork(const char *attributed_by, const char *function, const char *or_function)
 {
     /* glibc leaves __exit_funcs_lock as it was at fork(); the fixture forks until a child hangs in atexit()
      * (it took 2 forks in every run seen) */
@@ -711,7 +711,10 @@ static void expect_atexit_lock_held_at_fork(const char *attributed_by, const cha
     cr_assert_eq(json_int_at(orphaned, "tid", -1), child);
     /* the futex lies in libc's .bss, and the child's stack is in the function that takes the atexit lock */
     cr_assert_str_eq(json_string_at(orphaned, "evidence.runtime"), "glibc-atexit");
-    cr_assert_str_eq(json_string_at(orphaned, "evidence.function"), function);
+    const char *named = json_string_at(orphaned, "evidence.function");
+    cr_assert(named && (strcmp(named, function) == 0 || (or_function && strcmp(named, or_function) == 0)),
+              "the lock named by %s%s%s: %s", function, or_function ? " or " : "", or_function ? or_function : "",
+              named ? named : "(none)");
     cr_assert_str_eq(json_string_at(orphaned, "evidence.attributed_by"), attributed_by);
     json_object *runtime = expect_findings(document, "fork-unsafe-runtime", 1);
     cr_assert_eq(json_int_at(runtime, "tid", -1), child);
@@ -732,15 +735,15 @@ static void need_libc_debug_files(void)
 Test(scenarios, atexit_lock_held_at_fork)
 {
     need_libc_debug_files();
-    expect_atexit_lock_held_at_fork(BY_DEBUG_FILES, "__internal_atexit"); /* libc6-dbg names it */
+    expect_atexit_lock_held_at_fork(BY_DEBUG_FILES, "__internal_atexit", NULL); /* libc6-dbg names it */
 }
 
 /* Without libc6-dbg: the fixture's atexit() (linked into it from libc_nonshared) is what the child's frame in
- * libc was reached through */
+ * libc was reached through; under AddressSanitizer, whose interceptor takes the atexit call, libc's __cxa_atexit */
 Test(scenarios, atexit_lock_held_at_fork_without_debug_files)
 {
     setenv("HANGDOC_DEBUG_FILES", "0", 1);
-    expect_atexit_lock_held_at_fork(BY_THE_CALL, "atexit");
+    expect_atexit_lock_held_at_fork(BY_THE_CALL, "atexit", "__cxa_atexit");
     unsetenv("HANGDOC_DEBUG_FILES");
 }
 
