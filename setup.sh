@@ -23,10 +23,13 @@ cd "$(dirname "$0")"
 # nginx-light, redis-server, tmux, tini and dumb-init for the healthy real programs a fleet scan must call not hung
 # (tests/test_real_software.c; their services are not started: policy_rc_d below); debootstrap for the chroot of
 # Debian's development suite (python3.14, PyTorch 2.x) that tests/modern/chroot.sh builds once under /var/cache.
+# debhelper and dpkg-dev build the Debian package that `setup.sh portability` (run by CI after the suite) installs.
+# `packages` is every package setup.sh installs; the demo and the release take the build's alone.
+packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev
+          libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy libc6-dbg libgfortran5
+          python3-pyqt5 python3-grpcio python3-h5py clang libclang-rt-14-dev lld gdb strace slurm-wlm munge
+          graphviz postgresql-15 nginx-light redis-server tmux tini dumb-init debootstrap debhelper dpkg-dev)
 build_packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev)
-test_packages=(libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy libc6-dbg libgfortran5
-               python3-pyqt5 python3-grpcio python3-h5py clang libclang-rt-14-dev lld gdb strace slurm-wlm munge
-               graphviz postgresql-15 nginx-light redis-server tmux tini dumb-init debootstrap)
 
 # step WHAT COMMAND...: one line for the step; the command's own output goes to a log shown only if it fails
 log=${TMPDIR:-/tmp}/hangdoc-setup.$$.log
@@ -147,11 +150,11 @@ release)
     ;;
 portability)
     # the static binary in a bare Debian 11 chroot, and the build and tests from source in another (issue 27)
-    install_missing "${build_packages[@]}" debootstrap debhelper dpkg-dev
+    install_missing "${packages[@]}"
     bash tests/portability/run.sh
     ;;
 test)
-    install_missing "${build_packages[@]}" "${test_packages[@]}"
+    install_missing "${packages[@]}"
     step "unpacking OpenBLAS's OpenMP build for a scenario" unpack_openblas_openmp
     # Python 3.14 and PyTorch 2.x, from Debian's development suite: a chroot built once, outside the clone; when it
     # cannot be built, the script says why in one line and those tests skip with it
