@@ -2,6 +2,7 @@
 #include "finding.h"
 
 #include <stdio.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,15 @@ bool report_finding_evidence(struct report_finding *finding, const char *name, c
     item->name = strdup(name);
     item->value = format(value, args);
     return item->name && item->value;
+}
+
+bool report_finding_add_evidence(struct report_finding *finding, const char *name, const char *value, ...)
+{
+    va_list args;
+    va_start(args, value);
+    bool added = report_finding_evidence(finding, name, value, args);
+    va_end(args);
+    return added;
 }
 
 bool report_finding_remedy(struct report_finding *finding, const char *text)

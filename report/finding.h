@@ -24,6 +24,10 @@ struct report_finding *report_finding_append(struct report_analysis *analysis, e
 bool report_finding_evidence(struct report_finding *finding, const char *name, const char *value, va_list args)
     __attribute__((format(printf, 3, 0)));
 
+/* The same, formatted like printf: for the passes after the rules, which have no rule context. */
+bool report_finding_add_evidence(struct report_finding *finding, const char *name, const char *value, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Appends a remedy, unless the finding already has that very text (two rules may propose the same fix). */
 bool report_finding_remedy(struct report_finding *finding, const char *text);
 

@@ -4,7 +4,6 @@
 #include "finding.h"
 #include "inheritance.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,18 +88,6 @@ static void preload_words(const struct hd_process *server, char *out, size_t siz
         snprintf(out, size, "it preloads nothing: what it runs, it ran itself");
 }
 
-static bool add_evidence(struct report_finding *finding, const char *name, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static bool add_evidence(struct report_finding *finding, const char *name, const char *format, ...)
-{
-    va_list arguments;
-    va_start(arguments, format);
-    bool added = report_finding_evidence(finding, name, format, arguments);
-    va_end(arguments);
-    return added;
-}
-
 /* How many threads of the forkserver run the finding's runtime. */
 static size_t runtime_threads(const struct report_analysis *analysis, const struct hd_process *server,
                               const struct report_finding *finding)
@@ -118,11 +105,11 @@ static bool describe_forkserver(const struct report_analysis *analysis, const st
     preload_words(server, preload, sizeof preload);
     size_t threads = runtime_threads(analysis, server, finding);
     if (threads)
-        return add_evidence(finding, "forkserver",
+        return report_finding_add_evidence(finding, "forkserver",
                             "forked from the Python forkserver %d, not from the process that asked for it; the "
                             "forkserver runs %zu thread%s of %s; %s",
                             (int)server->pid, threads, threads == 1 ? "" : "s", finding->runtime->name, preload);
-    return add_evidence(finding, "forkserver",
+    return report_finding_add_evidence(finding, "forkserver",
                         "forked from the Python forkserver %d, not from the process that asked for it; %s",
                         (int)server->pid, preload);
 }

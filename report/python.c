@@ -86,17 +86,6 @@ const struct hd_python_frame *report_python_place(const struct hd_thread *thread
     return &thread->python_frames[0];
 }
 
-static bool add_evidence(struct report_finding *finding, const char *name, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-static bool add_evidence(struct report_finding *finding, const char *name, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    bool ok = report_finding_evidence(finding, name, format, args);
-    va_end(args);
-    return ok;
-}
-
 bool report_python_lines(const struct hd_snapshot *snapshot, struct report_analysis *analysis)
 {
     for (size_t f = 0; f < analysis->nfindings; f++) {
@@ -112,10 +101,10 @@ bool report_python_lines(const struct hd_snapshot *snapshot, struct report_analy
         char line[16] = "";
         if (place->line > 0)
             snprintf(line, sizeof line, ":%d", place->line);
-        if (!add_evidence(finding, "python", "%s (%s%s)", function, file, line))
+        if (!report_finding_add_evidence(finding, "python", "%s (%s%s)", function, file, line))
             return false;
         const char *role = report_python_role(hd_snapshot_find_thread(snapshot, finding->tid, NULL));
-        if (role && !add_evidence(finding, "role", "%s", role))
+        if (role && !report_finding_add_evidence(finding, "role", "%s", role))
             return false;
         char *summary = NULL;
         if (asprintf(&summary, "%s; in Python: %s at %s%s", finding->summary, function, hd_basename(file), line) < 0)
