@@ -240,12 +240,15 @@ static void name_frames(struct probe_stacks *stacks, const struct hd_process *pr
                                    &stack->frames[f]))
             break;
     }
-    /* a frame no symbol names, in a file: what its caller called (the next frame's pc is its return address
-     * minus one) */
-    for (size_t f = 0; f + 1 < stack->nframes; f++)
-        if (!stack->frames[f].symbol && stack->frames[f].module)
+    /* a frame no symbol names, called from another file: what that caller called, the library's exported entry
+     * (the next frame's pc is its return address minus one). Calls inside one file are left alone: they name no
+     * entry, and a stripped interpreter's stack is made of them, each a few memory reads. */
+    for (size_t f = 0; f + 1 < stack->nframes; f++) {
+        const struct hd_frame *frame = &stack->frames[f], *caller = &stack->frames[f + 1];
+        if (!frame->symbol && frame->module && caller->module && strcmp(frame->module, caller->module) != 0)
             stack->frames[f].called_as = probe_call_target_name(stacks->symbols, process->pid, process->mappings,
-                                                                process->nmappings, stack->frames[f + 1].pc + 1);
+                                                                process->nmappings, caller->pc + 1);
+    }
 }
 
 /* All the pcs of the process, searched for at once before they are named one by one (symbols.h). */
