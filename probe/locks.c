@@ -169,6 +169,38 @@ void probe_decode_lock(const struct probe_lock_window *window, const struct hd_w
                                  : "no owner recorded (a condition variable, semaphore, barrier or libc lock)";
 }
 
+pid_t probe_decode_join_descriptor(const uint8_t *before, size_t length, uint64_t address,
+                                   const pid_t *same_process_tids, size_t ntids)
+{
+#if defined(__x86_64__)
+    if (length > address)
+        return 0;
+    /* from the nearest descriptor start down: the state word lies past the tid, in the descriptor's first page */
+    for (size_t back = 8 + (size_t)(address & 7); back <= length; back += 8) {
+        uint64_t candidate = address - back;
+        size_t at = length - back;
+        uint64_t tcb, self;
+        if (back < 24)
+            continue;
+        memcpy(&tcb, before + at, sizeof tcb);
+        memcpy(&self, before + at + 16, sizeof self);
+        if (tcb != candidate || self != candidate)
+            continue;
+        if (address < candidate + PROBE_DESCRIPTOR_TID + 4)
+            return 0; /* the word is not past the tid: not a state word hangdoc knows */
+        int32_t tid;
+        memcpy(&tid, before + at + PROBE_DESCRIPTOR_TID, sizeof tid);
+        for (size_t i = 0; i < ntids; i++)
+            if (tid > 0 && same_process_tids[i] == tid)
+                return tid;
+        return 0;
+    }
+#else
+    (void)before, (void)length, (void)address, (void)same_process_tids, (void)ntids;
+#endif
+    return 0;
+}
+
 /* ---- reading ------------------------------------------------------------------------------------------------- */
 
 static void read_window(pid_t pid, uint64_t address, struct probe_lock_window *window)
@@ -209,6 +241,32 @@ static const struct probe_lock_window *window_for(struct recent_windows *recent,
     return window;
 }
 
+/* A shared futex wait no lock explains may be glibc 2.43's pthread_join(): one more read, of the bytes before the
+ * word within its mapping (a thread's descriptor sits at the top of its stack mapping), settles it. */
+static void find_join_descriptor(pid_t pid, struct hd_wait *wait, const struct hd_mapping *mapping, const pid_t *tids,
+                                 size_t ntids)
+{
+    if (!mapping || wait->address < mapping->start)
+        return;
+    size_t length = (size_t)(wait->address - mapping->start);
+    if (length > PROBE_DESCRIPTOR_SEARCH)
+        length = PROBE_DESCRIPTOR_SEARCH;
+    length &= ~(size_t)7;
+    if (length == 0)
+        return;
+    uint8_t *before = malloc(length);
+    if (!before)
+        return;
+    pid_t joined = 0;
+    if (probe_read_memory(pid, wait->address - length, before, length))
+        joined = probe_decode_join_descriptor(before, length, wait->address, tids, ntids);
+    free(before);
+    if (joined == 0)
+        return;
+    wait->lock = (struct hd_lock){ .kind = HD_LOCK_JOIN, .object_address = wait->address, .type = "join",
+                                   .word_read = true, .word = wait->lock.word, .owner_tid = joined };
+}
+
 void probe_read_locks(struct hd_process *process)
 {
     struct recent_windows recent = { .count = 0 };
@@ -230,6 +288,8 @@ void probe_read_locks(struct hd_process *process)
         }
         const struct probe_lock_window *window = window_for(&recent, process->pid, wait->address);
         probe_decode_lock(window, wait, tids, process->nthreads, &wait->lock);
+        if (wait->lock.kind == HD_LOCK_UNKNOWN && wait->lock.word_read && !wait->futex_private)
+            find_join_descriptor(process->pid, wait, mapping, tids, process->nthreads);
     }
     free(tids);
 }

@@ -30,6 +30,16 @@ struct probe_lock_window {
 void probe_decode_lock(const struct probe_lock_window *window, const struct hd_wait *wait,
                        const pid_t *same_process_tids, size_t ntids, struct hd_lock *out);
 
+/* glibc 2.43 and later: pthread_join() sleeps on a state word inside the joined thread's descriptor (struct pthread)
+ * rather than on its tid word. `before` holds the `length` bytes that precede the futex address `address`; on
+ * x86-64 a descriptor starts with its own address twice (tcbhead_t's tcb and self, at 0 and 16) and keeps the
+ * thread's tid at PROBE_DESCRIPTOR_TID. Returns the tid of the thread whose descriptor holds the address when that
+ * tid is one of `same_process_tids`, else 0. Pure: no memory is read. */
+#define PROBE_DESCRIPTOR_SEARCH 4096
+#define PROBE_DESCRIPTOR_TID 0x2d0
+pid_t probe_decode_join_descriptor(const uint8_t *before, size_t length, uint64_t address,
+                                   const pid_t *same_process_tids, size_t ntids);
+
 /* Reads the window around each futex wait of `process` and decodes it, and classifies the mapping it lies in. */
 void probe_read_locks(struct hd_process *process);
 

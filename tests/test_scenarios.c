@@ -1,5 +1,6 @@
 /* Scenario tests: real hung (and healthy) programs from scenarios/, diagnosed by the real hangdoc binary. */
 #include "harness.h"
+#include "python_harness.h"
 
 #include <criterion/criterion.h>
 #include <pty.h>
@@ -493,11 +494,20 @@ Test(scenarios, priority_inheritance_mutex_owner_is_read_from_the_lock_word)
     fixture_stop(&fixture);
 }
 
-Test(scenarios, lock_order_deadlock)
+/* Starts the fixture `name` (built without sanitizers) in the chroot of Debian's development suite, over its glibc:
+ * 2.43's pthread_join() sleeps on a state word in the joined thread's descriptor, no longer on its tid word. */
+static void fixture_start_in_sid(struct fixture *fixture, const char *name)
 {
-    struct fixture fixture;
-    fixture_start(&fixture, "lock_cycle");
-    pid_t pid = fixture.pids[0], first = fixture.pids[1], second = fixture.pids[2];
+    python_modern_root(); /* skips the test, saying why, when there is no chroot */
+    char launcher[4096], program[4096];
+    snprintf(launcher, sizeof launcher, "%s/tests/modern/in_sid", getenv("HANGDOC_SOURCE_ROOT"));
+    snprintf(program, sizeof program, "%s/%s", getenv("HANGDOC_FIXTURES"), name);
+    fixture_start_command(fixture, launcher, (const char *[]){ name, program, NULL }, 30000);
+}
+
+static void expect_lock_order_deadlock(struct fixture *fixture)
+{
+    pid_t pid = fixture->pids[0], first = fixture->pids[1], second = fixture->pids[2];
     json_object *document = diagnose(pid, HUNG);
     json_object *cycle = expect_findings(document, "lock-cycle", 1);
     cr_assert(member_tid(cycle, first) && member_tid(cycle, second), "both threads are in the cycle");
@@ -525,17 +535,30 @@ Test(scenarios, lock_order_deadlock)
     cr_assert(strstr(result.out, expected), "%s", result.out);
     run_result_free(&result);
     json_object_put(document);
+}
+
+Test(scenarios, lock_order_deadlock)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "lock_cycle");
+    expect_lock_order_deadlock(&fixture);
+    fixture_stop(&fixture);
+}
+
+Test(scenarios, lock_order_deadlock_over_glibc_2_43_of_the_development_suite)
+{
+    struct fixture fixture;
+    fixture_start_in_sid(&fixture, "lock_cycle_plain");
+    expect_lock_order_deadlock(&fixture);
     fixture_stop(&fixture);
 }
 
 /* The same lock order deadlock with locks that record no owner (as Rust's std Mutex): no lock-cycle can be drawn,
  * but the main thread's join and the futex waits leave every thread asleep forever. The evidence says who could
  * wake the futex waiter (any thread of the process, all asleep forever), never that the main thread is its waker. */
-Test(scenarios, lock_order_deadlock_with_locks_that_record_no_owner)
+static void expect_lock_order_deadlock_without_owners(struct fixture *fixture)
 {
-    struct fixture fixture;
-    fixture_start(&fixture, "unowned_lock_cycle");
-    pid_t pid = fixture.pids[0], first = fixture.pids[1], second = fixture.pids[2];
+    pid_t pid = fixture->pids[0], first = fixture->pids[1], second = fixture->pids[2];
     json_object *document = diagnose(pid, HUNG);
     json_object *cycle = expect_findings(document, "wait-cycle", 1);
     cr_assert_eq(json_int_at(cycle, "tid", -1), pid);
@@ -561,6 +584,21 @@ Test(scenarios, lock_order_deadlock_with_locks_that_record_no_owner)
     expect_only_findings(document, (const char *const[]){ "wait-cycle", NULL });
     expect_verdict(document, true, "deadlock", "wait-cycle", pid);
     json_object_put(document);
+}
+
+Test(scenarios, lock_order_deadlock_with_locks_that_record_no_owner)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "unowned_lock_cycle");
+    expect_lock_order_deadlock_without_owners(&fixture);
+    fixture_stop(&fixture);
+}
+
+Test(scenarios, lock_order_deadlock_with_locks_that_record_no_owner_over_glibc_2_43)
+{
+    struct fixture fixture;
+    fixture_start_in_sid(&fixture, "unowned_lock_cycle_plain");
+    expect_lock_order_deadlock_without_owners(&fixture);
     fixture_stop(&fixture);
 }
 

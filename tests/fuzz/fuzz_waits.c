@@ -1,6 +1,7 @@
 /* libFuzzer harness: the decoders of what a blocked thread waits for: a system call's arguments and the target
- * memory they point at (probe/syscalls.h), and the bytes around a futex, read as a glibc mutex, rwlock or join
- * (probe/locks.h). All of it comes from the target: hostile. */
+ * memory they point at (probe/syscalls.h), and the bytes around a futex, read as a glibc mutex, rwlock or join,
+ * and the bytes before it, searched for a joined thread's descriptor (probe/locks.h). All of it comes from the
+ * target: hostile. */
 #include "../../probe/locks.h"
 #include "../../probe/syscalls.h"
 
@@ -51,5 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct hd_lock lock;
     probe_decode_lock(&window, &wait, tids, 3, &lock);
     sink += (uint64_t)lock.kind + (uint64_t)lock.owner_tid;
+    /* the bytes before the word, searched for a thread's descriptor (glibc 2.43's join) */
+    sink += (uint64_t)probe_decode_join_descriptor(memory.bytes, memory.size, syscall.args[0], tids, 3);
     return 0;
 }

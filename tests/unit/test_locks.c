@@ -409,6 +409,57 @@ Test(join, needs_the_word_to_still_hold_the_tid)
     cr_assert_eq(lock.kind, HD_LOCK_UNKNOWN);
 }
 
+/* glibc 2.43's join: the word lies inside the joined thread's descriptor, which starts with its own address twice
+ * (tcbhead_t's tcb and self) and holds the tid at PROBE_DESCRIPTOR_TID. `before` ends at the futex address. */
+#define DESCRIPTOR_STATE 0x628
+static uint8_t descriptor_bytes[PROBE_DESCRIPTOR_SEARCH];
+
+static uint64_t put_descriptor(uint64_t address, uint64_t descriptor, int32_t tid)
+{
+    memset(descriptor_bytes, 0x5a, sizeof descriptor_bytes);
+    uint64_t start = address - sizeof descriptor_bytes;
+    memcpy(descriptor_bytes + (descriptor - start), &descriptor, 8);
+    memcpy(descriptor_bytes + (descriptor - start) + 16, &descriptor, 8);
+    if (descriptor - start + PROBE_DESCRIPTOR_TID + 4 <= sizeof descriptor_bytes)
+        memcpy(descriptor_bytes + (descriptor - start) + PROBE_DESCRIPTOR_TID, &tid, 4);
+    return start;
+}
+
+Test(join_descriptor, a_state_word_in_a_threads_descriptor_names_the_thread)
+{
+    static const pid_t threads[] = { 500, 555, 560 };
+    uint64_t address = 0x7f5b69d96ce8ull;
+    put_descriptor(address, address - DESCRIPTOR_STATE, 555);
+    cr_assert_eq(probe_decode_join_descriptor(descriptor_bytes, sizeof descriptor_bytes, address, threads, 3), 555);
+    /* fewer bytes read: the descriptor's start still among them */
+    size_t tail = DESCRIPTOR_STATE + 8;
+    cr_assert_eq(probe_decode_join_descriptor(descriptor_bytes + sizeof descriptor_bytes - tail, tail, address,
+                                              threads, 3), 555);
+}
+
+Test(join_descriptor, the_tid_must_be_a_thread_of_the_process)
+{
+    static const pid_t threads[] = { 500, 560 };
+    uint64_t address = 0x7f5b69d96ce8ull;
+    put_descriptor(address, address - DESCRIPTOR_STATE, 555);
+    cr_assert_eq(probe_decode_join_descriptor(descriptor_bytes, sizeof descriptor_bytes, address, threads, 2), 0);
+    put_descriptor(address, address - DESCRIPTOR_STATE, 0); /* the thread is gone: the kernel cleared its tid */
+    cr_assert_eq(probe_decode_join_descriptor(descriptor_bytes, sizeof descriptor_bytes, address, threads, 2), 0);
+}
+
+Test(join_descriptor, a_word_before_the_tid_or_without_a_descriptor_is_no_join)
+{
+    static const pid_t threads[] = { 500, 555 };
+    uint64_t address = 0x7f5b69d96ce8ull;
+    put_descriptor(address, address - 0x100, 555); /* a descriptor too close: the word is not past its tid */
+    cr_assert_eq(probe_decode_join_descriptor(descriptor_bytes, sizeof descriptor_bytes, address, threads, 2), 0);
+    memset(descriptor_bytes, 0, sizeof descriptor_bytes); /* no self-pointing words at all */
+    cr_assert_eq(probe_decode_join_descriptor(descriptor_bytes, sizeof descriptor_bytes, address, threads, 2), 0);
+    /* an address below the bytes said to precede it, and nothing read */
+    cr_assert_eq(probe_decode_join_descriptor(descriptor_bytes, sizeof descriptor_bytes, 64, threads, 2), 0);
+    cr_assert_eq(probe_decode_join_descriptor(descriptor_bytes, 0, address, threads, 2), 0);
+}
+
 Test(unknown, word_unreadable)
 {
     struct probe_lock_window window = mutex_window(2, 4242, 1, 0);
