@@ -1,10 +1,14 @@
 /* Mapped ELF objects identified from the target's memory (elf_memory.h). */
 #include "elf_memory.h"
 
+#include "facilities.h"
+
 #include <elf.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -82,11 +86,29 @@ struct object_work {
 /* A field of a structure read from the target, in host order. */
 #define HOST(work, field) ((__typeof__(field))host_order((uint64_t)(field), sizeof(field), (work)->msb))
 
+/* A kernel without process_vm_readv: each range through /proc/<pid>/mem, which also stops at a fault. */
+static int read_through_proc_mem(pid_t pid, struct remote_read *const *reads, size_t count)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    for (size_t i = 0; i < count; i++) {
+        ssize_t got = pread(fd, reads[i]->buffer, reads[i]->size, (off_t)reads[i]->address);
+        reads[i]->got = got < 0 ? 0 : (size_t)got;
+    }
+    close(fd);
+    return 0;
+}
+
 /* process_vm_readv stops at the first remote range that faults (an unmapped page, a PROT_NONE gap): what came
  * before it is counted, the faulting range keeps what it gave, and the next call starts after it. 0, or the errno
  * that refused the reads (EPERM: another user's process; ESRCH: it is gone; ENOSYS: no cross-memory attach). */
 static int read_remote(pid_t pid, struct remote_read *const *reads, size_t count)
 {
+    if (!probe_facilities()->cross_memory_attach)
+        return read_through_proc_mem(pid, reads, count);
     struct iovec local[READS_PER_CALL], remote[READS_PER_CALL];
     size_t next = 0;
     while (next < count) {

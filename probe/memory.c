@@ -1,6 +1,8 @@
 /* process_vm_readv with a /proc/<pid>/mem fallback (memory.h). */
 #include "memory.h"
 
+#include "facilities.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,6 +27,8 @@ int probe_read_memory_checked(pid_t pid, uint64_t address, void *buffer, size_t 
 {
     if (address > UINT64_MAX - size)
         return -EFAULT;
+    if (!probe_facilities()->cross_memory_attach)
+        return read_through_proc_mem(pid, address, buffer, size);
     struct iovec local = { .iov_base = buffer, .iov_len = size };
     struct iovec remote = { .iov_base = (void *)(uintptr_t)address, .iov_len = size };
     ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);

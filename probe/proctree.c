@@ -3,6 +3,7 @@
 
 #include "access.h"
 #include "children.h"
+#include "facilities.h"
 #include "fds.h"
 #include "locks.h"
 #include "maps.h"
@@ -628,6 +629,9 @@ static void read_thread_syscall(struct read_context *c, const struct hd_process 
     char path[96], text[512];
     thread_path(path, sizeof path, process->pid, thread->tid, "syscall");
     ssize_t length = probe_read_file(path, text, sizeof text);
+    /* a kernel without the files: note_kernel_gaps() says so once; the registers may tell the call (stacks.c) */
+    if (length == -ENOENT && !probe_facilities()->syscall_files)
+        return;
     if (length < 0) {
         if (!process->kernel_thread)
             NOTE(c, HD_NOTE_PROCFS, process->pid, thread->tid, "syscall: %s",
@@ -946,6 +950,19 @@ static void note_kernel_gaps(struct read_context *c)
         hd_snapshot_note(c->snapshot, HD_NOTE_KERNEL, 0, 0,
                          "blocked-for times: hangdoc may not run on every CPU (cpuset), so some come from another "
                          "CPU's scheduler clock and may be off by the difference between the clocks");
+    const struct probe_facilities *facilities = probe_facilities();
+    if (!facilities->syscall_files && c->snapshot->nprocesses > 0)
+        hd_snapshot_note(c->snapshot, HD_NOTE_KERNEL, 0, 0,
+                         "system calls: this kernel has no /proc/<tid>/syscall (built without "
+                         "CONFIG_HAVE_ARCH_TRACEHOOK, or a sandbox such as gVisor): a thread's wait is read from its "
+                         "registers while it is stopped for its stack, else only its state and wait channel tell it");
+    if (!facilities->cross_memory_attach && c->snapshot->nprocesses > 0)
+        hd_snapshot_note(c->snapshot, HD_NOTE_KERNEL, 0, 0, "%s",
+                         facilities->proc_mem
+                             ? "target memory: process_vm_readv() is not available (a kernel built without "
+                               "CONFIG_CROSS_MEMORY_ATTACH, or a sandbox): it is read through /proc/<pid>/mem"
+                             : "target memory: neither process_vm_readv() nor /proc/<pid>/mem is available here: "
+                               "lock owners, joined threads, Python stacks and fork origins are not read");
     if (!any_blocked_for && any_sleeping)
         hd_snapshot_note(c->snapshot, HD_NOTE_KERNEL, 0, 0,
                          "blocked-for times: /proc/<tid>/sched is missing (kernel built without "

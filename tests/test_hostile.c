@@ -308,6 +308,106 @@ Test(hostile, a_thread_in_uninterruptible_sleep_among_running_ones_is_never_wait
     fixture_stop(&fixture);
 }
 
+/* ---- a kernel without what hangdoc reads ----------------------------------------------------------------------- */
+
+/* hangdoc run by the without_facilities fixture: the kernel refuses process_vm_readv, or the opens of
+ * /proc/.../syscall or /proc/.../mem fail, as on old kernels and in gVisor. */
+static json_object *diagnose_without(const char *const *refusals, const char *const *options, pid_t pid,
+                                     int expected_status)
+{
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    const char *argv[16];
+    size_t n = 0;
+    argv[n++] = fixture_path("without_facilities");
+    for (; *refusals; refusals++)
+        argv[n++] = *refusals;
+    argv[n++] = "--";
+    argv[n++] = getenv("HANGDOC_BIN");
+    argv[n++] = "--json";
+    for (; *options; options++)
+        argv[n++] = *options;
+    argv[n++] = pid_text;
+    argv[n] = NULL;
+    cr_assert_lt(n, sizeof argv / sizeof argv[0]);
+    struct run_result result;
+    program_run_as(&result, -1, argv);
+    json_object *document = parse_report(&result, expected_status);
+    run_result_free(&result);
+    return document;
+}
+
+/* The lock-order deadlock, whose verdict needs the mutexes' owners from the target's memory. */
+static void start_lock_cycle(struct fixture *fixture, pid_t *pid, pid_t *first, pid_t *second)
+{
+    fixture_start(fixture, "lock_cycle");
+    *pid = fixture->pids[0], *first = fixture->pids[1], *second = fixture->pids[2];
+}
+
+Test(hostile, no_syscall_files_the_waits_come_from_the_registers_and_a_note_says_so)
+{
+    struct fixture fixture;
+    pid_t pid, first, second;
+    start_lock_cycle(&fixture, &pid, &first, &second);
+    json_object *document = diagnose_without((const char *[]){ "--no-syscall-files", NULL },
+                                             (const char *[]){ "-n", "2", "-i", "50ms", NULL }, pid, HUNG);
+    json_object *cycle = the_finding(document, "lock-cycle", first);
+    cr_assert_eq(json_object_array_length(json_at(cycle, "members")), 2);
+    json_object *process = json_process(document, pid);
+    cr_assert_eq(json_int_at(json_thread(process, first), "wait.owner_tid", -1), second);
+    cr_assert_str_eq(json_string_at(json_thread(process, pid), "wait.lock.kind"), "join");
+    cr_assert(json_has_note(document, "system calls: this kernel has no /proc/<tid>/syscall"));
+    cr_assert(json_has_note(document, "were read from their registers while stopped for their stacks"));
+    cr_assert_not(json_has_note(document, "syscall: No such file"), "no note per thread");
+    json_object_put(document);
+
+    /* without ptrace either: only states and wait channels, so no verdict can be drawn, and none is made up */
+    document = diagnose_without((const char *[]){ "--no-syscall-files", NULL },
+                                (const char *[]){ "-n", "2", "-i", "50ms", "--no-ptrace", NULL }, pid, NOT_HUNG);
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "unknown", "%s",
+                     json_object_to_json_string(json_at(document, "verdict")));
+    cr_assert_eq(json_int_at(document, "verdict.unread_waits", -1), 3);
+    cr_assert(json_has_note(document, "system calls: this kernel has no /proc/<tid>/syscall"));
+    json_object_put(document);
+    expect_as_found(pid, 0, false, "after the runs");
+    fixture_stop(&fixture);
+}
+
+Test(hostile, no_process_vm_readv_memory_is_read_through_proc_mem_and_a_note_says_so)
+{
+    struct fixture fixture;
+    pid_t pid, first, second;
+    start_lock_cycle(&fixture, &pid, &first, &second);
+    json_object *document = diagnose_without((const char *[]){ "--no-cross-memory-attach", NULL },
+                                             (const char *[]){ "-n", "2", "-i", "50ms", NULL }, pid, HUNG);
+    the_finding(document, "lock-cycle", first);
+    json_object *process = json_process(document, pid);
+    cr_assert_eq(json_int_at(json_thread(process, second), "wait.owner_tid", -1), first);
+    cr_assert(json_has_note(document, "process_vm_readv() is not available"));
+    cr_assert(json_has_note(document, "it is read through /proc/<pid>/mem"));
+    json_object_put(document);
+    expect_as_found(pid, 0, false, "after the run");
+    fixture_stop(&fixture);
+}
+
+Test(hostile, no_target_memory_at_all_the_rest_of_the_report_and_a_note)
+{
+    struct fixture fixture;
+    pid_t pid, first, second;
+    start_lock_cycle(&fixture, &pid, &first, &second);
+    json_object *document = diagnose_without((const char *[]){ "--no-cross-memory-attach", "--no-proc-mem", NULL },
+                                             (const char *[]){ "-n", "2", "-i", "50ms", NULL }, pid, HUNG);
+    /* no owners: no lock cycle, but every thread asleep forever on a futex is still a hang */
+    cr_assert_eq(json_count_findings(document, "lock-cycle", 0), 0);
+    json_object *process = json_process(document, pid);
+    cr_assert_str_eq(json_string_at(json_thread(process, first), "wait.kind"), "futex");
+    cr_assert_str_eq(json_string_at(json_thread(process, first), "wait.lock.kind"), "unknown");
+    cr_assert(json_has_note(document, "neither process_vm_readv() nor /proc/<pid>/mem is available here"));
+    json_object_put(document);
+    expect_as_found(pid, 0, false, "after the run");
+    fixture_stop(&fixture);
+}
+
 /* ---- a target with a tracer of its own ---------------------------------------------------------------------- */
 
 /* strace follows the child: hangdoc cannot stop it, says who traces it, and still decodes the lock from its memory
