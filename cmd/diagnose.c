@@ -1,12 +1,12 @@
 /* Wires the pipeline: probe_snapshot() -> report_render_*() (diagnose.h). */
 #include "diagnose.h"
 
-#include "../probe/probe.h"
-#include "../report/buffer.h"
-#include "../report/catalogue.h"
-#include "../report/render_dot.h"
-#include "../report/render_markdown.h"
-#include "../report/report.h"
+#include "probe.h"
+#include "buffer.h"
+#include "catalogue.h"
+#include "render_dot.h"
+#include "render_markdown.h"
+#include "report.h"
 #include "exit_codes.h"
 #include "watchdog.h"
 

@@ -1,7 +1,7 @@
 /* The main job: probe the named processes, render the report, choose the exit status. */
 #pragma once
 
-#include "../report/analysis.h"
+#include "analysis.h"
 #include "options.h"
 
 #include <stdbool.h>

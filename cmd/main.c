@@ -1,10 +1,10 @@
 /* hangdoc's command line: parse, dispatch to a subcommand, turn the result into an exit status.
- * Owns no logic of its own: probe/ reads, report/ explains. */
-#include "../probe/probe.h"
+ * Owns no logic of its own: probe/ reads, analysis/ explains, render/ prints. */
+#include "probe.h"
 #include "demo.h"
 #include "diagnose.h"
 #include "exit_codes.h"
-#include "merge.h"
+#include "merge_command.h"
 #include "options.h"
 #include "run.h"
 #include "watchdog.h"

@@ -3,8 +3,8 @@
  */
 #include "run.h"
 
-#include "../probe/probe.h"
-#include "../supervise/supervise.h"
+#include "probe.h"
+#include "supervise.h"
 #include "diagnose.h"
 #include "exit_codes.h"
 #include "watchdog.h"

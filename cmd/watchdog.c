@@ -1,7 +1,7 @@
 /* The --timeout backstops: SIGALRM and the watchdog thread (watchdog.h). */
 #include "watchdog.h"
 
-#include "../probe/probe.h"
+#include "probe.h"
 #include "exit_codes.h"
 #include "options.h"
 

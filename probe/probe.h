@@ -83,3 +83,27 @@ bool probe_debug_files_default(void);
 /* Lets go of every thread a snapshot still holds stopped, at once. Async-signal-safe: for a deadline's handler
  * that is about to end hangdoc (the kernel would let them go on exit too, but only once hangdoc is gone). */
 void probe_release_stopped(void);
+
+/* ---- for `hangdoc run`'s supervisor (supervise/), which reaches probe/ through this header alone ---- */
+
+/* A process of a tree as the listing saw it. */
+struct probe_relative {
+    pid_t pid;
+    pid_t ppid;
+    char state;
+};
+
+/* The descendants of `ancestor` right now, each parent before its children, without `exclude` and what descends
+ * from it; at most `max`. Returns how many, or -errno. */
+ssize_t probe_list_descendants(pid_t ancestor, pid_t exclude, struct probe_relative *out, size_t max);
+
+/* A wait of the caller's own for any child (`hangdoc run`'s agent) took `status` of `tid`, a thread still seized
+ * here that stopped (or ended) only after its diagnosis let it linger: tracees report to their tracer whatever it
+ * waits for. A stop is let go at once (its pending signal given back), and the thread forgotten. False when `tid`
+ * is not seized here. */
+bool probe_stop_reported_elsewhere(pid_t tid, int status);
+
+/* Whether a wait here took the end of `pid` (a seized thread that exited before it stopped or was let go), and its
+ * wait status, once. When the caller is also the process's parent, that wait reaped it: its parent's waitpid()
+ * will never see it (`hangdoc run`'s agent and its command). */
+bool probe_stop_took_end(pid_t pid, int *status);

@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include "probe.h"
 #include "snapshot.h"
 #include "syscalls.h"
 
@@ -43,13 +44,4 @@ bool probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots,
  * of the roots themselves (the least there can be). */
 size_t probe_tree_expected_threads(const struct probe_tree *tree, const pid_t *roots, size_t nroots);
 
-/* A process of a tree as the listing saw it. */
-struct probe_relative {
-    pid_t pid;
-    pid_t ppid;
-    char state;
-};
-
-/* The descendants of `ancestor` right now, each parent before its children, without `exclude` and what descends
- * from it; at most `max`. Returns how many, or -errno. */
-ssize_t probe_list_descendants(pid_t ancestor, pid_t exclude, struct probe_relative *out, size_t max);
+/* probe_list_descendants(), for hangdoc run's supervisor: in probe.h. */

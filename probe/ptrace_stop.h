@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include "probe.h"
 #include "snapshot.h"
 
 #include <stdbool.h>
@@ -72,16 +73,7 @@ double probe_stop_release(struct probe_stopped_process *stopped);
  * releases whatever is left. */
 size_t probe_stop_retry_lingering(void);
 
-/* A wait of the caller's own for any child (`hangdoc run`'s agent) took `status` of `tid`, a thread still seized
- * here that stopped (or ended) only after its diagnosis let it linger: tracees report to their tracer whatever it
- * waits for. A stop is let go at once (its pending signal given back), and the thread forgotten. False when `tid`
- * is not seized here. */
-bool probe_stop_reported_elsewhere(pid_t tid, int status);
-
-/* Whether a wait here took the end of `pid` (a seized thread that exited before it stopped or was let go), and its
- * wait status, once. When the caller is also the process's parent, that wait reaped it: its parent's waitpid()
- * will never see it (`hangdoc run`'s agent and its command). */
-bool probe_stop_took_end(pid_t pid, int *status);
+/* probe_stop_reported_elsewhere() and probe_stop_took_end(), for hangdoc run's supervisor: in probe.h. */
 
 /* Detaches every seized thread now. Async-signal-safe: for signal handlers and the --timeout handler. */
 void probe_stop_release_all(void);

@@ -10,8 +10,7 @@
  */
 #include "supervise.h"
 
-#include "../probe/proctree.h"
-#include "../probe/ptrace_stop.h"
+#include "probe.h"
 
 #include <errno.h>
 #include <fcntl.h>

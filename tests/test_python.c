@@ -8,8 +8,8 @@
 #include "harness.h"
 #include "python_harness.h"
 
-#include "../probe/python_decode.h"
-#include "../probe/python_offsets.h"
+#include "python_decode.h"
+#include "python_offsets.h"
 
 #include <criterion/criterion.h>
 #include <glob.h>

@@ -1,6 +1,6 @@
-/* libFuzzer harness: a --catalogue file (report/catalogue.h), a user's file that must give a row or a line number,
+/* libFuzzer harness: a --catalogue file (analysis/catalogue.h), a user's file that must give a row or a line number,
  * never a crash; the rows it makes are then matched against a library, a thread and a frame. */
-#include "../../report/catalogue.h"
+#include "catalogue.h"
 
 #include <stdint.h>
 #include <stdlib.h>

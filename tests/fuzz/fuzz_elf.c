@@ -2,7 +2,7 @@
  * PT_NOTE build-ids, PT_DYNAMIC and its soname), the reader that takes the most hostile input of all, since a
  * target can map anything. The fuzzer's bytes are an object mapped at file offset 0 in this very process, read
  * through process_vm_readv as a target's would be; every read must stay inside that mapping. */
-#include "../../probe/elf_memory.h"
+#include "elf_memory.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
 /* libFuzzer harness: the /proc file formats hangdoc reads from targets and the kernel (probe/procfs.h, maps.h,
  * fds.h). The first byte picks the parser, the rest is the file. Every parser must stay inside the bytes it is given
  * and never crash; the results are touched so that the sanitizers see them read. */
-#include "../../probe/fds.h"
-#include "../../probe/maps.h"
-#include "../../probe/procfs.h"
+#include "fds.h"
+#include "maps.h"
+#include "procfs.h"
 
 #include <stdint.h>
 #include <stdlib.h>

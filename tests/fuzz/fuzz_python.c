@@ -4,8 +4,8 @@
  * byte picks the decoder, the next eight the parameters (first line, instruction offset, width); the rest is the
  * table. Each decoder must stay inside the bytes, and every layout it accepts must keep each offset inside the span
  * the reader then reads of its struct. */
-#include "../../probe/python_decode.h"
-#include "../../probe/python_offsets.h"
+#include "python_decode.h"
+#include "python_offsets.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -15,8 +15,8 @@
  * first and written only when it yields the frames, lines and GIL states it forged; exit 1 when one does not. A
  * seed that no longer walks would leave the fuzzer exploring failure paths only: rewrite them when a layout
  * changes. */
-#include "../../probe/python.h"
-#include "../../probe/python_offsets.h"
+#include "python.h"
+#include "python_offsets.h"
 
 #include <errno.h>
 #include <stdint.h>

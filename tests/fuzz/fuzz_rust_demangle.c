@@ -1,7 +1,7 @@
 /* libFuzzer harness: Rust symbol names (probe/rust_demangle.h), which come out of the target's files. The v0 reader
  * must end on every input, within its bounds, and give a name with no control byte; the legacy tidy must only
  * shrink the text. */
-#include "../../probe/rust_demangle.h"
+#include "rust_demangle.h"
 
 #include <stdint.h>
 #include <stdlib.h>

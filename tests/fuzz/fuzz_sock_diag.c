@@ -2,7 +2,7 @@
  * answer hangdoc's query: netlink messages, each a unix_diag_msg and its attributes (the peer's inode, the name).
  * Every length in it is the fuzzer's; the parser must stay inside the bytes, and what it keeps is then looked up,
  * turned into the snapshot's peers and freed, so that the sanitizers see every name and inode read. */
-#include "../../probe/fds.h"
+#include "fds.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * own chunked reads. The fuzzer's bytes are written to a file that this very process maps, as a target's library
  * would be, and pcs inside the mapping are named: every read must stay inside the file, and a file that is no ELF,
  * or a broken one, must give no names rather than a crash. */
-#include "../../probe/symbols.h"
+#include "symbols.h"
 
 #include <fcntl.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* libFuzzer harness: the escaping every target string goes through on its way into the text report
- * (report/buffer.h) and the exact form of the JSON report (report/json_writer.h). The text form must hold no control
+ * (analysis/buffer.h) and the exact form of the JSON report (render/json_writer.h). The text form must hold no control
  * byte and no bidirectional override; the JSON form must hold no byte below 0x20. */
-#include "../../report/buffer.h"
-#include "../../report/json_writer.h"
+#include "buffer.h"
+#include "json_writer.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -2,8 +2,8 @@
  * memory they point at (probe/syscalls.h), and the bytes around a futex, read as a glibc mutex, rwlock or join,
  * and the bytes before it, searched for a joined thread's descriptor (probe/locks.h). All of it comes from the
  * target: hostile. */
-#include "../../probe/locks.h"
-#include "../../probe/syscalls.h"
+#include "locks.h"
+#include "syscalls.h"
 
 #include <stdint.h>
 #include <string.h>

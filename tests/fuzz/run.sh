@@ -9,21 +9,21 @@ root=$1
 work=$2
 seconds=${3:-10}
 flags=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1 -D_GNU_SOURCE -std=gnu11
-       -I"$root" -I/usr/include/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)")
+       -I"$root/model" -I"$root/probe" -I"$root/analysis" -I"$root/render" -I/usr/include/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)")
 # harness: the sources of the project it needs
 declare -A sources=(
-    [procfs]="probe/procfs.c probe/maps.c probe/fds.c probe/memory.c probe/facilities.c probe/snapshot.c"
-    [text]="report/buffer.c report/json_writer.c"
-    [catalogue]="report/catalogue.c probe/snapshot.c"
-    [waits]="probe/syscalls.c probe/locks.c probe/memory.c probe/facilities.c probe/procfs.c probe/snapshot.c"
-    [elf]="probe/elf_memory.c probe/memory.c probe/facilities.c probe/snapshot.c"
-    [sock_diag]="probe/fds.c probe/memory.c probe/facilities.c probe/procfs.c probe/snapshot.c"
+    [procfs]="probe/procfs.c probe/maps.c probe/fds.c probe/memory.c probe/facilities.c model/snapshot.c"
+    [text]="analysis/buffer.c render/json_writer.c"
+    [catalogue]="analysis/catalogue.c model/snapshot.c"
+    [waits]="probe/syscalls.c probe/locks.c probe/memory.c probe/facilities.c probe/procfs.c model/snapshot.c"
+    [elf]="probe/elf_memory.c probe/memory.c probe/facilities.c model/snapshot.c"
+    [sock_diag]="probe/fds.c probe/memory.c probe/facilities.c probe/procfs.c model/snapshot.c"
     [python]="probe/python_decode.c probe/python_offsets.c"
-    [symbols]="probe/symbols.c probe/rust_demangle.c probe/files.c probe/snapshot.c"
+    [symbols]="probe/symbols.c probe/rust_demangle.c probe/files.c model/snapshot.c"
     [rust_demangle]="probe/rust_demangle.c"
     [python_walk]="probe/python.c probe/python_decode.c probe/python_memory.c probe/python_offsets.c
-                   probe/python_symbols.c probe/memory.c probe/facilities.c probe/pid_map.c probe/procfs.c probe/syscalls.c
-                   probe/files.c probe/snapshot.c probe/clock.c"
+                   probe/python_symbols.c probe/memory.c probe/facilities.c probe/pid_map.c probe/procfs.c
+                   probe/syscalls.c probe/files.c model/snapshot.c probe/clock.c"
 )
 mkdir -p "$work"
 

@@ -11,7 +11,7 @@
  *
  * usage: busy_target COUNTER_FILE; ready line on fd 3 (scenarios/fixture.h): ready <pid>
  */
-#include "../scenarios/fixture.h"
+#include "fixture.h"
 #include "counter_file.h"
 
 #include <pthread.h>

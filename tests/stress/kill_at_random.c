@@ -23,7 +23,7 @@
  * are killed at the end and on SIGINT, SIGTERM and SIGHUP, and each counter file is unlinked as soon as its target
  * has mapped it. A harmed target is reported, killed and started afresh, so that the trials go on.
  */
-#include "../target_health.h"
+#include "target_health.h"
 #include "counter_file.h"
 
 #include <errno.h>

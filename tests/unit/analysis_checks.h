@@ -1,10 +1,10 @@
-/* What the report's unit tests assert about an analysis (report/analysis.h): the findings by id, their subjects,
+/* What the report's unit tests assert about an analysis (analysis/analysis.h): the findings by id, their subjects,
  * members, evidence and remedies, the graph's wake decisions and edges, the verdict's chain. Each check that can
  * fail fails the test with what it found; the lookups return NULL for "none" and leave the asserting to the test.
  */
 #pragma once
 
-#include "../../report/analysis.h"
+#include "analysis.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -11,12 +11,12 @@
  *
  * A snapshot has room for BUILDER_MAX_PROCESSES processes from the start, so the pointer add_process() returns
  * stays valid while more are added. Everything is allocated as probe/ allocates it: hd_snapshot_free() frees it.
- * It links the snapshot model and report/ (analyze()), never probe/; a snapshot that cannot be built fails the test
+ * It links the model and analysis/ (analyze()), never probe/; a snapshot that cannot be built fails the test
  * (Criterion's asserts).
  */
 #pragma once
 
-#include "../../report/analysis.h"
+#include "analysis.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
-/* Unit tests for the report buffer and the escaping of untrusted bytes (report/buffer.h). */
+/* Unit tests for the report buffer and the escaping of untrusted bytes (analysis/buffer.h). */
 #include <criterion/criterion.h>
 
-#include "../../report/buffer.h"
+#include "buffer.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,13 +1,13 @@
-/* The runtime catalogue (report/catalogue.h), the inheritance probes (probe/inherit.h, probe/libraries.h: fd
- * classes, unix socket names from sock_diag's table) and the inheritance rules (report/inheritance.h) over
+/* The runtime catalogue (analysis/catalogue.h), the inheritance probes (probe/inherit.h, probe/libraries.h: fd
+ * classes, unix socket names from sock_diag's table) and the inheritance rules (analysis/inheritance.h) over
  * hand-built snapshots (snapshot_builder.h). */
-#include "../../probe/fds.h"
-#include "../../probe/inherit.h"
-#include "../../probe/libraries.h"
-#include "../../report/analysis.h"
-#include "../../report/catalogue.h"
-#include "../../report/inheritance.h"
-#include "../../report/report.h"
+#include "fds.h"
+#include "inherit.h"
+#include "libraries.h"
+#include "analysis.h"
+#include "catalogue.h"
+#include "inheritance.h"
+#include "report.h"
 #include "analysis_checks.h"
 #include "snapshot_builder.h"
 

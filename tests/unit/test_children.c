@@ -2,7 +2,7 @@
  * processes: this test's own children. */
 #include <criterion/criterion.h>
 
-#include "../../probe/children.h"
+#include "children.h"
 
 #include <pthread.h>
 #include <signal.h>

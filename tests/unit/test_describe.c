@@ -1,5 +1,5 @@
-/* Words for waits, states and durations (report/describe.h), over hand-built threads. */
-#include "../../report/describe.h"
+/* Words for waits, states and durations (analysis/describe.h), over hand-built threads. */
+#include "describe.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* The wait-for graph (report/graph.c, report/analysis.h): one node per thread, edges from a waiter to who could
+/* The wait-for graph (analysis/graph.c, analysis/analysis.h): one node per thread, edges from a waiter to who could
  * wake it, and who can never run again; large OR-sets with edges linear in the threads. Over hand-built snapshots
  * (snapshot_builder.h). */
 #include "analysis_checks.h"

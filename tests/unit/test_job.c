@@ -1,7 +1,7 @@
 /* Job labels from an environment (probe/job.h): which launcher's variable gives the rank, what else is kept, and
  * hostile environments (numbers that are not, values past their bound, no final NUL). Environments are written
  * with '\n' between entries here and turned into NULs, as /proc/<pid>/environ holds them. */
-#include "../../probe/job.h"
+#include "job.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

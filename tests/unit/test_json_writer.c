@@ -1,5 +1,5 @@
-/* The streaming JSON writer (report/json_writer.h): the exact bytes it writes, read back by json-c. */
-#include "../../report/json_writer.h"
+/* The streaming JSON writer (render/json_writer.h): the exact bytes it writes, read back by json-c. */
+#include "json_writer.h"
 
 #include <criterion/criterion.h>
 #include <json-c/json.h>

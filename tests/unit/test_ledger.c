@@ -1,8 +1,8 @@
 /* The wait ledger (probe/ledger.h): its lines parsed as hostile input, a wait carried only to a thread that has not
  * run since, the directory refused when it is not hangdoc's user's alone, and gone processes' files removed. The
  * waits are real: a thread of this test blocked in read(2), whose scheduler state the kernel reports. */
-#include "../../probe/ledger.h"
-#include "../../probe/procfs.h"
+#include "ledger.h"
+#include "procfs.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>

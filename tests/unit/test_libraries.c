@@ -1,8 +1,8 @@
 /* The library identity pass (probe/libraries.h, probe/elf_memory.h) over crafted files: what a hostile ELF costs
  * it, which file it agrees to read for a mapping, and that reading an object from memory says what its file says. */
-#include "../../probe/elf_memory.h"
-#include "../../probe/libraries.h"
-#include "../../probe/maps.h"
+#include "elf_memory.h"
+#include "libraries.h"
+#include "maps.h"
 
 #include <criterion/criterion.h>
 #include <elf.h>

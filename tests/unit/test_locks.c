@@ -6,7 +6,7 @@
  * it (__readers 0, __writers 4, __wrphase_futex 8, __writers_futex 12, __pad3 16, __pad4 20, __cur_writer 24,
  * __shared 28, __flags 48).
  */
-#include "../../probe/locks.h"
+#include "locks.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
-/* /proc/<pid>/maps lines, mapping lookup and classification (probe/maps.h, probe/snapshot.h), fd targets, fdinfo
+/* /proc/<pid>/maps lines, mapping lookup and classification (probe/maps.h, model/snapshot.h), fd targets, fdinfo
  * and unix sockets with their peers and names (probe/fds.h): parsers over hand-written text and hand-built sock_diag
  * datagrams, readers over this test's own process. */
-#include "../../probe/fds.h"
-#include "../../probe/maps.h"
+#include "fds.h"
+#include "maps.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

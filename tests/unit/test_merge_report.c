@@ -1,11 +1,11 @@
-/* `hangdoc merge` over hand-made reports (report/merge.h): rank sets, the table of waits, what is read from a report
+/* `hangdoc merge` over hand-made reports (merge/merge.h): rank sets, the table of waits, what is read from a report
  * and what is left out, the tree, classes and outliers, missing ranks, every kind of merged verdict, the reports of
  * one rank over time, the input streams, and the escaping of what the reports hold. The merge is checked through its
  * JSON document (the contract), and its text and DOT where they differ. */
-#include "../../report/merge.h"
-#include "../../report/merge_input.h"
-#include "../../report/merge_model.h"
-#include "../../report/merge_ranks.h"
+#include "merge.h"
+#include "merge_input.h"
+#include "merge_model.h"
+#include "merge_ranks.h"
 
 #include <criterion/criterion.h>
 #include <json-c/json.h>

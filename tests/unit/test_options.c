@@ -1,5 +1,5 @@
 /* Pid and duration parsing of the command line (cmd/options.h). */
-#include "../../cmd/options.h"
+#include "options.h"
 
 #include <criterion/criterion.h>
 #include <limits.h>

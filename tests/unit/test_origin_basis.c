@@ -3,8 +3,8 @@
  * Python's roles make of an origin left unknown (probe_refine_origins). */
 #include <criterion/criterion.h>
 
-#include "../../probe/inherit.h"
-#include "../../probe/origin.h"
+#include "inherit.h"
+#include "origin.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* The pid map (probe/pid_map.h): look-ups, updates and removals that keep every other key findable, at the sizes
  * hangdoc meets (10,000 threads) and with the runs of consecutive tids a thread pool has. */
-#include "../../probe/pid_map.h"
+#include "pid_map.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>

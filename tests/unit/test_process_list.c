@@ -1,7 +1,7 @@
 /* Unit tests for the list of every process (probe/process_list.h) on the real system: libproc2's list where the
  * library loads, and the /proc reader it falls back to where it does not (procps 3.3 systems, the static binary),
  * must name the same processes with the same parents. */
-#include "../../probe/process_list.h"
+#include "process_list.h"
 
 #include <criterion/criterion.h>
 #include <signal.h>

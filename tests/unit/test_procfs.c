@@ -7,7 +7,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
-#include "../../probe/procfs.h"
+#include "procfs.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* The registry of rules, the JSON Schema and the man page name the same finding ids and causes: a rule added to
  * one of them and not the others fails here. */
-#include "../../report/registry.h"
+#include "registry.h"
 
 #include <criterion/criterion.h>
 #include <json-c/json.h>

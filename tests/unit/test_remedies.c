@@ -1,4 +1,4 @@
-/* The remedies that depend on the process (report/remedies.c, and the catalogue's rows they come from): Python's
+/* The remedies that depend on the process (analysis/remedies.c, and the catalogue's rows they come from): Python's
  * start method, libc's own locks, OpenMP, process pools; over hand-built snapshots (snapshot_builder.h). */
 #include "analysis_checks.h"
 #include "snapshot_builder.h"
@@ -89,7 +89,7 @@ Test(remedies, openmp_choices_when_the_child_maps_libgomp)
     thread_of(snapshot, 1600)->syscall.program_counter = 0x7f100001b64e; /* libgomp makes its futex calls itself */
     struct report_analysis *analysis = analyze(snapshot);
     const struct report_finding *orphaned = the_finding(analysis, "orphaned-wait");
-    /* the catalogue's row for GNU OpenMP (report/catalogue.c) */
+    /* the catalogue's row for GNU OpenMP (analysis/catalogue.c) */
     cr_assert_eq(remedies_containing(orphaned, "OMP_NUM_THREADS=1"), 1);
     cr_assert_eq(remedies_containing(orphaned, "LLVM libomp or Intel libiomp5"), 1);
     report_analysis_free(analysis);

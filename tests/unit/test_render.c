@@ -1,5 +1,5 @@
-/* The text and JSON renderers over a hand-built snapshot (report/report.h, snapshot_builder.h). */
-#include "../../report/report.h"
+/* The text and JSON renderers over a hand-built snapshot (render/report.h, snapshot_builder.h). */
+#include "report.h"
 #include "snapshot_builder.h"
 
 #include <criterion/criterion.h>
@@ -164,8 +164,8 @@ Test(render, json_contract_keys)
 
 /* ---- width, colour, healthy threads ---------------------------------------------------------------------------- */
 
-#include "../../report/buffer.h"
-#include "../../report/wrap.h"
+#include "buffer.h"
+#include "wrap.h"
 
 static char *wrapped(const char *text, unsigned width)
 {

@@ -1,8 +1,8 @@
-/* The pictures of a report over hand-built snapshots (report/render_dot.h, report/render_markdown.h): the escaping
+/* The pictures of a report over hand-built snapshots (render/render_dot.h, render/render_markdown.h): the escaping
  * of hostile names for DOT, Markdown and Mermaid, what is drawn and how, and the bounds. Graphviz itself renders
  * them in tests/test_pictures.c. */
-#include "../../report/render_dot.h"
-#include "../../report/render_markdown.h"
+#include "render_dot.h"
+#include "render_markdown.h"
 #include "snapshot_builder.h"
 
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
-/* Grouped native stacks in text, and a thread's stack in JSON (report/render_stacks.h), over hand-built threads. */
-#include "../../report/render_stacks.h"
+/* Grouped native stacks in text, and a thread's stack in JSON (render/render_stacks.h), over hand-built threads. */
+#include "render_stacks.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

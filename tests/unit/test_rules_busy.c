@@ -1,4 +1,4 @@
-/* The busy family of rules (report/rules/busy.c): spinning, a thread that runs in one function in every sample;
+/* The busy family of rules (analysis/rules/busy.c): spinning, a thread that runs in one function in every sample;
  * over hand-built snapshots (snapshot_builder.h). */
 #include "analysis_checks.h"
 #include "snapshot_builder.h"

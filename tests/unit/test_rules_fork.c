@@ -1,4 +1,4 @@
-/* The fork family of rules (report/rules/fork.c): orphaned-wait, a forked child asleep where only its parent's
+/* The fork family of rules (analysis/rules/fork.c): orphaned-wait, a forked child asleep where only its parent's
  * threads could have woken it, over hand-built snapshots (snapshot_builder.h). */
 #include "analysis_checks.h"
 #include "snapshot_builder.h"

@@ -1,4 +1,4 @@
-/* The idle family of rules (report/rules/idle.c): idle, a healthy wait that a thread which can run may end; over
+/* The idle family of rules (analysis/rules/idle.c): idle, a healthy wait that a thread which can run may end; over
  * hand-built snapshots (snapshot_builder.h). */
 #include "analysis_checks.h"
 #include "snapshot_builder.h"

@@ -1,4 +1,4 @@
-/* The kernel family of rules (report/rules/kernel.c): uninterruptible, a thread in D in every sample, and stopped,
+/* The kernel family of rules (analysis/rules/kernel.c): uninterruptible, a thread in D in every sample, and stopped,
  * a process held by a signal or a tracer; over hand-built snapshots (snapshot_builder.h). */
 #include "analysis_checks.h"
 #include "snapshot_builder.h"

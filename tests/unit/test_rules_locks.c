@@ -1,4 +1,4 @@
-/* The lock family of rules (report/rules/locks.c): inherited-lock, abandoned-lock and lock-cycle, over waits on
+/* The lock family of rules (analysis/rules/locks.c): inherited-lock, abandoned-lock and lock-cycle, over waits on
  * locks with an owner. Each test builds the snapshot hangdoc would have read (snapshot_builder.h) and checks the
  * exact findings, their subjects and members, the graph's edges and the verdict. */
 #include "analysis_checks.h"

@@ -1,4 +1,4 @@
-/* The pipes family of rules (report/rules/pipes.c): full-pipe, a writer whose readers all wait for it, and
+/* The pipes family of rules (analysis/rules/pipes.c): full-pipe, a writer whose readers all wait for it, and
  * wait-cycle, threads that wait on each other through joins, children and pipes; over hand-built snapshots
  * (snapshot_builder.h). */
 #include "analysis_checks.h"

@@ -1,10 +1,10 @@
-/* The Python view in the analysis: the GIL as a lock with an owner (report/graph.c, report/rules/locks.c),
- * spawn-reimport (report/rules/python.c), and the user's line and role on every finding (report/python.c). Each
+/* The Python view in the analysis: the GIL as a lock with an owner (analysis/graph.c, analysis/rules/locks.c),
+ * spawn-reimport (analysis/rules/python.c), and the user's line and role on every finding (analysis/python_view.c). Each
  * test builds the snapshot hangdoc would have read (snapshot_builder.h) and checks the exact findings. */
 #include "analysis_checks.h"
 #include "snapshot_builder.h"
 
-#include "../../report/python.h"
+#include "python_view.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* The timers family of rules (report/rules/timers.c): timer-only-wakers (issue 13), a thread asleep without timeout
+/* The timers family of rules (analysis/rules/timers.c): timer-only-wakers (issue 13), a thread asleep without timeout
  * for long whose only wakers wake on timers; over hand-built snapshots (snapshot_builder.h). */
 #include "analysis_checks.h"
 #include "snapshot_builder.h"

@@ -1,4 +1,4 @@
-/* The workers family of rules (report/rules/workers.c): waiting-on-workers, a thread that waits through a pipe or
+/* The workers family of rules (analysis/rules/workers.c): waiting-on-workers, a thread that waits through a pipe or
  * socket on processes asleep forever, and worker-died, a worker that ended while its parent waits for what it
  * would send; over hand-built snapshots (snapshot_builder.h). */
 #include "analysis_checks.h"

@@ -1,10 +1,10 @@
-/* Signals in the wait-for graph (report/signals.c, report/graph.c): who can end a wait in pause, rt_sigsuspend,
+/* Signals in the wait-for graph (analysis/signals.c, analysis/graph.c): who can end a wait in pause, rt_sigsuspend,
  * rt_sigtimedwait, on a signalfd or on a signal handler's self-pipe. timeout(1), dumb-init, a shell's trap and
  * Python's forkserver wait so for their children's exits; over hand-built snapshots (snapshot_builder.h). */
 #include "analysis_checks.h"
 #include "snapshot_builder.h"
 
-#include "../../report/signals.h"
+#include "signals.h"
 
 #include <criterion/criterion.h>
 #include <signal.h>

@@ -1,6 +1,6 @@
-/* The snapshot's look-ups (probe/snapshot.h): through the index probe_snapshot builds, and by a scan for a
+/* The snapshot's look-ups (model/snapshot.h): through the index probe_snapshot builds, and by a scan for a
  * hand-built snapshot without one or changed since; the same answers either way. */
-#include "../../probe/snapshot.h"
+#include "snapshot.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

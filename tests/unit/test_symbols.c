@@ -1,7 +1,7 @@
 /* symbols.h: naming pcs from ELF symbol tables with sizes, and surviving malformed ELF files. */
-#include "../../probe/maps.h"
-#include "../../probe/rust_demangle.h"
-#include "../../probe/symbols.h"
+#include "maps.h"
+#include "rust_demangle.h"
+#include "symbols.h"
 
 #include <criterion/criterion.h>
 #include <dlfcn.h>

@@ -1,7 +1,7 @@
 /* Unit tests for the syscall name tables and the wait decoders (probe/syscalls.h). */
 #include <criterion/criterion.h>
 
-#include "../../probe/syscalls.h"
+#include "syscalls.h"
 
 #include <inttypes.h>
 #include <stdint.h>
@@ -64,7 +64,7 @@ struct syscall_name {
     int nr;
     const char *name;
 };
-#include "../../probe/syscall_names.inc"
+#include "syscall_names.inc"
 
 static void check_table(enum hd_arch arch, const struct syscall_name *table, size_t count)
 {

@@ -1,4 +1,4 @@
-/* The verdict (report/verdict.c): hung or not, the cause, one hang per distinct root cause and the chain down to
+/* The verdict (analysis/verdict.c): hung or not, the cause, one hang per distinct root cause and the chain down to
  * it; waits by design (a signal), knots no rule names, waits that could not be read. Over hand-built snapshots
  * (snapshot_builder.h). */
 #include "analysis_checks.h"

@@ -1,7 +1,8 @@
-/* The snapshot: what hangdoc read about a process tree, the contract between probe/ and report/.
+/* The snapshot: what hangdoc read about a process tree, the contract between probe/ and analysis/.
  *
- * probe/ fills it, report/ only reads it. Every string in it is raw bytes copied from the target (comm, cmdline,
- * paths): bounded and NUL-terminated, but otherwise hostile. Renderers escape them; nothing else may print them.
+ * probe/ fills it, analysis/ and render/ only read it. Every string in it is raw bytes copied from the target
+ * (comm, cmdline, paths): bounded and NUL-terminated, but otherwise hostile. Renderers escape them; nothing else may
+ * print them.
  * Ownership: a snapshot owns everything it points to, hd_snapshot_free() releases it all. Static strings (syscall
  * names, futex operation names) are the exception and are marked "static" below.
  */
@@ -541,7 +542,7 @@ struct hd_snapshot {
     unsigned interval_ms;
     double sampling_s; /* from the first sample to the last */
     /* Set by the caller for the analysis, not read from the system: a thread asleep without timeout at least this
-     * long whose only wakers wake on timers is likely hung (report/rules/timers.c); 0: that rule is off. */
+     * long whose only wakers wake on timers is likely hung (analysis/rules/timers.c); 0: that rule is off. */
     double stuck_after_s;
     uint64_t pid_namespace;       /* hangdoc's own PID namespace (inode); 0 when unknown */
     bool initial_pid_namespace;   /* hangdoc runs in the host's initial PID namespace */

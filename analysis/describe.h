@@ -1,7 +1,7 @@
 /* Words for the facts of a snapshot: what a thread waits on, how long, in the form both renderers share. */
 #pragma once
 
-#include "../probe/snapshot.h"
+#include "snapshot.h"
 #include "buffer.h"
 
 #include <stdbool.h>

@@ -2,7 +2,7 @@
  * stopped by a signal or a tracer: waits that only the kernel (or whoever sends SIGCONT) can end. */
 #include "rule.h"
 
-#include "../describe.h"
+#include "describe.h"
 
 #include <stdio.h>
 #include <string.h>

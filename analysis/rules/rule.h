@@ -4,9 +4,9 @@
  */
 #pragma once
 
-#include "../analysis.h"
-#include "../catalogue.h"
-#include "../registry.h"
+#include "analysis.h"
+#include "catalogue.h"
+#include "registry.h"
 
 #include <stdbool.h>
 #include <stddef.h>

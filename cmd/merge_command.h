@@ -1,5 +1,5 @@
 /* `hangdoc merge [--json | --dot] [-o FILE] REPORT...`: the JSON reports of every host of a distributed job merged
- * into one answer (report/merge.h). Reads no process: only the reports. */
+ * into one answer (merge/merge.h). Reads no process: only the reports. */
 #pragma once
 
 /* argv[0] is "merge". Returns the exit status of the merged verdict (as a single report's: 0, 1 or 2), 64 on a

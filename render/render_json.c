@@ -11,7 +11,7 @@
 #include "describe.h"
 #include "json_writer.h"
 #include "render_inheritance.h"
-#include "python.h"
+#include "python_view.h"
 #include "render_stacks.h"
 
 #include <inttypes.h>

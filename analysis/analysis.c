@@ -5,7 +5,7 @@
 #include "catalogue.h"
 #include "forkserver.h"
 #include "inheritance.h"
-#include "python.h"
+#include "python_view.h"
 #include "registry.h"
 #include "remedies.h"
 #include "rules/rule.h"

@@ -6,7 +6,7 @@
 #include "describe.h"
 #include "signals.h"
 #include "render_inheritance.h"
-#include "python.h"
+#include "python_view.h"
 #include "render_stacks.h"
 #include "wrap.h"
 

@@ -6,7 +6,7 @@
  */
 #pragma once
 
-#include "../probe/snapshot.h"
+#include "snapshot.h"
 #include "analysis.h"
 
 #include <stdbool.h>

@@ -2,7 +2,7 @@
  * runtime (or a CUDA context) it inherited from its parent. Attribution and its evidence are inheritance.h's. */
 #include "rule.h"
 
-#include "../inheritance.h"
+#include "inheritance.h"
 
 #include <fnmatch.h>
 #include <inttypes.h>

@@ -2,7 +2,7 @@
  * The runtimes a child inherited are runtimes.c's. */
 #include "rule.h"
 
-#include "../inheritance.h"
+#include "inheritance.h"
 
 #include <inttypes.h>
 #include <stdio.h>

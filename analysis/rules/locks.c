@@ -2,8 +2,8 @@
  * unowned-lock-cycle, over threads taking locks that record none. */
 #include "rule.h"
 
-#include "../describe.h"
-#include "../python.h"
+#include "describe.h"
+#include "python_view.h"
 
 #include <fnmatch.h>
 #include <inttypes.h>

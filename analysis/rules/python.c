@@ -12,7 +12,7 @@
  */
 #include "rule.h"
 
-#include "../python.h"
+#include "python_view.h"
 
 #include <ctype.h>
 #include <stdio.h>

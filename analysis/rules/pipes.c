@@ -8,8 +8,8 @@
  */
 #include "rule.h"
 
-#include "../describe.h"
-#include "../python.h"
+#include "describe.h"
+#include "python_view.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -2,9 +2,9 @@
  * and waiting-on-workers, a thread that only waits for processes that are themselves asleep forever. */
 #include "rule.h"
 
-#include "../signals.h"
+#include "signals.h"
 
-#include "../describe.h"
+#include "describe.h"
 
 #include <signal.h>
 #include <stdlib.h>

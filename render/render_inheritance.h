@@ -3,7 +3,7 @@
  */
 #pragma once
 
-#include "../probe/snapshot.h"
+#include "snapshot.h"
 #include "buffer.h"
 #include "catalogue.h"
 #include "json_writer.h"

@@ -1,11 +1,11 @@
-/* `hangdoc merge` (merge.h): options, reading every input, one rendering, the exit status. The merging is
- * report/merge.h's. */
-#include "merge.h"
+/* `hangdoc merge` (merge_command.h): options, reading every input, one rendering, the exit status. The merging is
+ * merge/merge.h's. */
+#include "merge_command.h"
 
-#include "../report/merge.h"
-#include "../report/merge_input.h"
 #include "diagnose.h"
 #include "exit_codes.h"
+#include "merge.h"
+#include "merge_input.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -5,7 +5,7 @@
  */
 #pragma once
 
-#include "../probe/snapshot.h"
+#include "snapshot.h"
 #include "buffer.h"
 
 #include "json_writer.h"

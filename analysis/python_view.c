@@ -1,5 +1,5 @@
 /* The user's line of code on each finding (python.h). */
-#include "python.h"
+#include "python_view.h"
 
 #include "finding.h"
 

@@ -11,7 +11,7 @@
  */
 #pragma once
 
-#include "../probe/snapshot.h"
+#include "snapshot.h"
 
 #include <stdint.h>
 

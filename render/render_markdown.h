@@ -7,7 +7,7 @@
  */
 #pragma once
 
-#include "../probe/snapshot.h"
+#include "snapshot.h"
 #include "analysis.h"
 #include "buffer.h"
 

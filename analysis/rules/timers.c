@@ -10,9 +10,9 @@
  */
 #include "rule.h"
 
-#include "../buffer.h"
-#include "../describe.h"
-#include "../inheritance.h"
+#include "buffer.h"
+#include "describe.h"
+#include "inheritance.h"
 
 #include <stdio.h>
 #include <stdlib.h>

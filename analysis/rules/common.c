@@ -1,7 +1,7 @@
 /* The helpers every rule adds findings with, and the facts several families share (rule.h). */
 #include "rule.h"
 
-#include "../finding.h"
+#include "finding.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  */
 #pragma once
 
-#include "../probe/snapshot.h"
+#include "snapshot.h"
 #include "analysis.h"
 #include "catalogue.h"
 
