@@ -6,7 +6,8 @@
 #   2. the project builds from source in a Debian 11 chroot with only Debian 11's packages (meson 0.56, gcc 10,
 #      glibc 2.31, procps 3.3 without libproc2, libunwind 1.3, elfutils 0.183, json-c 0.15, Criterion 2.3), with
 #      warnings as errors, and passes its unit and scenario tests there;
-#   3. the Debian package (debian/, dpkg-buildpackage -us -uc -b, in a copy of the source outside the clone)
+#   3. the same in a chroot of Debian's development suite: the newest glibc, gcc and meson;
+#   4. the Debian package (debian/, dpkg-buildpackage -us -uc -b, in a copy of the source outside the clone)
 #      installs with apt in a Debian 13 chroot, and `hangdoc demo` works there.
 # Each check prints one line; the script fails if one fails. Processes started in a chroot are processes of this
 # kernel; each chroot's mounts live in a mount namespace that ends with the command.
@@ -69,9 +70,11 @@ static_binary_in_a_bare_chroot() {
     [ "$status" -eq 2 ] && grep -q '\[inherited-lock, certain\]' <<<"$output"
 }
 
-source_build_on_debian_11() {
-    local root="$cache/bullseye-build"
-    ensure_chroot "$root" "$build_packages" || return 1
+# source_build ROOT SUITE: builds with warnings as errors in the chroot ROOT of SUITE, and runs the unit and
+# scenario tests there
+source_build() {
+    local root=$1 suite=$2
+    ensure_chroot "$root" "$build_packages" "$suite" || return 1
     rm -rf "$root/src" && mkdir -p "$root/src" || return 1
     git ls-files -z | xargs -0 tar -c | tar -x -C "$root/src" || return 1
     chroot_run "$root" /bin/sh -c '
@@ -114,8 +117,10 @@ debian_package_on_debian_13() {
 
 static_binary_in_a_bare_chroot
 say $? "the static binary diagnoses the demo in a bare Debian 11 chroot, as root and as uid 65534 (inherited-lock, exit 2)"
-source_build_on_debian_11
+source_build "$cache/bullseye-build" bullseye
 say $? "built from source in a Debian 11 chroot with its own packages; unit and scenario tests pass"
+source_build "$cache/sid-build" sid
+say $? "built from source in a chroot of Debian's development suite (glibc, gcc and meson of today); unit and scenario tests pass"
 debian_package_on_debian_13
 say $? "the Debian package installs with apt in a Debian 13 chroot, with its man page and schemas; the demo runs"
 [ "$failed" -eq 0 ] && rm -f "$log"
