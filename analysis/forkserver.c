@@ -10,17 +10,10 @@
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
-/* The findings that blame what a child inherited through fork(). */
-static const enum report_finding_id fork_findings[] = {
-    REPORT_INHERITED_LOCK, REPORT_ORPHANED_WAIT, REPORT_FORK_UNSAFE_RUNTIME, REPORT_CUDA_INHERITED,
-};
-
+/* The findings that blame what a child inherited through fork(): those whose cause is fork inheritance. */
 static bool is_fork_finding(enum report_finding_id id)
 {
-    for (size_t i = 0; i < COUNT(fork_findings); i++)
-        if (fork_findings[i] == id)
-            return true;
-    return false;
+    return report_rule(id)->cause == REPORT_CAUSE_FORK_INHERITANCE;
 }
 
 /* The argument of the forkserver's `-c` that calls multiprocessing.forkserver's main, or NULL. */

@@ -6,64 +6,23 @@
 #include <string.h>
 
 static const struct report_rule rules[REPORT_FINDING_IDS] = {
-    [REPORT_INHERITED_LOCK] = { .name = "inherited-lock", .cause = REPORT_CAUSE_FORK_INHERITANCE, .rank = 1,
-                                .hang = true, .grouping = REPORT_GROUP_BY_OBJECT,
-                                .apply = report_rule_inherited_lock },
-    [REPORT_ABANDONED_LOCK] = { .name = "abandoned-lock", .cause = REPORT_CAUSE_DEADLOCK, .rank = 15, .hang = true,
-                                .grouping = REPORT_GROUP_BY_OBJECT, .apply = report_rule_abandoned_lock },
-    [REPORT_LOCK_CYCLE] = { .name = "lock-cycle", .cause = REPORT_CAUSE_DEADLOCK, .rank = 7, .hang = true,
-                            .grouping = REPORT_GROUP_BY_THREAD, .apply = report_rule_lock_cycle },
-    [REPORT_UNOWNED_LOCK_CYCLE] = { .name = "unowned-lock-cycle", .cause = REPORT_CAUSE_DEADLOCK, .rank = 9,
-                                    .hang = true, .grouping = REPORT_GROUP_BY_MEMBERS,
-                                    .apply = report_rule_unowned_lock_cycle },
-    [REPORT_FULL_PIPE] = { .name = "full-pipe", .cause = REPORT_CAUSE_DEADLOCK, .rank = 8, .hang = true,
-                           .grouping = REPORT_GROUP_BY_MEMBERS, .apply = report_rule_full_pipe },
-    [REPORT_WAIT_CYCLE] = { .name = "wait-cycle", .cause = REPORT_CAUSE_DEADLOCK, .rank = 10, .hang = true,
-                            .grouping = REPORT_GROUP_BY_MEMBERS, .apply = report_rule_wait_cycle },
-    [REPORT_POOL_STARVATION] = { .name = "pool-starvation", .cause = REPORT_CAUSE_DEADLOCK, .rank = 11,
-                                 .hang = true, .grouping = REPORT_GROUP_BY_PROCESS,
-                                 .apply = report_rule_pool_starvation },
-    [REPORT_QUEUE_JOIN] = { .name = "queue-join", .cause = REPORT_CAUSE_DEADLOCK, .rank = 12, .hang = true,
-                            .grouping = REPORT_GROUP_BY_PROCESS, .apply = report_rule_queue_join },
-    [REPORT_PIPE_HELD_OPEN] = { .name = "pipe-held-open", .cause = REPORT_CAUSE_PIPE_HELD_OPEN, .rank = 13,
-                                .hang = true, .grouping = REPORT_GROUP_BY_THREAD,
-                                .apply = report_rule_pipe_held_open },
-    [REPORT_EVENT_LOOP_BLOCKED] = { .name = "event-loop-blocked", .cause = REPORT_CAUSE_DEADLOCK, .rank = 14,
-                                    .hang = true, .grouping = REPORT_GROUP_BY_THREAD,
-                                    .apply = report_rule_event_loop_blocked },
-    [REPORT_ORPHANED_WAIT] = { .name = "orphaned-wait", .cause = REPORT_CAUSE_FORK_INHERITANCE, .rank = 2,
-                               .hang = true, .grouping = REPORT_GROUP_BY_RUNTIME,
-                               .apply = report_rule_orphaned_wait },
-    [REPORT_WORKER_DIED] = { .name = "worker-died", .cause = REPORT_CAUSE_WORKER_DIED, .rank = 16, .hang = true,
-                             .grouping = REPORT_GROUP_BY_PARENT, .apply = report_rule_worker_died },
-    [REPORT_UNINTERRUPTIBLE] = { .name = "uninterruptible", .cause = REPORT_CAUSE_KERNEL, .rank = 18, .hang = true,
-                                 .grouping = REPORT_GROUP_BY_PROCESS, .apply = report_rule_uninterruptible },
-    [REPORT_STOPPED] = { .name = "stopped", .cause = REPORT_CAUSE_STOPPED, .rank = 19, .hang = true,
-                         .grouping = REPORT_GROUP_BY_PROCESS, .apply = report_rule_stopped },
-    [REPORT_SPINNING] = { .name = "spinning", .cause = REPORT_CAUSE_BUSY_LOOP, .rank = 20, .hang = true,
-                          .grouping = REPORT_GROUP_BY_THREAD, .apply = report_rule_spinning },
-    [REPORT_REPLACED_WORKER] = { .name = "replaced-worker", .cause = REPORT_CAUSE_WORKER_DIED, .rank = 6,
-                                 .hang = true, .grouping = REPORT_GROUP_BY_PROCESS,
-                                 .apply = report_rule_replaced_worker },
-    [REPORT_TIMER_ONLY_WAKERS] = { .name = "timer-only-wakers", .cause = REPORT_CAUSE_DEADLOCK, .rank = 17,
-                                   .hang = true, .grouping = REPORT_GROUP_BY_PROCESS,
-                                   .apply = report_rule_timer_only_wakers },
-    [REPORT_SPAWN_REIMPORT] = { .name = "spawn-reimport", .cause = REPORT_CAUSE_SPAWN_REIMPORT, .rank = 5,
-                                .hang = true, .grouping = REPORT_GROUP_BY_PROCESS,
-                                .apply = report_rule_spawn_reimport },
-    /* points at the workers' root cause, is none itself */
-    [REPORT_WAITING_ON_WORKERS] = { .name = "waiting-on-workers", .cause = REPORT_CAUSE_NONE, .rank = 0,
-                                    .hang = true, .grouping = REPORT_GROUP_BY_PROCESS,
-                                    .apply = report_rule_waiting_on_workers },
-    [REPORT_IDLE] = { .name = "idle", .cause = REPORT_CAUSE_NONE, .rank = 0, .hang = false,
-                      .grouping = REPORT_GROUP_BY_PROCESS, .apply = report_rule_idle },
-    [REPORT_FORK_UNSAFE_RUNTIME] = { .name = "fork-unsafe-runtime", .cause = REPORT_CAUSE_FORK_INHERITANCE,
-                                     .rank = 3, .hang = true, .grouping = REPORT_GROUP_BY_PROCESS,
-                                     .apply = report_rule_fork_unsafe_runtime },
-    [REPORT_CUDA_INHERITED] = { .name = "cuda-inherited", .cause = REPORT_CAUSE_FORK_INHERITANCE, .rank = 4,
-                                .hang = true, .grouping = REPORT_GROUP_BY_PROCESS,
-                                .apply = report_rule_cuda_inherited },
+#define RULE(NAME, id, function, cause_, hang_, grouping_, cycle_, phrase_)                                           \
+    [REPORT_##NAME] = { .name = id, .cause = REPORT_CAUSE_##cause_, .hang = hang_,                                  \
+                        .grouping = REPORT_GROUP_##grouping_, .cycle = cycle_, .phrase = phrase_, .apply = function },
+#include "rules.def"
 };
+
+static const enum report_finding_id ranked[] = {
+#define RANK(NAME) REPORT_##NAME,
+#include "rules.def"
+};
+
+static const struct report_rule_order orders[] = {
+#define AFTER(NAME, EARLIER) { REPORT_##NAME, REPORT_##EARLIER },
+#include "rules.def"
+};
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 const struct report_rule *report_rule(enum report_finding_id id)
 {
@@ -100,4 +59,24 @@ const char *report_cause_name(enum report_cause cause)
         [REPORT_CAUSE_UNKNOWN] = "unknown",
     };
     return names[cause];
+}
+
+unsigned report_rule_rank(enum report_finding_id id)
+{
+    for (size_t i = 0; i < COUNT(ranked); i++)
+        if (ranked[i] == id)
+            return (unsigned)i + 1;
+    return 0;
+}
+
+const enum report_finding_id *report_ranked_root_causes(size_t *count)
+{
+    *count = COUNT(ranked);
+    return ranked;
+}
+
+const struct report_rule_order *report_rule_orders(size_t *count)
+{
+    *count = COUNT(orders);
+    return orders;
 }

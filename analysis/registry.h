@@ -1,39 +1,22 @@
-/* The registry of rules: one row per finding id, the one place that says what a finding is.
+/* The registry of rules: one line per rule in rules.def, from which the enum of finding ids, the rule functions'
+ * declarations (rules/rule.h) and the rows of registry.c are made.
  *
  * A row gives the id's stable name (DESIGN.md's verdict catalogue, the JSON Schema's enum, the man page), the
- * cause it names when it is a hang's root cause, its rank among root causes, how two of its findings are one
- * hang, and the rule function that adds its findings. Rules run in the order of the enum, which is the order
- * findings are listed in; the verdict prefers root causes by rank. Adding a rule: a value here, a row in
- * registry.c, its function in the rules folder (rules/rule.h), and its tests; tests/unit/test_registry.c fails
- * until the schema and the man page name it too.
+ * cause it names when it is a hang's root cause, its rank among root causes (from rules.def's RANK lines, an
+ * order), how two of its findings are one hang, and the rule function that adds its findings. Rules run in the
+ * order of rules.def's lines, which is the order findings are listed in; the verdict prefers root causes by rank.
+ * Adding a rule: its function in the rules folder, its line in rules.def (and a RANK line when it names a cause,
+ * AFTER lines for the findings it reads), and its tests; tests/unit/test_registry.c fails until the schema and the
+ * man page name it too.
  */
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum report_finding_id {
-    REPORT_INHERITED_LOCK,
-    REPORT_ABANDONED_LOCK,
-    REPORT_LOCK_CYCLE,
-    REPORT_UNOWNED_LOCK_CYCLE, /* before wait-cycle, which leaves its members alone */
-    REPORT_FULL_PIPE,
-    REPORT_POOL_STARVATION,    /* before wait-cycle, which leaves a starved pool's process alone */
-    REPORT_WAIT_CYCLE,
-    REPORT_QUEUE_JOIN,
-    REPORT_PIPE_HELD_OPEN,
-    REPORT_EVENT_LOOP_BLOCKED,
-    REPORT_ORPHANED_WAIT,
-    REPORT_WORKER_DIED,
-    REPORT_UNINTERRUPTIBLE,
-    REPORT_STOPPED,
-    REPORT_SPINNING,
-    REPORT_REPLACED_WORKER,
-    REPORT_TIMER_ONLY_WAKERS,
-    REPORT_SPAWN_REIMPORT,
-    REPORT_WAITING_ON_WORKERS,
-    REPORT_IDLE,
-    REPORT_FORK_UNSAFE_RUNTIME,
-    REPORT_CUDA_INHERITED,
+#define RULE(NAME, id, function, cause, hang, grouping, cycle, phrase) REPORT_##NAME,
+#include "rules.def"
     REPORT_FINDING_IDS /* how many */
 };
 
@@ -68,12 +51,18 @@ enum report_hang_grouping {
 struct report_rule_context;
 
 struct report_rule {
-    const char *name;          /* the stable id: "inherited-lock" */
-    enum report_cause cause;   /* the cause it names as a root cause; REPORT_CAUSE_NONE: never a root cause */
-    unsigned rank;             /* preference among root causes, 1 first; 0 for the others */
-    bool hang;                 /* false only for idle: a healthy wait */
+    const char *name;        /* the stable id: "inherited-lock" */
+    enum report_cause cause; /* the cause it names as a root cause; REPORT_CAUSE_NONE: never a root cause */
+    bool hang;               /* false only for idle: a healthy wait */
     enum report_hang_grouping grouping;
+    bool cycle;                                  /* a finding names a cycle of threads */
+    const char *phrase;                          /* the merged chain's words after the subject */
     void (*apply)(struct report_rule_context *); /* adds the findings of this id */
+};
+
+/* A rule that reads the findings of an earlier one (rules.def's AFTER lines). */
+struct report_rule_order {
+    enum report_finding_id rule, earlier;
 };
 
 /* The row of `id` (never NULL for a valid id). */
@@ -82,3 +71,9 @@ const char *report_finding_id_name(enum report_finding_id id);
 /* The id named `name`; false when there is none. */
 bool report_finding_id_parse(const char *name, enum report_finding_id *id);
 const char *report_cause_name(enum report_cause cause);
+/* The preference of `id` among root causes, 1 first (rules.def's RANK lines); 0 when it names none. */
+unsigned report_rule_rank(enum report_finding_id id);
+/* The root causes, best first, and how many. */
+const enum report_finding_id *report_ranked_root_causes(size_t *count);
+/* rules.def's AFTER lines, and how many. */
+const struct report_rule_order *report_rule_orders(size_t *count);

@@ -155,24 +155,13 @@ static void hang_member(struct verdict_context *c, struct report_hang *hang, siz
     hang->findings[hang->nfindings++] = finding;
 }
 
-/* The root-cause ids, best first. */
-static size_t root_causes_by_rank(enum report_finding_id *ids)
-{
-    size_t count = 0;
-    for (unsigned rank = 1; rank <= REPORT_FINDING_IDS; rank++)
-        for (int id = 0; id < REPORT_FINDING_IDS; id++)
-            if (report_rule((enum report_finding_id)id)->rank == rank)
-                ids[count++] = (enum report_finding_id)id;
-    return count;
-}
-
 /* One hang per distinct root cause, in the registry's order of preference. A finding joins the first hang one of
  * whose findings it is the same hang as. */
 static void collect_root_causes(struct verdict_context *c)
 {
     struct report_analysis *a = c->analysis;
-    enum report_finding_id ranked[REPORT_FINDING_IDS];
-    size_t nranked = root_causes_by_rank(ranked);
+    size_t nranked;
+    const enum report_finding_id *ranked = report_ranked_root_causes(&nranked);
     for (size_t r = 0; r < nranked; r++)
         for (size_t f = 0; f < a->nfindings && !c->failed; f++) {
             const struct report_finding *finding = &a->findings[f];
@@ -217,7 +206,7 @@ static void collect_unexplained_knots(struct verdict_context *c)
         const struct report_graph_process *process = subject ? report_graph_process_of(&a->graph, subject) : NULL;
         if (process)
             explained[process - a->graph.processes] = true;
-        for (size_t m = 0; report_rule(finding->kind)->rank && m < finding->nmembers; m++)
+        for (size_t m = 0; report_rule_rank(finding->kind) && m < finding->nmembers; m++)
             explained[a->graph.nodes[finding->members[m]].process_index] = true;
     }
     for (size_t i = 0; i < a->graph.nnodes && !c->failed; i++) {

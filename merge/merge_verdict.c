@@ -72,8 +72,8 @@ static const char *collective_of(const struct report_merge_observation *observat
 static unsigned cause_rank(const struct report_merge_local_verdict *verdict)
 {
     enum report_finding_id id;
-    if (verdict->root_cause && report_finding_id_parse(verdict->root_cause, &id) && report_rule(id)->rank > 0)
-        return report_rule(id)->rank;
+    if (verdict->root_cause && report_finding_id_parse(verdict->root_cause, &id) && report_rule_rank(id) > 0)
+        return report_rule_rank(id);
     return 1000 + (unsigned)verdict->cause;
 }
 

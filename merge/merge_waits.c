@@ -81,39 +81,10 @@ const struct report_merge_wait *report_merge_find_wait(const char *const *functi
     return NULL;
 }
 
-/* Each finding id of the registry, as the merged chain says it after its subject ("worker 4711", "its thread 12"). */
-static const struct {
-    const char *id;
-    const char *phrase;
-} finding_phrases[] = {
-    { "inherited-lock", "waits for a mutex its parent held at fork" },
-    { "abandoned-lock", "waits for a mutex whose owner exited" },
-    { "lock-cycle", "is in a lock cycle" },
-    { "unowned-lock-cycle", "is likely in a lock cycle of locks that record no owner" },
-    { "full-pipe", "writes to a full pipe that nobody will read" },
-    { "wait-cycle", "is in a wait cycle" },
-    { "pool-starvation", "has every thread-pool worker waiting on results of its own pool" },
-    { "queue-join", "waits in Queue.join() for tasks nobody will mark done" },
-    { "pipe-held-open", "reads a pipe that a process left behind keeps open" },
-    { "event-loop-blocked", "blocks its asyncio event loop in a synchronous wait" },
-    { "orphaned-wait", "sleeps on a futex whose wakers stayed in its parent at fork" },
-    { "worker-died", "waits for a worker that died" },
-    { "uninterruptible", "is stuck in the kernel (state D)" },
-    { "stopped", "is stopped" },
-    { "spinning", "spins without progress" },
-    { "replaced-worker", "waits for a worker that died and was replaced" },
-    { "timer-only-wakers", "waits for threads that only ever wake on timers" },
-    { "spawn-reimport", "runs the main module again (no main guard)" },
-    { "waiting-on-workers", "waits on workers that are hung" },
-    { "idle", "is idle" },
-    { "fork-unsafe-runtime", "is asleep in a runtime that is not fork-safe, inherited at fork" },
-    { "cuda-inherited", "inherited its parent's CUDA context at fork" },
-};
-
+/* The words of the registry's line for the finding id `id` (rules.def), as the merged chain says it after its
+ * subject ("worker 4711", "its thread 12"). */
 const char *report_merge_finding_phrase(const char *id)
 {
-    for (size_t i = 0; id && i < sizeof finding_phrases / sizeof finding_phrases[0]; i++)
-        if (strcmp(finding_phrases[i].id, id) == 0)
-            return finding_phrases[i].phrase;
-    return NULL;
+    enum report_finding_id parsed;
+    return id && report_finding_id_parse(id, &parsed) ? report_rule(parsed)->phrase : NULL;
 }

@@ -409,9 +409,7 @@ bool *report_cycle_members(const struct report_analysis *analysis)
     bool *named = calloc(analysis->graph.nnodes + 1, sizeof *named);
     for (size_t f = 0; named && f < analysis->nfindings; f++) {
         const struct report_finding *finding = &analysis->findings[f];
-        if (finding->kind == REPORT_LOCK_CYCLE || finding->kind == REPORT_UNOWNED_LOCK_CYCLE ||
-            finding->kind == REPORT_FULL_PIPE ||
-            finding->kind == REPORT_WAIT_CYCLE)
+        if (report_rule(finding->kind)->cycle)
             for (size_t m = 0; m < finding->nmembers; m++)
                 named[finding->members[m]] = true;
     }

@@ -51,45 +51,19 @@ bool rule_waits_on_owned_lock(const struct report_node *node);
 /* The words for what an edge waits through: "the lock's owner", "a pipe", "wait4". */
 const char *rule_edge_words(enum report_edge_kind kind);
 
-/* ---- the rules, by family ---- */
+/* ---- the rules: one function each, declared from rules.def ---- */
 
-/* locks.c */
-void report_rule_inherited_lock(struct report_rule_context *c);
-void report_rule_abandoned_lock(struct report_rule_context *c);
-void report_rule_lock_cycle(struct report_rule_context *c);
-void report_rule_unowned_lock_cycle(struct report_rule_context *c);
-/* pipes.c */
-void report_rule_full_pipe(struct report_rule_context *c);
-void report_rule_wait_cycle(struct report_rule_context *c);
-/* Per node: a member of a finding that names its cycle (lock-cycle, unowned-lock-cycle, full-pipe, wait-cycle); NULL when memory ran
- * out. The caller frees it. */
+#define RULE(NAME, id, function, cause, hang, grouping, cycle, phrase) void function(struct report_rule_context *c);
+#include "rules.def"
+
+/* ---- what the families share with each other ---- */
+
+/* Per node (pipes.c): a member of a finding that names its cycle (a rule whose rules.def line says `cycle`); NULL
+ * when memory ran out. The caller frees it. */
 bool *report_cycle_members(const struct report_analysis *analysis);
-/* fork.c */
-void report_rule_orphaned_wait(struct report_rule_context *c);
-/* runtimes.c */
-void report_rule_fork_unsafe_runtime(struct report_rule_context *c);
-void report_rule_cuda_inherited(struct report_rule_context *c);
-/* workers.c */
-void report_rule_worker_died(struct report_rule_context *c);
-void report_rule_waiting_on_workers(struct report_rule_context *c);
-/* kernel.c */
-void report_rule_uninterruptible(struct report_rule_context *c);
-void report_rule_stopped(struct report_rule_context *c);
-/* busy.c */
-void report_rule_spinning(struct report_rule_context *c);
-/* python.c */
-void report_rule_spawn_reimport(struct report_rule_context *c);
-void report_rule_pool_starvation(struct report_rule_context *c);
-void report_rule_queue_join(struct report_rule_context *c);
-void report_rule_pipe_held_open(struct report_rule_context *c);
-void report_rule_event_loop_blocked(struct report_rule_context *c);
-/* idle.c */
-void report_rule_idle(struct report_rule_context *c);
-/* timers.c */
-void report_rule_timer_only_wakers(struct report_rule_context *c);
-/* Per node: asleep without timeout for at least the snapshot's stuck_after_s, and nothing but threads that merely
- * wake on timers could wake it; `idle_timers_too` counts timer threads not seen to wake while sampled as such too
- * (the fork rules, which have other evidence). NULL when there is none, the rule is off, or memory ran out
+/* Per node (timers.c): asleep without timeout for at least the snapshot's stuck_after_s, and nothing but threads
+ * that merely wake on timers could wake it; `idle_timers_too` counts timer threads not seen to wake while sampled
+ * as such too (the fork rules, which have other evidence). NULL when there is none, the rule is off, or memory ran out
  * (c->failed). Worked out once per analysis and kept in the context, which report_analyze() releases. */
 const bool *report_timer_bound(struct report_rule_context *c, bool idle_timers_too);
 /* The thread of `process` a finding about its timer-bound threads is about: its main thread if bound, else the one

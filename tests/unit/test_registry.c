@@ -79,26 +79,34 @@ Test(registry, every_id_has_a_name_and_parses_back)
         enum report_finding_id parsed;
         cr_assert(report_finding_id_parse(rule->name, &parsed));
         cr_assert_eq(parsed, (enum report_finding_id)id);
-        cr_assert_eq(rule->rank > 0, rule->cause != REPORT_CAUSE_NONE, "%s: a root cause names a cause",
-                     rule->name);
+        cr_assert_not_null(rule->phrase, "%s has a phrase for hangdoc merge", rule->name);
+        cr_assert_eq(report_rule_rank((enum report_finding_id)id) > 0, rule->cause != REPORT_CAUSE_NONE,
+                     "%s: a rule with a cause has a RANK line in rules.def, and only such a rule", rule->name);
     }
     enum report_finding_id ignored;
     cr_assert_not(report_finding_id_parse("no-such-finding", &ignored));
 }
 
-Test(registry, root_cause_ranks_are_one_to_n_without_gaps)
+Test(registry, each_root_cause_is_ranked_once)
 {
-    unsigned seen[REPORT_FINDING_IDS + 1] = { 0 }, roots = 0;
-    for (int id = 0; id < REPORT_FINDING_IDS; id++) {
-        unsigned rank = report_rule((enum report_finding_id)id)->rank;
-        cr_assert_leq(rank, REPORT_FINDING_IDS);
-        if (rank) {
-            seen[rank]++;
-            roots++;
-        }
+    size_t count;
+    const enum report_finding_id *ranked = report_ranked_root_causes(&count);
+    for (size_t r = 0; r < count; r++) {
+        cr_assert_lt(ranked[r], REPORT_FINDING_IDS);
+        cr_assert_eq(report_rule_rank(ranked[r]), r + 1, "%s has one RANK line",
+                     report_finding_id_name(ranked[r]));
     }
-    for (unsigned rank = 1; rank <= roots; rank++)
-        cr_assert_eq(seen[rank], 1u, "rank %u is held once", rank);
+}
+
+/* A rule that reads the findings of another runs after it: rules.def's AFTER lines against its order of lines. */
+Test(registry, a_rule_runs_after_the_rules_whose_findings_it_reads)
+{
+    size_t count;
+    const struct report_rule_order *orders = report_rule_orders(&count);
+    cr_assert_gt(count, 0u);
+    for (size_t i = 0; i < count; i++)
+        cr_assert_lt(orders[i].earlier, orders[i].rule, "%s reads the findings of %s, so runs after it",
+                     report_finding_id_name(orders[i].rule), report_finding_id_name(orders[i].earlier));
 }
 
 Test(registry, the_schema_lists_the_same_ids_and_causes)
@@ -148,7 +156,7 @@ Test(registry, the_man_page_names_the_root_causes_by_rank_with_their_cause)
     for (unsigned rank = 1; rank <= REPORT_FINDING_IDS; rank++)
         for (int id = 0; id < REPORT_FINDING_IDS; id++) {
             const struct report_rule *rule = report_rule((enum report_finding_id)id);
-            if (rule->rank != rank)
+            if (report_rule_rank((enum report_finding_id)id) != rank)
                 continue;
             const char *found = strstr(cursor, rule->name);
             cr_assert_not_null(found, "Verdict names %s after the root causes ranked before it", rule->name);
