@@ -415,8 +415,12 @@ static enum report_wake initial_wake(const struct hd_thread *thread)
     case HD_WAIT_SIGNAL:
         /* without a timeout, decided by the senders of the signals that end it (signal_edges) */
         return wait->timeout.kind == HD_TIMEOUT_NONE ? REPORT_WAKE_WAKER : REPORT_WAKE_TIMER;
-    default:
-        break;
+    case HD_WAIT_FUTEX:
+    case HD_WAIT_POLL:
+    case HD_WAIT_READ:
+    case HD_WAIT_WRITE:
+    case HD_WAIT_CHILD:
+        break; /* by its timeout, and by who could wake it (thread_edges) */
     }
     if (wait->timeout.kind == HD_TIMEOUT_FINITE || wait->timeout.kind == HD_TIMEOUT_UNREADABLE)
         return REPORT_WAKE_TIMER;
@@ -460,8 +464,12 @@ static enum report_wake thread_edges(struct builder *b, size_t node)
     case HD_WAIT_LOCK:
         outside = !file_lock_edges(b, node, wait);
         break;
-    default:
-        break;
+    case HD_WAIT_NONE:
+    case HD_WAIT_OTHER:
+    case HD_WAIT_ACCEPT:
+    case HD_WAIT_CONNECT:
+    case HD_WAIT_SLEEP:
+        break; /* no thread of the snapshot wakes these (initial_wake said what does) */
     }
     b->graph->nodes[node].wake_signals = signals;
     if (signals && signal_edges(b, node, n->process, signals) && wake == REPORT_WAKE_WAKER)

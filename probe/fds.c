@@ -279,8 +279,14 @@ void probe_read_wait_fds(pid_t pid, const struct hd_syscall *syscall, struct hd_
         else
             read_epoll_targets(pid, wait->fd, wait);
         return;
-    default:
-        return;
+    case HD_WAIT_NONE:
+    case HD_WAIT_OTHER:
+    case HD_WAIT_FUTEX:
+    case HD_WAIT_SLEEP:
+    case HD_WAIT_SIGNAL:
+    case HD_WAIT_CHILD:
+    case HD_WAIT_LOCK:
+        return; /* no descriptor to read */
     }
 }
 

@@ -25,7 +25,8 @@ const char *probe_syscall_name(enum hd_arch arch, long nr)
         table = syscall_names_aarch64;
         count = COUNT(syscall_names_aarch64);
         break;
-    default:
+    case HD_ARCH_UNKNOWN:
+    default: /* a value read from a target's ELF header is not trusted to be one of the enum's */
         return NULL;
     }
     /* The generated tables are sorted by number. */

@@ -181,9 +181,12 @@ static bool handle_of_note(const struct hd_fd *fd, const struct report_catalogue
     case HD_FD_CLASS_NVIDIA: case HD_FD_CLASS_NVIDIA_UVM: case HD_FD_CLASS_DRI: case HD_FD_CLASS_X11:
     case HD_FD_CLASS_WAYLAND: case HD_FD_CLASS_DBUS:
         return true;
-    default:
-        return report_catalogue_handle(catalogue, fd) != NULL;
+    case HD_FD_CLASS_OTHER: case HD_FD_CLASS_FILE: case HD_FD_CLASS_DEVICE: case HD_FD_CLASS_PIPE:
+    case HD_FD_CLASS_SOCKET: case HD_FD_CLASS_UNIX_SOCKET: case HD_FD_CLASS_EVENTFD: case HD_FD_CLASS_MEMFD:
+    case HD_FD_CLASS_SHM: case HD_FD_CLASS_ANON:
+        break;
     }
+    return report_catalogue_handle(catalogue, fd) != NULL;
 }
 
 /* How the fork-or-exec part of the origin was decided (probe/origin.h), after "origin: forked" */

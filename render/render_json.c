@@ -184,8 +184,11 @@ static void wait_json(struct report_json *json, const struct hd_wait *wait)
         report_json_int(json, "pid", wait->child);
         break;
     }
-    default:
-        break;
+    case HD_WAIT_NONE:
+    case HD_WAIT_OTHER:
+    case HD_WAIT_SLEEP:
+    case HD_WAIT_SIGNAL:
+        break; /* nothing beyond the common keys */
     }
     if (wait->nfds_known > 0 || wait->kind == HD_WAIT_POLL) {
         report_json_begin_array(json, "waits_on_fds");
