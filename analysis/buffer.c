@@ -1,6 +1,8 @@
 /* Text buffer and escaping (buffer.h). */
 #include "buffer.h"
 
+#include "util.h"
+
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,7 +74,7 @@ static size_t utf8_sequence(const unsigned char *p, size_t available, uint32_t *
     } leads[] = {
         { 0x80, 0x00, 1, 0 }, { 0xE0, 0xC0, 2, 0x80 }, { 0xF0, 0xE0, 3, 0x800 }, { 0xF8, 0xF0, 4, 0x10000 },
     };
-    for (size_t i = 0; i < sizeof leads / sizeof leads[0]; i++) {
+    for (size_t i = 0; i < COUNT(leads); i++) {
         if ((p[0] & leads[i].mask) != leads[i].value)
             continue;
         size_t length = leads[i].length;
@@ -119,7 +121,7 @@ void report_buffer_escaped(struct report_buffer *buffer, const char *bytes, size
             size_t count = sequence == 0 ? 1 : sequence;
             for (size_t k = 0; k < count; k++) {
                 const char *escape = NULL;
-                for (size_t n = 0; n < sizeof named / sizeof named[0]; n++)
+                for (size_t n = 0; n < COUNT(named); n++)
                     if (named[n].byte == p[k])
                         escape = named[n].escape;
                 if (escape)

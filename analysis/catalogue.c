@@ -1,6 +1,8 @@
 /* The runtime catalogue (catalogue.h). */
 #include "catalogue.h"
 
+#include "util.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -8,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 #define CATALOGUE_FILE_MAX (1 << 20)
 #define CATALOGUE_ROWS_MAX 512
 #define CATALOGUE_REMEDIES_MAX 16

@@ -1,11 +1,11 @@
 /* Words for waits, durations and states (describe.h). */
 #include "describe.h"
 
+#include "util.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 bool report_next_line(const char **text, const char **line, size_t *length)
 {
@@ -214,7 +214,7 @@ const char *report_lock_noun(const struct hd_lock *lock)
         [HD_LOCK_UNKNOWN] = "futex", [HD_LOCK_MUTEX] = "mutex", [HD_LOCK_RWLOCK] = "rwlock",
         [HD_LOCK_JOIN] = "thread", [HD_LOCK_GIL] = "Python GIL", [HD_LOCK_FILE] = "file lock",
     };
-    return (size_t)lock->kind < sizeof nouns / sizeof nouns[0] ? nouns[lock->kind] : "lock";
+    return (size_t)lock->kind < COUNT(nouns) ? nouns[lock->kind] : "lock";
 }
 
 static void put_value(struct report_buffer *out, const char *label, const char *value)

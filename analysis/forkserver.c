@@ -3,12 +3,11 @@
 
 #include "finding.h"
 #include "inheritance.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 /* The findings that blame what a child inherited through fork(): those whose cause is fork inheritance. */
 static bool is_fork_finding(enum report_finding_id id)

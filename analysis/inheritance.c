@@ -3,6 +3,7 @@
 
 #include "finding.h"
 #include "rules/rule.h"
+#include "util.h"
 
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -11,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 #define EVIDENCE_THREADS_MAX 8
 #define EVIDENCE_HANDLES_MAX 8
 

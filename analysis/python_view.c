@@ -2,6 +2,7 @@
 #include "python_view.h"
 
 #include "finding.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@ static const char *const plumbing_files[] = {
 
 static bool is_plumbing(const char *file)
 {
-    for (size_t i = 0; i < sizeof plumbing_files / sizeof plumbing_files[0]; i++)
+    for (size_t i = 0; i < COUNT(plumbing_files); i++)
         if (report_python_file_is(file, plumbing_files[i]))
             return true;
     return false;
@@ -69,7 +70,7 @@ const char *report_python_role(const struct hd_thread *thread)
     for (size_t f = 0; thread && f < thread->npython_frames; f++) {
         const struct hd_python_frame *frame = &thread->python_frames[f];
         const char *name = report_python_bare_name(frame->function);
-        for (size_t r = 0; name && r < sizeof roles / sizeof roles[0]; r++)
+        for (size_t r = 0; name && r < COUNT(roles); r++)
             if (strcmp(name, roles[r].function) == 0 && report_python_file_is(frame->file, roles[r].file))
                 return roles[r].role;
     }

@@ -2,6 +2,7 @@
 #include "registry.h"
 
 #include "rules/rule.h"
+#include "util.h"
 
 #include <string.h>
 
@@ -21,8 +22,6 @@ static const struct report_rule_order orders[] = {
 #define AFTER(NAME, EARLIER) { REPORT_##NAME, REPORT_##EARLIER },
 #include "rules.def"
 };
-
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 const struct report_rule *report_rule(enum report_finding_id id)
 {

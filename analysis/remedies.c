@@ -2,13 +2,11 @@
 #include "remedies.h"
 
 #include "finding.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
-
 
 /* ---- facts ----------------------------------------------------------------------------------------------------- */
 

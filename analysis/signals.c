@@ -1,6 +1,8 @@
 /* Signals in the wait-for graph (signals.h). */
 #include "signals.h"
 
+#include "util.h"
+
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,7 +49,7 @@ static const char *const signal_names[] = {
 
 const char *report_signal_abbreviation(int number)
 {
-    return number > 0 && (size_t)number < sizeof signal_names / sizeof signal_names[0] ? signal_names[number] : NULL;
+    return number > 0 && (size_t)number < COUNT(signal_names) ? signal_names[number] : NULL;
 }
 
 void report_signal_names(uint64_t signals, char *out, size_t size)

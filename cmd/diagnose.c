@@ -9,6 +9,7 @@
 #include "report.h"
 #include "exit_codes.h"
 #include "watchdog.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -104,7 +105,7 @@ static bool render_all(const struct hd_snapshot *snapshot, const struct report_a
                        const struct hangdoc_options *options, const struct hangdoc_outputs *outputs)
 {
     bool written = true;
-    for (size_t i = 0; i < sizeof outputs->text / sizeof outputs->text[0]; i++)
+    for (size_t i = 0; i < COUNT(outputs->text); i++)
         if (outputs->text[i]) {
             struct report_text_options text = text_options_for(outputs->text[i], options);
             written &= report_render_text(snapshot, analysis, &text, outputs->text[i]);
@@ -227,7 +228,7 @@ bool hangdoc_report_unfinished(const struct hangdoc_options *options, const stru
      * borrowed) whose one note says why, so that it keeps to the schema: 0 samples, and the verdict "could not
      * tell", not the "no hang" an empty snapshot would get. */
     bool written = true;
-    for (size_t i = 0; i < sizeof outputs->text / sizeof outputs->text[0]; i++)
+    for (size_t i = 0; i < COUNT(outputs->text); i++)
         if (outputs->text[i])
             written &= fprintf(outputs->text[i], "verdict: could not tell: no diagnosis (see the notes)\n\nnotes:\n"
                                                  "  %s\n", why) > 0 && fflush(outputs->text[i]) == 0;

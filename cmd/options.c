@@ -1,6 +1,8 @@
 /* Number and duration parsing for the command line (options.h). */
 #include "options.h"
 
+#include "util.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -32,7 +34,7 @@ bool hangdoc_parse_duration_ms(const char *text, unsigned *milliseconds)
     double value = strtod(text, &end);
     if (errno || value < 0)
         return false;
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    for (size_t i = 0; i < COUNT(units); i++) {
         if (strcmp(end, units[i].suffix) != 0)
             continue;
         double total = value * units[i].milliseconds;

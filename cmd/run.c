@@ -8,6 +8,7 @@
 #include "diagnose.h"
 #include "exit_codes.h"
 #include "watchdog.h"
+#include "util.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -80,7 +81,7 @@ static bool expand_path(const char *template, const struct path_fields *values, 
     size_t length = 0;
     for (const char *at = template; *at; at++) {
         const char *insert = NULL;
-        for (size_t f = 0; at[0] == '%' && f < sizeof fields / sizeof fields[0]; f++)
+        for (size_t f = 0; at[0] == '%' && f < COUNT(fields); f++)
             if (at[1] == fields[f].letter)
                 insert = fields[f].value;
         size_t adding = insert ? strlen(insert) : 1;
@@ -105,7 +106,7 @@ static bool parse_signal(const char *text, int *number)
     };
     if (strncmp(text, "SIG", 3) == 0)
         text += 3;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    for (size_t i = 0; i < COUNT(names); i++)
         if (strcmp(text, names[i].name) == 0) {
             *number = names[i].number;
             return true;
@@ -207,7 +208,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
     const char **templated[] = { &run->json_path, &run->report_path, &run->summary_path };
     struct path_fields fields;
     bool fields_read = false;
-    for (size_t i = 0; i < sizeof templated / sizeof templated[0]; i++) {
+    for (size_t i = 0; i < COUNT(templated); i++) {
         if (!*templated[i] || !strchr(*templated[i], '%'))
             continue;
         if (!fields_read) {
@@ -219,7 +220,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
         *templated[i] = run->expanded[i];
     }
     const char *paths[] = { run->json_path, run->report_path, run->summary_path };
-    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+    for (size_t i = 0; i < COUNT(paths); i++) {
         int error;
         if (paths[i] && !writable(paths[i], &error)) {
             fprintf(stderr, "hangdoc run: cannot write a report to '%s': %s\n", paths[i], strerror(error));
@@ -250,7 +251,7 @@ static FILE *open_report(const char *path, const char *mode)
 static void close_reports(FILE *report, FILE *json, FILE *summary)
 {
     FILE *files[] = { report, json, summary };
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+    for (size_t i = 0; i < COUNT(files); i++)
         if (files[i])
             fclose(files[i]);
 }

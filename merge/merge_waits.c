@@ -3,6 +3,8 @@
  * subject in the merged chain. Tables, so that a new collective or finding is one row a reviewer can read. */
 #include "merge_model.h"
 
+#include "util.h"
+
 #include <fnmatch.h>
 #include <string.h>
 
@@ -67,7 +69,7 @@ static bool matches(const char *pattern, const char *text)
 const struct report_merge_wait *report_merge_find_wait(const char *const *functions, const char *const *files,
                                                       size_t nframes, size_t *frame)
 {
-    for (size_t w = 0; w < sizeof waits / sizeof waits[0]; w++) {
+    for (size_t w = 0; w < COUNT(waits); w++) {
         bool python_row = waits[w].file != NULL;
         for (size_t f = 0; f < nframes; f++) {
             if (python_row != (files[f] != NULL))

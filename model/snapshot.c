@@ -1,6 +1,8 @@
 /* Lifetime and lookups of the snapshot model (snapshot.h). */
 #include "snapshot.h"
 
+#include "util.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,7 +309,7 @@ const char *hd_mapping_kind_name(enum hd_mapping_kind kind)
         [HD_MAPPING_FILE_PRIVATE] = "file-private",
         [HD_MAPPING_SHARED] = "shared",
     };
-    return (size_t)kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
+    return (size_t)kind < COUNT(names) ? names[kind] : "unknown";
 }
 
 const char *hd_lock_kind_name(enum hd_lock_kind kind)
@@ -320,7 +322,7 @@ const char *hd_lock_kind_name(enum hd_lock_kind kind)
         [HD_LOCK_GIL] = "gil",
         [HD_LOCK_FILE] = "file",
     };
-    return (size_t)kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
+    return (size_t)kind < COUNT(names) ? names[kind] : "unknown";
 }
 
 const char *hd_owner_whereabouts_name(enum hd_owner_whereabouts whereabouts)
@@ -332,7 +334,7 @@ const char *hd_owner_whereabouts_name(enum hd_owner_whereabouts whereabouts)
         [HD_OWNER_OUTSIDE] = "outside-snapshot",
         [HD_OWNER_GONE] = "gone",
     };
-    return (size_t)whereabouts < sizeof names / sizeof names[0] ? names[whereabouts] : "unknown";
+    return (size_t)whereabouts < COUNT(names) ? names[whereabouts] : "unknown";
 }
 
 const char *hd_arch_name(enum hd_arch arch)
@@ -342,7 +344,7 @@ const char *hd_arch_name(enum hd_arch arch)
         [HD_ARCH_X86_64] = "x86_64",
         [HD_ARCH_AARCH64] = "aarch64",
     };
-    return (size_t)arch < sizeof names / sizeof names[0] ? names[arch] : "unknown";
+    return (size_t)arch < COUNT(names) ? names[arch] : "unknown";
 }
 
 const char *hd_origin_name(enum hd_origin origin)
@@ -354,7 +356,7 @@ const char *hd_origin_name(enum hd_origin origin)
         [HD_ORIGIN_SPAWN] = "spawn",
         [HD_ORIGIN_FORKSERVER] = "forkserver",
     };
-    return (size_t)origin < sizeof names / sizeof names[0] ? names[origin] : "unknown";
+    return (size_t)origin < COUNT(names) ? names[origin] : "unknown";
 }
 
 const char *hd_origin_basis_name(enum hd_origin_basis basis)
@@ -366,7 +368,7 @@ const char *hd_origin_basis_name(enum hd_origin_basis basis)
         [HD_ORIGIN_BASIS_EXECUTABLE_DIFFERS] = "executable-differs",
         [HD_ORIGIN_BASIS_UNREADABLE] = "unreadable",
     };
-    return (size_t)basis < sizeof names / sizeof names[0] ? names[basis] : "none";
+    return (size_t)basis < COUNT(names) ? names[basis] : "none";
 }
 
 const char *hd_wait_kind_name(enum hd_wait_kind kind)
@@ -377,7 +379,7 @@ const char *hd_wait_kind_name(enum hd_wait_kind kind)
         [HD_WAIT_CONNECT] = "connect", [HD_WAIT_CHILD] = "child",   [HD_WAIT_SLEEP] = "sleep",
         [HD_WAIT_SIGNAL] = "signal", [HD_WAIT_LOCK] = "file-lock",  [HD_WAIT_OTHER] = "syscall",
     };
-    return (size_t)kind < sizeof names / sizeof names[0] ? names[kind] : "none";
+    return (size_t)kind < COUNT(names) ? names[kind] : "none";
 }
 
 void hd_python_frames_release(struct hd_thread *thread)
@@ -398,7 +400,7 @@ const char *hd_gil_state_name(enum hd_gil_state state)
         [HD_GIL_UNKNOWN] = NULL,      [HD_GIL_NONE] = "none",         [HD_GIL_HOLDS] = "holds",
         [HD_GIL_WAITS] = "waits",     [HD_GIL_RELEASED] = "released",
     };
-    return (size_t)state < sizeof names / sizeof names[0] ? names[state] : NULL;
+    return (size_t)state < COUNT(names) ? names[state] : NULL;
 }
 
 const char *hd_note_kind_name(enum hd_note_kind kind)
@@ -424,7 +426,7 @@ const char *hd_fd_class_name(enum hd_fd_class fd_class)
         [HD_FD_CLASS_EVENTFD] = "eventfd",   [HD_FD_CLASS_MEMFD] = "memfd",
         [HD_FD_CLASS_SHM] = "shm",           [HD_FD_CLASS_ANON] = "anon",
     };
-    return (size_t)fd_class < sizeof names / sizeof names[0] && names[fd_class] ? names[fd_class] : "other";
+    return (size_t)fd_class < COUNT(names) && names[fd_class] ? names[fd_class] : "other";
 }
 
 const char *hd_python_start_method_name(enum hd_python_start_method method)
@@ -433,7 +435,7 @@ const char *hd_python_start_method_name(enum hd_python_start_method method)
         [HD_PYTHON_NONE] = NULL, [HD_PYTHON_FORK] = "fork", [HD_PYTHON_SPAWN] = "spawn",
         [HD_PYTHON_FORKSERVER] = "forkserver",
     };
-    return (size_t)method < sizeof names / sizeof names[0] ? names[method] : NULL;
+    return (size_t)method < COUNT(names) ? names[method] : NULL;
 }
 
 const char *hd_python_role_name(enum hd_python_role role)
@@ -447,7 +449,7 @@ const char *hd_python_role_name(enum hd_python_role role)
         [HD_PYTHON_ROLE_FORKSERVER_CHILD] = "forkserver-child",
         [HD_PYTHON_ROLE_RESOURCE_TRACKER] = "resource-tracker",
     };
-    return (size_t)role < sizeof names / sizeof names[0] ? names[role] : NULL;
+    return (size_t)role < COUNT(names) ? names[role] : NULL;
 }
 
 const struct hd_library *hd_process_find_library(const struct hd_process *process, uint64_t address)
@@ -518,5 +520,5 @@ const char *hd_job_role_name(enum hd_job_role role)
 {
     static const char *const names[] = { [HD_JOB_RANK] = "rank", [HD_JOB_WORKER] = "worker",
                                          [HD_JOB_LAUNCHER] = "launcher" };
-    return (size_t)role < sizeof names / sizeof names[0] ? names[role] : "rank";
+    return (size_t)role < COUNT(names) ? names[role] : "rank";
 }

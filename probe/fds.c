@@ -3,6 +3,7 @@
 
 #include "memory.h"
 #include "procfs.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -33,7 +34,7 @@ void probe_classify_fd_target(const char *target, enum hd_fd_kind *kind, uint64_
 {
     *kind = HD_FD_OTHER;
     *inode = 0;
-    for (size_t i = 0; i < sizeof fd_target_kinds / sizeof fd_target_kinds[0]; i++) {
+    for (size_t i = 0; i < COUNT(fd_target_kinds); i++) {
         size_t length = strlen(fd_target_kinds[i].prefix);
         if (strncmp(target, fd_target_kinds[i].prefix, length) != 0)
             continue;

@@ -2,6 +2,7 @@
 #include "filelocks.h"
 
 #include "procfs.h"
+#include "util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,7 +37,7 @@ static bool parse_lock(const char *line, struct file_lock *out)
     static const struct {
         const char *name, *type;
     } kinds[] = { { "FLOCK", "flock" }, { "POSIX", "posix" }, { "OFDLCK", "ofd" } };
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+    for (size_t k = 0; k < COUNT(kinds); k++)
         if (strcmp(kind, kinds[k].name) == 0) {
             *out = (struct file_lock){ kinds[k].type, (pid_t)pid, major, minor, inode };
             return true;

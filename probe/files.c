@@ -1,6 +1,8 @@
 /* Opening files a target names, never running a driver (files.h). */
 #include "files.h"
 
+#include "util.h"
+
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <stdio.h>
@@ -25,7 +27,7 @@ static bool same_file(int handle, const struct stat *status, const struct hd_map
     struct statfs filesystem;
     if (fstatfs(handle, &filesystem) != 0)
         return false;
-    for (size_t i = 0; i < sizeof devices_differ / sizeof devices_differ[0]; i++)
+    for (size_t i = 0; i < COUNT(devices_differ); i++)
         if ((unsigned long)filesystem.f_type == devices_differ[i])
             return true;
     return false;

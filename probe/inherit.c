@@ -2,6 +2,7 @@
 #include "inherit.h"
 
 #include "fds.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -14,7 +15,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 /* include/uapi/linux/major.h has no name for it: the NVIDIA driver registers character major 195 */
 #define NVIDIA_CHARACTER_MAJOR 195
 #define DRM_CHARACTER_MAJOR 226

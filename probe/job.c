@@ -4,6 +4,7 @@
 #include "access.h"
 #include "probe.h"
 #include "procfs.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -139,7 +140,7 @@ struct hd_job *probe_parse_job_environment(const char *environment, size_t lengt
     struct found found[V_COUNT] = { 0 };
     find_variables(environment, length, found);
     const struct rank_source *source = NULL;
-    for (size_t s = 0; !source && s < sizeof rank_sources / sizeof rank_sources[0]; s++)
+    for (size_t s = 0; !source && s < COUNT(rank_sources); s++)
         if ((rank_sources[s].requires == V_NONE || found[rank_sources[s].requires].value) &&
             number_of(&found[rank_sources[s].rank]) >= 0)
             source = &rank_sources[s];
@@ -233,7 +234,7 @@ static bool same_rank(const struct hd_job *a, const struct hd_job *b)
 
 static bool is_wrapper(const struct hd_process *process)
 {
-    for (size_t w = 0; w < sizeof wrappers / sizeof wrappers[0]; w++)
+    for (size_t w = 0; w < COUNT(wrappers); w++)
         if (strcmp(process->comm, wrappers[w]) == 0)
             return true;
     return false;
@@ -347,7 +348,7 @@ long probe_find_job_processes(const char *job_id, pid_t **pids)
 {
     *pids = NULL;
     pid_t line[64];
-    size_t line_length = own_line(line, sizeof line / sizeof line[0]);
+    size_t line_length = own_line(line, COUNT(line));
     DIR *proc = opendir("/proc");
     if (!proc)
         return -errno;

@@ -3,6 +3,7 @@
 
 #include "elf_memory.h"
 #include "files.h"
+#include "util.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -32,7 +33,7 @@ static bool may_be_object(const struct hd_mapping *mapping)
 {
     if (!mapping->path || mapping->path[0] != '/' || mapping->inode == 0)
         return false;
-    for (size_t i = 0; i < sizeof not_objects / sizeof not_objects[0]; i++)
+    for (size_t i = 0; i < COUNT(not_objects); i++)
         if (strncmp(mapping->path, not_objects[i], strlen(not_objects[i])) == 0)
             return false;
     return true;

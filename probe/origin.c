@@ -4,6 +4,7 @@
 #include "memory.h"
 #include "procfs.h"
 #include "access.h"
+#include "util.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -155,7 +156,7 @@ enum hd_origin probe_origin_of_basis(enum hd_origin_basis basis)
         [HD_ORIGIN_BASIS_EXECUTABLE_DIFFERS] = HD_ORIGIN_EXEC,
         [HD_ORIGIN_BASIS_UNREADABLE] = HD_ORIGIN_UNKNOWN,
     };
-    return (size_t)basis < sizeof origins / sizeof origins[0] ? origins[basis] : HD_ORIGIN_UNKNOWN;
+    return (size_t)basis < COUNT(origins) ? origins[basis] : HD_ORIGIN_UNKNOWN;
 }
 
 /* Why the AT_RANDOM of `whose` could not be read, for the note. */

@@ -21,6 +21,7 @@
 #include "stacks.h"
 #include "symbols.h"
 #include "syscalls.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -90,7 +91,7 @@ const char *probe_pid_problem_text(enum probe_pid_problem problem)
         [PROBE_PID_PERMISSION] = "permission denied reading /proc",
         [PROBE_PID_UNREADABLE] = "could not read /proc",
     };
-    return (size_t)problem < sizeof texts / sizeof texts[0] ? texts[problem] : "unknown problem";
+    return (size_t)problem < COUNT(texts) ? texts[problem] : "unknown problem";
 }
 
 static struct hd_snapshot *snapshot_new(const struct probe_options *options)

@@ -2,6 +2,7 @@
 #include "process_list.h"
 
 #include "procfs.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -13,8 +14,6 @@
 #if HANGDOC_HAVE_LIBPROC2
 #include <libproc2/pids.h>
 #endif
-
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 static int compare_by_ppid_then_pid(const void *a, const void *b)
 {

@@ -15,6 +15,7 @@
 #include "procfs.h"
 #include "schedclock.h"
 #include "syscalls.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -26,8 +27,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 /* Bounds on what one process may make us hold. */
 #define CMDLINE_MAX_BYTES (128 * 1024)
@@ -300,7 +299,6 @@ static int64_t clock_ns(clockid_t clock)
     clock_gettime(clock, &now);
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
-
 
 /* How much of a thread a full read still takes, by the clock (probe_tree_set_deadlines). */
 enum lateness {

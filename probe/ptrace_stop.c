@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "pid_map.h"
 #include "procfs.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -175,7 +176,7 @@ void probe_stop_release_all(void)
 /* ---- signal handlers --------------------------------------------------------------------------------------- */
 
 static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-#define NHANDLED (sizeof handled_signals / sizeof handled_signals[0])
+#define NHANDLED COUNT(handled_signals)
 static struct sigaction previous_actions[NHANDLED];
 static bool installed[NHANDLED];
 
@@ -664,7 +665,7 @@ static bool interrupted_call(long long result)
 {
     static const long long restart_codes[] = { -512 /* ERESTARTSYS */, -513 /* ERESTARTNOINTR */,
                                                -514 /* ERESTARTNOHAND */, -516 /* ERESTART_RESTARTBLOCK */ };
-    for (size_t i = 0; i < sizeof restart_codes / sizeof restart_codes[0]; i++)
+    for (size_t i = 0; i < COUNT(restart_codes); i++)
         if (result == restart_codes[i])
             return true;
     return false;

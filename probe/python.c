@@ -10,6 +10,7 @@
 #include "python_memory.h"
 #include "python_offsets.h"
 #include "python_symbols.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -528,7 +529,7 @@ static bool find_tid_offset(struct target *target, uint32_t *offset)
         if (!again && read_target(target, pthread, blocks[count], PTHREAD_SCAN_BYTES))
             sampled[count++] = pthread;
     }
-    for (size_t k = 0; k < sizeof glibc_tid_offsets / sizeof glibc_tid_offsets[0]; k++)
+    for (size_t k = 0; k < COUNT(glibc_tid_offsets); k++)
         if (count && tid_offset_fits(target, blocks, count, glibc_tid_offsets[k], true)) {
             *offset = glibc_tid_offsets[k];
             return true;
@@ -549,7 +550,7 @@ static bool find_tid_offset(struct target *target, uint32_t *offset)
 static void match_after_fork(struct target *target, struct thread_state *state, struct probe_pid_map *matched,
                              bool *failed)
 {
-    for (size_t k = 0; k < sizeof glibc_tid_offsets / sizeof glibc_tid_offsets[0]; k++) {
+    for (size_t k = 0; k < COUNT(glibc_tid_offsets); k++) {
         int32_t tid = 0;
         if (!read_target(target, state->thread_id + glibc_tid_offsets[k], &tid, sizeof tid) || tid <= 0)
             continue;
@@ -1112,7 +1113,7 @@ static void read_parked_lock(struct target *target, struct hd_thread *thread)
         !read_target(target, type + layout->type_name, &name_address, sizeof name_address) ||
         !read_target(target, name_address, name, sizeof name))
         return;
-    for (size_t i = 0; i < sizeof parked_lock_types / sizeof parked_lock_types[0]; i++)
+    for (size_t i = 0; i < COUNT(parked_lock_types); i++)
         if (strncmp(name, parked_lock_types[i].type_name, sizeof name) == 0) {
             wait->python_lock = object;
             wait->python_lock_type = parked_lock_types[i].name;

@@ -7,6 +7,8 @@
  */
 #include "python_offsets.h"
 
+#include "util.h"
+
 #include <string.h>
 
 #define ABSENT PROBE_PYTHON_ABSENT
@@ -137,7 +139,7 @@ static const struct probe_python_layout layouts[] = {
 
 const struct probe_python_layout *probe_python_layout_for(unsigned minor)
 {
-    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+    for (size_t i = 0; i < COUNT(layouts); i++)
         if (layouts[i].minor == minor)
             return &layouts[i];
     return NULL;
@@ -277,7 +279,7 @@ static const struct debug_table_shape shapes[] = {
 
 static const struct debug_table_shape *shape_for(unsigned minor)
 {
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    for (size_t i = 0; i < COUNT(shapes); i++)
         if (shapes[i].minor == minor)
             return &shapes[i];
     return NULL;

@@ -2,6 +2,7 @@
 #include "python_symbols.h"
 
 #include "files.h"
+#include "util.h"
 
 #include <elf.h>
 #include <gelf.h>
@@ -29,7 +30,7 @@ static const struct wanted_symbol wanted[] = {
     { "Py_Version", offsetof(struct probe_python_symbols, version), 4 },
     { "PyCode_Type", offsetof(struct probe_python_symbols, code_type), 64 },
 };
-#define NWANTED (sizeof wanted / sizeof wanted[0])
+#define NWANTED COUNT(wanted)
 
 static uint64_t *value_of(struct probe_python_symbols *symbols, size_t index)
 {

@@ -1,13 +1,13 @@
 /* Rust symbol names made readable (rust_demangle.h). */
 #include "rust_demangle.h"
 
+#include "util.h"
+
 #include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 /* ---- legacy: C++'s mangling, a hash segment and escapes ----------------------------------------------------- */
 

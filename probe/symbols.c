@@ -5,6 +5,7 @@
 
 #include "files.h"
 #include "probe.h"
+#include "util.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -396,7 +397,7 @@ static void add_symbol_table(struct probe_symbols *symbols, struct elf_file *fil
     size_t symbol_size = class == ELFCLASS64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
     if ((class != ELFCLASS32 && class != ELFCLASS64) || !gelf_getshdr(section, &header) ||
         header.sh_size > SYMBOL_SECTION_MAX || header.sh_entsize == 0 || !section_in_reach(&header) ||
-        file->ntables == sizeof file->tables / sizeof file->tables[0] ||
+        file->ntables == COUNT(file->tables) ||
         !string_table_of(elf, fd, header.sh_link, &names))
         return;
     if (!symbols->chunk && !(symbols->chunk = malloc(SYMBOL_CHUNK_BYTES)))
@@ -474,7 +475,7 @@ static Elf *open_debug_file(Elf *elf, const char *path, int *fd)
     /* beside the file, in .debug/ beside it, and under DEBUG_ROOT with the file's directory */
     static const char *const prefixes[] = { "", "", DEBUG_ROOT };
     static const char *const middles[] = { "/", "/.debug/", "/" };
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+    for (size_t i = 0; i < COUNT(prefixes); i++) {
         snprintf(candidate, sizeof candidate, "%s%.*s%s%s", prefixes[i], directory, path, middles[i], link);
         if (strcmp(candidate, path) == 0)
             continue;

@@ -1,6 +1,8 @@
 /* Syscall name tables and wait decoders (syscalls.h). */
 #include "syscalls.h"
 
+#include "util.h"
+
 #include <string.h>
 
 struct syscall_name {
@@ -9,8 +11,6 @@ struct syscall_name {
 };
 
 #include "syscall_names.inc"
-
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 const char *probe_syscall_name(enum hd_arch arch, long nr)
 {

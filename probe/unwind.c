@@ -5,6 +5,7 @@
 #include "memory.h"
 #include "ptrace_stop.h"
 #include "symbols.h"
+#include "util.h"
 
 #include <libunwind-ptrace.h>
 #include <stddef.h>
@@ -140,7 +141,7 @@ static int access_register(unw_addr_space_t address_space, unw_regnum_t number, 
 {
     (void)address_space;
     struct probe_unwinder *unwinder = argument;
-    if (write || number < 0 || (size_t)number >= sizeof register_offsets / sizeof register_offsets[0] ||
+    if (write || number < 0 || (size_t)number >= COUNT(register_offsets) ||
         register_offsets[number] == 0)
         return -UNW_EBADREG;
     memcpy(value, (const unsigned char *)&unwinder->registers + register_offsets[number] - 1, sizeof *value);

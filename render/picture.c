@@ -9,11 +9,10 @@
 #include "picture.h"
 
 #include "describe.h"
+#include "util.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
-
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 /* Roots drawn even when nothing of theirs is: the top of the picture (a --job of many ranks draws the first few). */
 #define ROOTS_DRAWN_MAX 8

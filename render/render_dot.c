@@ -6,10 +6,9 @@
 #include "render_dot.h"
 
 #include "picture.h"
+#include "util.h"
 
 #include <string.h>
-
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 void report_dot_escaped(struct report_buffer *out, const char *bytes, size_t length)
 {

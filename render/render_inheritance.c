@@ -3,6 +3,7 @@
 
 #include "inheritance.h"
 #include "json_writer.h"
+#include "util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -202,7 +203,7 @@ static void text_origin(struct report_buffer *out, const struct hd_process *proc
 {
     const char *role = hd_python_role_name(process->python_role);
     const char *method = hd_python_start_method_name(process->python_start_method);
-    const char *basis = (size_t)process->origin_basis < sizeof origin_basis_texts / sizeof origin_basis_texts[0]
+    const char *basis = (size_t)process->origin_basis < COUNT(origin_basis_texts)
                             ? origin_basis_texts[process->origin_basis]
                             : NULL;
     /* decided, or tried and left unknown for want of memory access */

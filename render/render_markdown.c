@@ -4,11 +4,10 @@
 #include "render_markdown.h"
 
 #include "picture.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 /* Other hangs listed under the root cause; the rest are in the table. */
 #define OTHER_HANGS_LISTED_MAX 10

@@ -2,6 +2,7 @@
 #include "render_stacks.h"
 
 #include "json_writer.h"
+#include "util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -283,7 +284,7 @@ static void render_python_frame(struct report_buffer *out, size_t index, const s
 static bool runs_eval_loop(const struct hd_frame *frame)
 {
     static const char *const eval_loops[] = { "_PyEval_EvalFrameDefault", "_PyEval_EvalFrame", "PyEval_EvalFrameEx" };
-    for (size_t i = 0; frame->symbol && i < sizeof eval_loops / sizeof eval_loops[0]; i++)
+    for (size_t i = 0; frame->symbol && i < COUNT(eval_loops); i++)
         if (strcmp(frame->symbol, eval_loops[i]) == 0)
             return true;
     return false;

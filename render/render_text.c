@@ -9,6 +9,7 @@
 #include "python_view.h"
 #include "render_stacks.h"
 #include "wrap.h"
+#include "util.h"
 
 #include <inttypes.h>
 #include <signal.h>
@@ -335,7 +336,7 @@ static void render_python_place(struct report_buffer *out, const struct hd_threa
     static const char *const gil_words[] = {
         [HD_GIL_HOLDS] = "holds the GIL", [HD_GIL_WAITS] = "waits for the GIL", [HD_GIL_RELEASED] = "GIL released",
     };
-    if (thread->npython_frames > 0 && (size_t)thread->gil < sizeof gil_words / sizeof gil_words[0] &&
+    if (thread->npython_frames > 0 && (size_t)thread->gil < COUNT(gil_words) &&
         gil_words[thread->gil])
         report_buffer_printf(out, ", %s", gil_words[thread->gil]);
     else if (thread->gil == HD_GIL_HOLDS || thread->gil == HD_GIL_WAITS)

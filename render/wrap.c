@@ -2,10 +2,10 @@
  * target string is already printable, so the only escape sequences left are hangdoc's own colours. */
 #include "wrap.h"
 
+#include "util.h"
+
 #include <stdbool.h>
 #include <string.h>
-
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 /* Length in bytes of the colour sequence at `p` (ESC [ digits ; m), or 0. */
 static size_t escape_length(const char *p, const char *end)

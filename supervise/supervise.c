@@ -11,6 +11,7 @@
 #include "supervise.h"
 
 #include "probe.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -78,7 +79,7 @@ enum { AGENT_STARTED = 's', AGENT_DIAGNOSED = 'd', AGENT_ENDED = 'e', AGENT_FULL
 static _Noreturn void exec_command(const struct supervise_options *run, int out, int err, int exec_error)
 {
     static const int reset[] = { SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGCHLD };
-    for (size_t i = 0; i < sizeof reset / sizeof reset[0]; i++)
+    for (size_t i = 0; i < COUNT(reset); i++)
         signal(reset[i], SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
@@ -111,7 +112,7 @@ static _Noreturn void run_agent(const struct supervise_hooks *hooks, const struc
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     /* the wrapper answers signals; the command gets them from whoever sends them to it */
     static const int ignored_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR1 };
-    for (size_t i = 0; i < sizeof ignored_signals / sizeof ignored_signals[0]; i++)
+    for (size_t i = 0; i < COUNT(ignored_signals); i++)
         signal(ignored_signals[i], SIG_IGN);
     signal(SIGCHLD, SIG_DFL);
     close(signal_pipe[0]);
@@ -385,7 +386,7 @@ static void diagnose_from_a_child(const struct supervise_hooks *hooks, struct co
     if (doctor == 0) {
         /* not the wrapper's handlers, which write to its self-pipe: a signal to the whole group counts once */
         static const int defaults[] = { SIGTERM, SIGINT, SIGHUP, SIGCHLD };
-        for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+        for (size_t i = 0; i < COUNT(defaults); i++)
             signal(defaults[i], SIG_DFL);
         signal(SIGUSR1, SIG_IGN);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -456,7 +457,7 @@ static void install_handlers(void)
     static const int signals[] = { SIGCHLD, SIGUSR1, SIGTERM, SIGINT, SIGHUP };
     struct sigaction action = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
     sigemptyset(&action.sa_mask);
-    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
+    for (size_t i = 0; i < COUNT(signals); i++)
         sigaction(signals[i], &action, NULL);
 }
 

@@ -18,7 +18,7 @@ fail() {
 }
 
 climbing=$(cd "$root" && grep -rn --include='*.c' --include='*.h' '#include "\.\./' \
-    cmd probe model analysis render merge supervise tests)
+    cmd probe base model analysis render merge supervise tests)
 [ -z "$climbing" ] || fail "includes that climb out of their room:"$'\n'"$climbing"
 
 probe_headers=$(cd "$root/probe" && ls -- *.h)

@@ -277,7 +277,7 @@ void report_rule_pool_starvation(struct report_rule_context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
     for (size_t p = 0; p < graph->nprocesses && !c->failed; p++)
-        for (size_t k = 0; k < sizeof pool_kinds / sizeof pool_kinds[0]; k++)
+        for (size_t k = 0; k < COUNT(pool_kinds); k++)
             starved_pool(c, &graph->processes[p], &pool_kinds[k]);
 }
 

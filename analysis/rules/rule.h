@@ -7,11 +7,10 @@
 #include "analysis.h"
 #include "catalogue.h"
 #include "registry.h"
+#include "util.h"
 
 #include <stdbool.h>
 #include <stddef.h>
-
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 struct report_rule_context {
     const struct hd_snapshot *snapshot;

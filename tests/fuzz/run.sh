@@ -9,7 +9,8 @@ root=$1
 work=$2
 seconds=${3:-10}
 flags=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1 -D_GNU_SOURCE -std=gnu11
-       -I"$root/model" -I"$root/probe" -I"$root/analysis" -I"$root/render" -I/usr/include/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)")
+       -I"$root/base" -I"$root/model" -I"$root/probe" -I"$root/analysis" -I"$root/render"
+       -I/usr/include/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)")
 # harness: the sources of the project it needs
 declare -A sources=(
     [procfs]="probe/procfs.c probe/maps.c probe/fds.c probe/memory.c probe/facilities.c model/snapshot.c"

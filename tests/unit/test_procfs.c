@@ -8,6 +8,7 @@
 #include <criterion/parameterized.h>
 
 #include "procfs.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 /* The cases of `table` as the runs of the parameterized test Suite::cases. The parameter is a case's index, not a
  * pointer: Criterion runs each case in a fresh image of this program, where this one's addresses mean nothing. */

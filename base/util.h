@@ -1,0 +1,67 @@
+/* What every room may use (base/, visible to all): the size of an array, scope-bound release of memory, descriptors
+ * and objects (the cleanup attribute of gcc and clang, as bubblewrap and systemd use it), and a lower-bound search.
+ *
+ *     char *text cleanup_free = malloc(size);      freed when `text` goes out of scope, whatever the path out
+ *     int fd cleanup_fd = open(path, O_RDONLY);     closed likewise (errno kept); -1 is left alone
+ *     return steal_pointer(&text);                  hands it over: the cleanup then frees NULL
+ *
+ * A type with a release function of its own gets a cleanup with HD_DEFINE_CLEANUP(type, function) next to its
+ * declaration, and is declared `struct x *p hd_cleanup(function) = NULL;`.
+ */
+#pragma once
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+static inline void hd_free_pointer(void *pointer)
+{
+    free(*(void **)pointer);
+}
+
+static inline void hd_close_fd(const int *fd)
+{
+    if (*fd < 0)
+        return;
+    int saved = errno;
+    close(*fd);
+    errno = saved;
+}
+
+#define cleanup_free __attribute__((cleanup(hd_free_pointer)))
+#define cleanup_fd __attribute__((cleanup(hd_close_fd)))
+
+static inline void *hd_steal_pointer(void *pointer)
+{
+    void **slot = pointer;
+    void *value = *slot;
+    *slot = NULL;
+    return value;
+}
+#define steal_pointer(pointer) ((__typeof__(*(pointer)))hd_steal_pointer(pointer))
+
+static inline int steal_fd(int *fd)
+{
+    int value = *fd;
+    *fd = -1;
+    return value;
+}
+
+/* A cleanup for `type *` that calls `function` on it unless it is NULL: HD_DEFINE_CLEANUP(struct hd_snapshot,
+ * hd_snapshot_free) makes `hd_cleanup(hd_snapshot_free)`. */
+#define HD_DEFINE_CLEANUP(type, function)                                                                              \
+    static inline void function##_cleanup(type **pointer)                                                           \
+    {                                                                                                                \
+        if (*pointer)                                                                                                \
+            function(*pointer);                                                                                      \
+    }
+#define hd_cleanup(function) __attribute__((cleanup(function##_cleanup)))
+
+/* The index of the first of `count` sorted elements of `size` bytes at `base` that does not come before `key`;
+ * `count` when all do. `compare(key, element)` as bsearch's: negative, zero or positive as the key comes before,
+ * at or after the element. */
+size_t hd_lower_bound(const void *key, const void *base, size_t count, size_t size,
+                      int (*compare)(const void *key, const void *element));
