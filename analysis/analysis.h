@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include "util.h"
 #include "snapshot.h"
 #include "registry.h"
 
@@ -174,6 +175,7 @@ struct report_analysis *report_analyze(const struct hd_snapshot *snapshot);
 struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot,
                                             const struct report_catalogue *catalogue);
 void report_analysis_free(struct report_analysis *analysis);
+HD_DEFINE_CLEANUP(struct report_analysis, report_analysis_free)
 
 const char *report_confidence_name(enum report_confidence confidence);
 const char *report_wake_name(enum report_wake wake);

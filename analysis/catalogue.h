@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include "util.h"
 #include "snapshot.h"
 
 #include <stdbool.h>
@@ -47,6 +48,7 @@ struct report_catalogue {
 /* The built-in catalogue (a copy the caller owns); NULL when memory ran out. */
 struct report_catalogue *report_catalogue_new(void);
 void report_catalogue_free(struct report_catalogue *catalogue);
+HD_DEFINE_CLEANUP(struct report_catalogue, report_catalogue_free)
 /* The built-in catalogue, shared and read-only: for callers that take no file. NULL when memory ran out. */
 const struct report_catalogue *report_catalogue_builtin(void);
 

@@ -151,12 +151,9 @@ static int diagnose_with(const struct hangdoc_options *options, const struct han
 int hangdoc_diagnose_into(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs)
 {
     int status = 0;
-    struct report_catalogue *catalogue = load_catalogue(options->catalogue_path, &status);
-    if (!catalogue)
-        return status;
-    status = diagnose_with(options, outputs, catalogue);
-    report_catalogue_free(catalogue);
-    return status;
+    struct report_catalogue *catalogue hd_cleanup(report_catalogue_free) =
+        load_catalogue(options->catalogue_path, &status);
+    return catalogue ? diagnose_with(options, outputs, catalogue) : status;
 }
 
 static int diagnose_with(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs,
@@ -177,26 +174,21 @@ static int diagnose_with(const struct hangdoc_options *options, const struct han
         .deadline = hangdoc_probe_deadline(options->deadline, options->timeout_ms),
         .last_call = hangdoc_probe_last_call(options->deadline, options->timeout_ms),
     };
-    struct hd_snapshot *snapshot = NULL;
-    enum probe_result result = probe_snapshot(&probe, &snapshot);
+    struct hd_snapshot *snapshot hd_cleanup(hd_snapshot_free) = NULL;
+    int read = probe_snapshot(&probe, &snapshot);
     /* Every target is let go and the snapshot is in memory: the report is made from it, even past --timeout
      * (a run too short for its target still says what it read). The backstops stay, further off. */
     hangdoc_backstops_postpone(hangdoc_monotonic_now() + REPORT_GRACE_S);
-    int status;
-    switch (result) {
-    case PROBE_OK:
-        break;
-    case PROBE_NO_TARGET:
+    if (read == -ESRCH) {
         fprintf(stderr, "hangdoc: the process%s exited before it could be read\n", options->npids == 1 ? "" : "es");
-        hd_snapshot_free(snapshot);
         return EXIT_NO_TARGET;
-    case PROBE_NO_MEMORY:
+    }
+    if (read == -ENOMEM) {
         fprintf(stderr, "hangdoc: out of memory\n");
-        hd_snapshot_free(snapshot);
         return EXIT_INTERNAL;
-    case PROBE_FAILED:
-        fprintf(stderr, "hangdoc: reading /proc failed: %s\n", strerror(errno));
-        hd_snapshot_free(snapshot);
+    }
+    if (read != 0) {
+        fprintf(stderr, "hangdoc: reading /proc failed: %s\n", strerror(-read));
         return EXIT_INTERNAL;
     }
     double oldest_age_s = 0;
@@ -204,21 +196,16 @@ static int diagnose_with(const struct hangdoc_options *options, const struct han
         if (snapshot->processes[p].age_s > oldest_age_s)
             oldest_age_s = snapshot->processes[p].age_s;
     snapshot->stuck_after_s = hangdoc_stuck_after_s(options->stuck_after_ms, oldest_age_s);
-    struct report_analysis *analysis = report_analyze_with(snapshot, catalogue);
+    struct report_analysis *analysis hd_cleanup(report_analysis_free) = report_analyze_with(snapshot, catalogue);
     if (!analysis) {
         fprintf(stderr, "hangdoc: out of memory\n");
-        hd_snapshot_free(snapshot);
         return EXIT_INTERNAL;
     }
-    bool written = render_all(snapshot, analysis, options, outputs);
-    status = hangdoc_exit_for_verdict(analysis->verdict.hung, analysis->verdict.cause);
-    if (!written) {
+    if (!render_all(snapshot, analysis, options, outputs)) {
         fprintf(stderr, "hangdoc: could not write the report: %s\n", strerror(errno));
-        status = EXIT_INTERNAL;
+        return EXIT_INTERNAL;
     }
-    report_analysis_free(analysis);
-    hd_snapshot_free(snapshot);
-    return status;
+    return hangdoc_exit_for_verdict(analysis->verdict.hung, analysis->verdict.cause);
 }
 
 bool hangdoc_report_unfinished(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs,

@@ -8,6 +8,8 @@
  */
 #pragma once
 
+#include "util.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -569,6 +571,7 @@ struct hd_snapshot {
 };
 
 void hd_snapshot_free(struct hd_snapshot *snapshot);
+HD_DEFINE_CLEANUP(struct hd_snapshot, hd_snapshot_free)
 /* Frees what a stack owns and empties it. */
 void hd_stack_release(struct hd_stack *stack);
 

@@ -449,23 +449,24 @@ static unsigned interval_before_deadline(const struct probe_options *options)
 
 /* Every sample but the last, `interval_ms` apart, with the leaf function of each running thread; as many of
  * `count` as the deadline leaves time for (*taken says how many). */
-static enum probe_result read_earlier_samples(struct probe_tree *tree, const struct probe_options *options,
-                                              const struct hd_snapshot *final, struct probe_stacks *stacks,
-                                              struct hd_snapshot **earlier, unsigned count, unsigned *taken)
+static int read_earlier_samples(struct probe_tree *tree, const struct probe_options *options,
+                                const struct hd_snapshot *final, struct probe_stacks *stacks,
+                                struct hd_snapshot **earlier, unsigned count, unsigned *taken)
 {
     double last_read_s = 0;
     for (unsigned s = 0; s < count && time_for_a_sample(options, tree, final, last_read_s); s++) {
         earlier[s] = snapshot_new(options);
         if (!earlier[s])
-            return PROBE_NO_MEMORY;
+            return -ENOMEM;
         *taken = s + 1;
         double started = probe_monotonic_now();
         if (stacks) /* a thread that stopped late since: let go, so that its state is its own */
             probe_stacks_settle(stacks);
-        if (!probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_DYNAMIC, earlier[s]))
-            return PROBE_FAILED;
+        int read = probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_DYNAMIC, earlier[s]);
+        if (read != 0)
+            return read;
         if (!hd_snapshot_index_build(earlier[s]))
-            return PROBE_NO_MEMORY;
+            return -ENOMEM;
         if (stacks)
             probe_stacks_sample_leaves(stacks, earlier[s]);
         last_read_s = probe_monotonic_now() - started;
@@ -475,7 +476,7 @@ static enum probe_result read_earlier_samples(struct probe_tree *tree, const str
         else
             sleep_ms(interval_ms);
     }
-    return PROBE_OK;
+    return 0;
 }
 
 /* Says in the notes what the deadline left out. */
@@ -533,27 +534,28 @@ static void decode_waits_from_registers(struct hd_snapshot *final)
 }
 
 /* The last sample, read whole, with the native stacks: what the report stands on. */
-static enum probe_result read_final_sample(struct probe_tree *tree, const struct probe_options *options,
-                                           struct hd_snapshot *final, struct probe_stacks *stacks,
-                                           struct probe_stacks_skipped *skipped)
+static int read_final_sample(struct probe_tree *tree, const struct probe_options *options,
+                             struct hd_snapshot *final, struct probe_stacks *stacks,
+                             struct probe_stacks_skipped *skipped)
 {
     if (stacks)
         probe_stacks_settle(stacks);
-    if (!probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_FULL, final))
-        return PROBE_FAILED;
+    int read = probe_tree_read(tree, final->roots, final->nroots, getpid(), PROBE_DETAIL_FULL, final);
+    if (read != 0)
+        return read;
     probe_ledger_apply(final, options->ledger_dir);
     if (stacks) {
         *skipped = probe_stacks_take(stacks, final, options->deadline);
         decode_waits_from_registers(final);
     }
-    return hd_snapshot_index_build(final) ? PROBE_OK : PROBE_NO_MEMORY;
+    return hd_snapshot_index_build(final) ? 0 : -ENOMEM;
 }
 
 /* Everything that is worked out from the samples once they are all read. */
-static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot **earlier, unsigned nearlier,
-                                  struct probe_stacks *stacks, const struct probe_options *options)
+static int conclude(struct hd_snapshot *final, struct hd_snapshot **earlier, unsigned nearlier,
+                    struct probe_stacks *stacks, const struct probe_options *options)
 {
-    enum probe_result result = PROBE_OK;
+    int result = 0;
     final->pid_namespace = probe_pid_namespace_of("self");
     final->initial_pid_namespace = final->pid_namespace == PROBE_INITIAL_PID_NAMESPACE;
     probe_mark_origins(final);
@@ -562,7 +564,7 @@ static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot 
      * origins (a forked child's thread states hold its parent's ids); before the owners are placed: a GIL waiter's
      * owner is the holder its interpreter records */
     if (!options->no_python && !probe_read_python(final, options->deadline))
-        result = PROBE_NO_MEMORY;
+        result = -ENOMEM;
     probe_translate_namespaced_ids(final);
     probe_resolve_file_locks(final);
     probe_resolve_owners(final);
@@ -572,18 +574,18 @@ static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot 
         hd_snapshot_note(final, HD_NOTE_SOCKETS, 0, 0, "unix socket peers and names: sock_diag refused: %s",
                          strerror(-error));
     if (!probe_unix_socket_peers(&unix_sockets, &final->unix_peers, &final->nunix_peers))
-        result = PROBE_NO_MEMORY;
+        result = -ENOMEM;
     probe_refine_origins(final);
     /* after the origins: a child the rank forked is its worker, one a wrapper exec'd is the rank itself */
     if (!probe_label_jobs(final))
-        result = PROBE_NO_MEMORY;
+        result = -ENOMEM;
     probe_classify_fds(final, &unix_sockets);
     probe_unix_socket_table_release(&unix_sockets);
     probe_prove_inherited_fds(final);
     if (!probe_find_outside_pipe_holders(final, options->deadline))
-        result = PROBE_NO_MEMORY;
+        result = -ENOMEM;
     if (!probe_read_libraries(final))
-        result = PROBE_NO_MEMORY;
+        result = -ENOMEM;
     fold_samples(final, earlier, nearlier);
     note_departures(final, earlier, nearlier);
     mark_lasting_zombies(final, earlier, nearlier);
@@ -592,24 +594,24 @@ static enum probe_result conclude(struct hd_snapshot *final, struct hd_snapshot 
         probe_stacks_account(stacks, final);
     }
     if (final->nprocesses == 0)
-        result = PROBE_NO_TARGET;
+        result = -ESRCH;
     return result;
 }
 
-enum probe_result probe_snapshot(const struct probe_options *options, struct hd_snapshot **out)
+int probe_snapshot(const struct probe_options *options, struct hd_snapshot **out)
 {
     *out = NULL;
     struct hd_snapshot *final = snapshot_new(options);
     if (!final || !resolve_roots(options, final)) {
         hd_snapshot_free(final);
-        return PROBE_NO_MEMORY;
+        return -ENOMEM;
     }
     *out = final;
     if (final->nroots == 0)
-        return PROBE_NO_TARGET;
+        return -ESRCH;
     struct probe_tree *tree = probe_tree_new();
     if (!tree)
-        return PROBE_FAILED;
+        return -ENOMEM;
     probe_tree_set_deadlines(tree, options->deadline, options->last_call);
 
     unsigned nsamples = options->samples ? options->samples : 1;
@@ -620,15 +622,14 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
     unsigned nearlier = 0;
     struct probe_stacks_skipped skipped = { 0 };
     double started = probe_monotonic_now();
-    enum probe_result result = earlier ? read_earlier_samples(tree, options, final, stacks, earlier, nsamples - 1,
-                                                              &nearlier)
-                                       : PROBE_NO_MEMORY;
-    if (result == PROBE_OK)
+    int result = earlier ? read_earlier_samples(tree, options, final, stacks, earlier, nsamples - 1, &nearlier)
+                         : -ENOMEM;
+    if (result == 0)
         result = read_final_sample(tree, options, final, stacks, &skipped);
     final->sampling_s = probe_monotonic_now() - started;
     final->taken_at = realtime_now();
     final->samples = nearlier + 1;
-    if (result == PROBE_OK) {
+    if (result == 0) {
         note_deadline_cuts(final, nsamples, nearlier + 1, &skipped);
         result = conclude(final, earlier, nearlier, stacks, options);
     }
@@ -638,7 +639,7 @@ enum probe_result probe_snapshot(const struct probe_options *options, struct hd_
     probe_tree_free(tree);
     probe_stacks_free(stacks);
     /* once every thread is let go and asleep again, its wait as it now looks */
-    if (result == PROBE_OK)
+    if (result == 0)
         probe_ledger_record(final, options->ledger_dir);
     return result;
 }

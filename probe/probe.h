@@ -41,16 +41,10 @@ struct probe_options {
     const char *ledger_dir;
 };
 
-enum probe_result {
-    PROBE_OK,
-    PROBE_NO_TARGET,  /* none of the pids names a process */
-    PROBE_NO_MEMORY,
-    PROBE_FAILED,     /* /proc could not be listed: errno says why */
-};
-
-/* On PROBE_OK *out holds the snapshot (free with hd_snapshot_free). On PROBE_NO_TARGET *out still holds the
- * notes that say why each pid was refused. */
-enum probe_result probe_snapshot(const struct probe_options *options, struct hd_snapshot **out);
+/* Reads the tree. 0: *out holds the snapshot (free with hd_snapshot_free). Else -errno: -ESRCH when none of the
+ * pids names a process (*out still holds the notes that say why each was refused), -ENOMEM when memory ran out,
+ * another when /proc could not be listed (the error of that listing). */
+int probe_snapshot(const struct probe_options *options, struct hd_snapshot **out);
 
 enum probe_pid_problem {
     PROBE_PID_OK,

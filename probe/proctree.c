@@ -207,40 +207,36 @@ static bool cheaper_to_list_every_process(const struct probe_tree *tree, const p
     return processes != SIZE_MAX && threads > THREADS_PER_PROCESS_LISTED * processes;
 }
 
-/* The members from the list of every process: false when it cannot be had (errno says why). */
-static bool list_members_from_every_process(const pid_t *roots, size_t nroots, pid_t exclude,
-                                            struct member_list *members)
+/* The members from the list of every process: 0, or -errno when it cannot be had (-ENOMEM: memory ran out). */
+static int list_members_from_every_process(const pid_t *roots, size_t nroots, pid_t exclude,
+                                           struct member_list *members)
 {
-    struct probe_process_link *links;
+    struct probe_process_link *links cleanup_free = NULL;
     ssize_t nlinks = probe_list_every_process(&links);
-    if (nlinks < 0) {
-        errno = (int)-nlinks;
-        return false;
-    }
-    bool ok = true;
-    for (size_t r = 0; r < nroots && ok; r++)
-        ok = add_subtree(members, links, (size_t)nlinks, roots[r], exclude, 0);
-    free(links);
-    if (!ok)
-        errno = ENOMEM;
-    return ok;
+    if (nlinks < 0)
+        return (int)nlinks;
+    for (size_t r = 0; r < nroots; r++)
+        if (!add_subtree(members, links, (size_t)nlinks, roots[r], exclude, 0))
+            return -ENOMEM;
+    return 0;
 }
 
-static bool list_members(const struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
-                         struct member_list *members)
+/* 0, or -errno */
+static int list_members(const struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
+                        struct member_list *members)
 {
     if (!probe_children_files_exist())
         return list_members_from_every_process(roots, nroots, exclude, members);
     /* without libproc2 (-ELIBACC), or short of memory for its list: the children files after all */
     if (cheaper_to_list_every_process(tree, roots, nroots) &&
-        list_members_from_every_process(roots, nroots, exclude, members))
-        return true;
+        list_members_from_every_process(roots, nroots, exclude, members) == 0)
+        return 0;
     member_list_free(members);
     *members = (struct member_list){ 0 };
-    bool ok = true;
-    for (size_t r = 0; r < nroots && ok; r++)
-        ok = add_subtree_by_children(members, roots[r], exclude, 0);
-    return ok;
+    for (size_t r = 0; r < nroots; r++)
+        if (!add_subtree_by_children(members, roots[r], exclude, 0))
+            return -ENOMEM;
+    return 0;
 }
 
 /* A process's parent and state, as its stat file says; false when it is gone. */
@@ -967,13 +963,14 @@ static void note_kernel_gaps(struct read_context *c)
                          "CONFIG_SCHED_DEBUG) or unreadable");
 }
 
-bool probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
-                     enum probe_detail detail, struct hd_snapshot *into)
+int probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
+                    enum probe_detail detail, struct hd_snapshot *into)
 {
     struct member_list members = { 0 };
-    if (!list_members(tree, roots, nroots, exclude, &members)) {
+    int listed = list_members(tree, roots, nroots, exclude, &members);
+    if (listed != 0) {
         member_list_free(&members);
-        return false;
+        return listed;
     }
     struct read_context c = {
         .tree = tree, .detail = detail, .snapshot = into, .notes = into,
@@ -985,7 +982,7 @@ bool probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots,
     struct hd_process *room = reallocarray(into->processes, first_new + members.count + 1, sizeof *room);
     if (!room) {
         member_list_free(&members);
-        return false;
+        return -ENOMEM;
     }
     into->processes = room;
     struct member_reads reads = { .pids = members.pids, .processes = room + first_new };
@@ -1001,5 +998,5 @@ bool probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots,
     tree->threads_read = 0;
     for (size_t p = first_new; p < into->nprocesses; p++)
         tree->threads_read += into->processes[p].nthreads;
-    return !c.failed;
+    return c.failed ? -ENOMEM : 0;
 }

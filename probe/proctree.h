@@ -36,9 +36,9 @@ enum probe_detail {
 
 /* Reads the processes `roots` (thread-group ids) and all their descendants, except `exclude` (hangdoc itself),
  * into `into->processes`, in tree order. Processes that vanish during the read are left out (and noted in a full
- * read). False only when listing every process (libproc2) failed or memory ran out. */
-bool probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
-                     enum probe_detail detail, struct hd_snapshot *into);
+ * read). 0, or -errno: -ENOMEM when memory ran out, another when listing every process failed. */
+int probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
+                    enum probe_detail detail, struct hd_snapshot *into);
 
 /* How many threads a read of the tree will meet: as many as the last read did, or before the first, the threads
  * of the roots themselves (the least there can be). */
