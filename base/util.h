@@ -60,6 +60,10 @@ static inline int steal_fd(int *fd)
     }
 #define hd_cleanup(function) __attribute__((cleanup(function##_cleanup)))
 
+/* A cleanup by a function that takes the variable's address (`void release(struct x *)`) for a structure kept by
+ * value: `struct search s cleanup_with(search_release) = { 0 };` */
+#define cleanup_with(function) __attribute__((cleanup(function)))
+
 /* The index of the first of `count` sorted elements of `size` bytes at `base` that does not come before `key`;
  * `count` when all do. `compare(key, element)` as bsearch's: negative, zero or positive as the key comes before,
  * at or after the element. */

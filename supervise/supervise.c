@@ -173,12 +173,21 @@ static _Noreturn void run_agent(const struct supervise_hooks *hooks, const struc
     }
 }
 
+/* Both ends of a pipe, closed when it goes out of scope; an end handed on is set to -1 first (steal_fd). */
+static void close_pipe(int (*ends)[2])
+{
+    hd_close_fd(&(*ends)[0]);
+    hd_close_fd(&(*ends)[1]);
+}
+
 /* Starts the agent, which starts the command; returns 0, or the exit status when the command could not be
- * executed (126, 127). */
+ * executed (126, 127). Every pipe end not handed to `command` is closed on every way out. */
 static int start_command(const struct supervise_hooks *hooks, const struct supervise_options *run,
                          struct command *command)
 {
-    int out[2] = { -1, -1 }, err[2] = { -1, -1 }, exec_error[2], orders[2], news[2];
+    int out[2] cleanup_with(close_pipe) = { -1, -1 }, err[2] cleanup_with(close_pipe) = { -1, -1 };
+    int exec_error[2] cleanup_with(close_pipe) = { -1, -1 }, orders[2] cleanup_with(close_pipe) = { -1, -1 };
+    int news[2] cleanup_with(close_pipe) = { -1, -1 };
     if (pipe2(exec_error, O_CLOEXEC) != 0 || pipe2(orders, O_CLOEXEC) != 0 || pipe2(news, O_CLOEXEC) != 0 ||
         (run->stall_ms && (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0))) {
         perror("hangdoc run: pipe");
@@ -190,27 +199,25 @@ static int start_command(const struct supervise_hooks *hooks, const struct super
         return EXIT_INTERNAL;
     }
     if (agent == 0) {
-        close(orders[1]);
-        close(news[0]);
-        close(exec_error[0]);
-        if (run->stall_ms) {
-            close(out[0]);
-            close(err[0]);
-        }
+        hd_close_fd(&orders[1]);
+        hd_close_fd(&news[0]);
+        hd_close_fd(&exec_error[0]);
+        hd_close_fd(&out[0]);
+        hd_close_fd(&err[0]);
         run_agent(hooks, run, out, err, exec_error, orders[0], news[1]);
     }
-    close(exec_error[1]);
-    close(orders[0]);
-    close(news[1]);
-    if (run->stall_ms) {
-        close(out[1]);
-        close(err[1]);
-    }
-    *command = (struct command){ .pid = 0, .out_pipe = out[0], .err_pipe = err[0], .agent = agent,
-                                 .agent_orders = orders[1], .agent_news = news[0] };
+    /* the agent's ends */
+    hd_close_fd(&exec_error[1]);
+    hd_close_fd(&orders[0]);
+    hd_close_fd(&news[1]);
+    hd_close_fd(&out[1]);
+    hd_close_fd(&err[1]);
+    *command = (struct command){ .pid = 0, .out_pipe = steal_fd(&out[0]), .err_pipe = steal_fd(&err[0]),
+                                 .agent = agent, .agent_orders = steal_fd(&orders[1]),
+                                 .agent_news = steal_fd(&news[0]) };
     struct agent_news started = { 0 };
     ssize_t got;
-    while ((got = read(news[0], &started, sizeof started)) < 0 && errno == EINTR)
+    while ((got = read(command->agent_news, &started, sizeof started)) < 0 && errno == EINTR)
         ;
     if (got != (ssize_t)sizeof started || started.kind != AGENT_STARTED) {
         fprintf(stderr, "hangdoc run: the command could not be started\n");
@@ -221,8 +228,7 @@ static int start_command(const struct supervise_hooks *hooks, const struct super
     int error = 0;
     while ((got = read(exec_error[0], &error, sizeof error)) < 0 && errno == EINTR)
         ;
-    close(exec_error[0]);
-    fcntl(news[0], F_SETFL, O_NONBLOCK);
+    fcntl(command->agent_news, F_SETFL, O_NONBLOCK);
     if (got == (ssize_t)sizeof error) {
         /* as the shell: 127 when there is no such command, 126 when it is there but cannot be executed */
         fprintf(stderr, "hangdoc run: cannot execute '%s': %s\n", run->command[0], strerror(error));

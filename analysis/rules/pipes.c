@@ -61,13 +61,13 @@ static void search_release(struct search *s)
     free(s->through_set);
 }
 
-/* search_init for a rule: false (the run marked failed, nothing left to release) when memory ran out */
+/* search_init for a rule: false (the run marked failed) when memory ran out; what was had is released with the
+ * search (its cleanup) */
 static bool rule_search_init(struct report_rule_context *c, struct search *s)
 {
     if (search_init(s, &c->analysis->graph))
         return true;
     c->failed = true;
-    search_release(s);
     return false;
 }
 
@@ -254,7 +254,7 @@ static void reader_evidence(struct report_rule_context *c, struct report_finding
 void report_rule_full_pipe(struct report_rule_context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
-    struct search s;
+    struct search s cleanup_with(search_release) = { .graph = NULL };
     if (!rule_search_init(c, &s))
         return;
     size_t searches = 0;
@@ -284,7 +284,6 @@ void report_rule_full_pipe(struct report_rule_context *c)
                                 "the pipe and on what you wait for together; never wait for a writer to finish "
                                 "before reading what it writes.");
     }
-    search_release(&s);
 }
 
 /* ---- wait-cycle --------------------------------------------------------------------------------------------- */
@@ -314,16 +313,16 @@ static bool relay_step_upstream(const struct report_graph *graph, size_t waiter,
 void report_rule_wait_cycle(struct report_rule_context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
-    struct search s;
+    struct search s cleanup_with(search_release) = { .graph = NULL };
     if (!rule_search_init(c, &s))
         return;
-    bool *named = report_cycle_members(c->analysis);
+    bool *named cleanup_free = report_cycle_members(c->analysis);
     /* the lock takers unowned-lock-cycle named: a cycle through one of them (a thread that joins one) is its;
      * and the processes of a starved pool: there every thread is asleep, and a cycle through a futex with no
      * owner and the pool's own threads is only one path through that knot (a pool's handler, its pipe, and the
      * thread that waits for a map) */
-    bool *named_before = calloc(graph->nnodes + 1, sizeof *named_before);
-    bool *starved = calloc(graph->nprocesses + 1, sizeof *starved);
+    bool *named_before cleanup_free = calloc(graph->nnodes + 1, sizeof *named_before);
+    bool *starved cleanup_free = calloc(graph->nprocesses + 1, sizeof *starved);
     for (size_t f = 0; named_before && starved && f < c->analysis->nfindings; f++) {
         const struct report_finding *finding = &c->analysis->findings[f];
         for (size_t m = 0; m < finding->nmembers; m++) {
@@ -335,10 +334,6 @@ void report_rule_wait_cycle(struct report_rule_context *c)
     }
     if (!named || !named_before || !starved) {
         c->failed = true;
-        free(named);
-        free(named_before);
-        free(starved);
-        search_release(&s);
         return;
     }
     size_t searches = 0;
@@ -398,10 +393,6 @@ void report_rule_wait_cycle(struct report_rule_context *c)
                                     "asleep on such locks, each holding the one the other wants, took them in "
                                     "opposite orders (their stacks show where); take them in one order everywhere.");
     }
-    free(named);
-    free(named_before);
-    free(starved);
-    search_release(&s);
 }
 
 bool *report_cycle_members(const struct report_analysis *analysis)
