@@ -15,17 +15,19 @@
 
 struct report_analysis *report_analyze(const struct hd_snapshot *snapshot)
 {
-    const struct report_catalogue *catalogue = report_catalogue_builtin();
-    return catalogue ? report_analyze_with(snapshot, catalogue) : NULL;
+    return report_analyze_with(snapshot, &(struct report_options){ .catalogue = NULL });
 }
 
-struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot,
-                                            const struct report_catalogue *catalogue)
+struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot, const struct report_options *options)
 {
+    const struct report_catalogue *catalogue = options->catalogue ? options->catalogue : report_catalogue_builtin();
+    if (!catalogue)
+        return NULL;
     struct report_analysis *analysis = calloc(1, sizeof *analysis);
     if (!analysis)
         return NULL;
     analysis->catalogue = catalogue;
+    analysis->stuck_after_s = options->stuck_after_s;
     if (!report_build_graph(snapshot, &analysis->graph)) {
         free(analysis);
         return NULL;

@@ -161,6 +161,7 @@ struct report_catalogue;
 struct report_analysis {
     struct report_graph graph;
     const struct report_catalogue *catalogue; /* borrowed: the runtimes the findings and renderers classify by */
+    double stuck_after_s;                     /* report_options' */
     struct report_finding *findings;
     size_t nfindings;
     size_t findings_capacity;
@@ -169,11 +170,18 @@ struct report_analysis {
     bool *named_by_hang;        /* per node: the subject or a member of a finding that is a hang */
 };
 
-/* NULL only when memory ran out. */
+/* The analysis's settings: what the caller decides, not what was read from the system. */
+struct report_options {
+    const struct report_catalogue *catalogue; /* the runtimes (catalogue.h), outliving the analysis; NULL: built in */
+    /* --stuck-after: a thread asleep without timeout at least this long whose only wakers wake on timers is likely
+     * hung (rules/timers.c), as is a reader of a pipe held open; 0: those rules are off */
+    double stuck_after_s;
+};
+
+/* With the default settings (the built-in catalogue, stuck_after_s 0). NULL only when memory ran out. */
 struct report_analysis *report_analyze(const struct hd_snapshot *snapshot);
-/* The same with a runtime catalogue of the caller's (catalogue.h), which must outlive the analysis. */
-struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot,
-                                            const struct report_catalogue *catalogue);
+/* The same with the caller's settings. */
+struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot, const struct report_options *options);
 void report_analysis_free(struct report_analysis *analysis);
 HD_DEFINE_CLEANUP(struct report_analysis, report_analysis_free)
 

@@ -195,8 +195,11 @@ static int diagnose_with(const struct hangdoc_options *options, const struct han
     for (size_t p = 0; p < snapshot->nprocesses; p++)
         if (snapshot->processes[p].age_s > oldest_age_s)
             oldest_age_s = snapshot->processes[p].age_s;
-    snapshot->stuck_after_s = hangdoc_stuck_after_s(options->stuck_after_ms, oldest_age_s);
-    struct report_analysis *analysis hd_cleanup(report_analysis_free) = report_analyze_with(snapshot, catalogue);
+    const struct report_options settings = {
+        .catalogue = catalogue,
+        .stuck_after_s = hangdoc_stuck_after_s(options->stuck_after_ms, oldest_age_s),
+    };
+    struct report_analysis *analysis hd_cleanup(report_analysis_free) = report_analyze_with(snapshot, &settings);
     if (!analysis) {
         fprintf(stderr, "hangdoc: out of memory\n");
         return EXIT_INTERNAL;

@@ -543,9 +543,6 @@ struct hd_snapshot {
     unsigned samples;
     unsigned interval_ms;
     double sampling_s; /* from the first sample to the last */
-    /* Set by the caller for the analysis, not read from the system: a thread asleep without timeout at least this
-     * long whose only wakers wake on timers is likely hung (analysis/rules/timers.c); 0: that rule is off. */
-    double stuck_after_s;
     uint64_t pid_namespace;       /* hangdoc's own PID namespace (inode); 0 when unknown */
     bool initial_pid_namespace;   /* hangdoc runs in the host's initial PID namespace */
     bool ptrace_used;

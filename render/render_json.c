@@ -627,7 +627,9 @@ static void graph_json(struct report_json *json, const struct report_graph *grap
     report_json_end_object(json);
 }
 
-static void snapshot_header_json(struct report_json *json, const struct hd_snapshot *snapshot)
+/* the snapshot and the setting it was judged with (--stuck-after) */
+static void snapshot_header_json(struct report_json *json, const struct hd_snapshot *snapshot,
+                                 const struct report_analysis *analysis)
 {
     report_json_begin_object(json, "snapshot");
     report_json_double(json, "taken_at", snapshot->taken_at);
@@ -638,7 +640,7 @@ static void snapshot_header_json(struct report_json *json, const struct hd_snaps
     report_json_int(json, "samples", snapshot->samples);
     report_json_int(json, "interval_ms", snapshot->interval_ms);
     report_json_double(json, "sampling_s", snapshot->sampling_s);
-    report_json_double(json, "stuck_after_s", snapshot->stuck_after_s);
+    report_json_double(json, "stuck_after_s", analysis->stuck_after_s);
     report_json_begin_object(json, "pid_namespace");
     if (snapshot->pid_namespace)
         report_json_int(json, "id", (int64_t)snapshot->pid_namespace);
@@ -682,7 +684,7 @@ bool report_render_json(const struct hd_snapshot *snapshot, const struct report_
     report_json_begin_object(json, NULL);
     report_json_name(json, "schema", REPORT_JSON_SCHEMA);
     report_json_name(json, "hangdoc_version", HANGDOC_VERSION);
-    snapshot_header_json(json, snapshot);
+    snapshot_header_json(json, snapshot, analysis);
     verdict_json(json, analysis);
     report_json_begin_array(json, "findings");
     for (size_t f = 0; f < analysis->nfindings; f++)

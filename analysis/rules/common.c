@@ -81,11 +81,12 @@ const char *rule_thread_name(const struct report_rule_context *c, pid_t tid)
     return node != REPORT_NO_NODE ? c->analysis->graph.nodes[node].thread->name : "?";
 }
 
-bool rule_asleep_for_the_threshold(const struct hd_snapshot *snapshot, const struct report_node *node)
+bool rule_asleep_for_the_threshold(const struct report_rule_context *c, const struct report_node *node)
 {
     const struct hd_thread *thread = node->thread;
-    return snapshot->stuck_after_s > 0 && node->blocked_without_timeout && thread->syscall.state == HD_SYSCALL_IN &&
-           thread->blocked_for_known && !thread->progressing && thread->blocked_for_s >= snapshot->stuck_after_s;
+    double stuck_after_s = c->analysis->stuck_after_s;
+    return stuck_after_s > 0 && node->blocked_without_timeout && thread->syscall.state == HD_SYSCALL_IN &&
+           thread->blocked_for_known && !thread->progressing && thread->blocked_for_s >= stuck_after_s;
 }
 
 bool rule_waits_on_owned_lock(const struct report_node *node)

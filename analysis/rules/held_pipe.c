@@ -120,7 +120,7 @@ void report_rule_pipe_held_open(struct report_rule_context *c)
         const struct hd_process *process = node->process;
         /* asleep for --stuck-after: a reader fed now and then by a detached producer is not one; the search for
          * its exited child (all processes) only for such a reader */
-        if (!rule_asleep_for_the_threshold(snapshot, node))
+        if (!rule_asleep_for_the_threshold(c, node))
             continue;
         const struct hd_process *child = exited_child(snapshot, process);
         if (!reads_only_held_pipes(snapshot, process, child, node->thread))

@@ -453,7 +453,7 @@ static size_t lock_takers(const struct report_rule_context *c, const struct repo
     for (size_t n = process->first_node; n < process->first_node + process->nnodes; n++) {
         const struct report_node *node = &graph->nodes[n];
         bool asleep = node->wake == REPORT_WAKE_NEVER ||
-                      (node->wake == REPORT_WAKE_WAKER && rule_asleep_for_the_threshold(c->snapshot, node));
+                      (node->wake == REPORT_WAKE_WAKER && rule_asleep_for_the_threshold(c, node));
         if (!asleep || !unowned_lock_taken(node) || named_by_a_hang(c->analysis, n))
             continue;
         /* "the same lock" is an equality: a taker that differs from the first shows two locks, and comparing each
@@ -497,7 +497,7 @@ static bool nothing_else_frees_them(struct report_rule_context *c, const struct 
             continue;
         if (node->thread->wait.kind == HD_WAIT_FUTEX &&
             (node->wake == REPORT_WAKE_NEVER ||
-             (node->wake == REPORT_WAKE_WAKER && rule_asleep_for_the_threshold(c->snapshot, node)))) {
+             (node->wake == REPORT_WAKE_WAKER && rule_asleep_for_the_threshold(c, node)))) {
             ++*waiting;
             continue;
         }
@@ -537,7 +537,7 @@ void report_rule_unowned_lock_cycle(struct report_rule_context *c)
         const struct report_node *subject = &graph->nodes[takers[0]];
         char how_long[64] = "forever";
         if (sleepers)
-            snprintf(how_long, sizeof how_long, "for %.0f s or more", c->snapshot->stuck_after_s);
+            snprintf(how_long, sizeof how_long, "for %.0f s or more", c->analysis->stuck_after_s);
         struct report_finding *finding = rule_finding(
             c, REPORT_UNOWNED_LOCK_CYCLE, REPORT_LIKELY, subject,
             "%zu threads of process %d sleep %s taking locks that record no owner (%s), and nothing that could "

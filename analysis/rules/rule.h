@@ -44,7 +44,7 @@ bool rule_is_ancestor(const struct hd_snapshot *snapshot, pid_t ancestor, const 
 const char *rule_thread_name(const struct report_rule_context *c, pid_t tid);
 /* Asleep without timeout for at least the --stuck-after threshold, by the kernel's clock of its last run (its
  * blocked-for, not the sampling window). */
-bool rule_asleep_for_the_threshold(const struct hd_snapshot *snapshot, const struct report_node *node);
+bool rule_asleep_for_the_threshold(const struct report_rule_context *c, const struct report_node *node);
 /* Asleep forever on a mutex or rwlock with an owner recorded. */
 bool rule_waits_on_owned_lock(const struct report_node *node);
 /* The words for what an edge waits through: "the lock's owner", "a pipe", "wait4". */
@@ -60,8 +60,8 @@ const char *rule_edge_words(enum report_edge_kind kind);
 /* Per node (pipes.c): a member of a finding that names its cycle (a rule whose rules.def line says `cycle`); NULL
  * when memory ran out. The caller frees it. */
 bool *report_cycle_members(const struct report_analysis *analysis);
-/* Per node (timers.c): asleep without timeout for at least the snapshot's stuck_after_s, and nothing but threads
- * that merely wake on timers could wake it; `idle_timers_too` counts timer threads not seen to wake while sampled
+/* Per node (timers.c): asleep without timeout for at least the analysis's stuck_after_s, and nothing but
+ * threads that merely wake on timers could wake it; `idle_timers_too` counts timer threads not seen to wake while sampled
  * as such too (the fork rules, which have other evidence). NULL when there is none, the rule is off, or memory ran out
  * (c->failed). Worked out once per analysis and kept in the context, which report_analyze() releases. */
 const bool *report_timer_bound(struct report_rule_context *c, bool idle_timers_too);

@@ -272,7 +272,7 @@ static void polling_in_vain_in_an_inherited_runtime(struct report_rule_context *
         const struct report_graph_process *threads = &graph->processes[p];
         const struct hd_process *process = threads->process;
         const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, process->ppid);
-        if (!hd_process_forked(process) || !parent || process->age_s < c->snapshot->stuck_after_s ||
+        if (!hd_process_forked(process) || !parent || process->age_s < c->analysis->stuck_after_s ||
             has_finding(c->analysis, REPORT_FORK_UNSAFE_RUNTIME, process->pid))
             continue;
         for (size_t i = threads->first_node; i < threads->first_node + threads->nnodes; i++) {
@@ -297,7 +297,7 @@ static void polling_in_vain_in_an_inherited_runtime(struct report_rule_context *
             report_poll_evidence(c, finding, i);
             rule_evidence(c, finding, "since_fork", "forked %.1f s ago (--stuck-after %.0f s); thread %d has used "
                           "%.1f ms of CPU since",
-                          process->age_s, c->snapshot->stuck_after_s, (int)thread->tid,
+                          process->age_s, c->analysis->stuck_after_s, (int)thread->tid,
                           (double)thread->cpu_time_ns / 1e6);
             report_parent_thread_evidence(c, finding, parent, attribution.runtime);
             report_inherited_handle_evidence(c, finding, process, attribution.runtime);

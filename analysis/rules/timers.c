@@ -105,7 +105,7 @@ static bool *timer_bound_now(struct report_rule_context *c, bool idle_timers_too
                 break;
             case REPORT_WAKE_WAKER:
                 seeds[i] = !node->thread->blocked_for_known ||
-                           node->thread->blocked_for_s < c->snapshot->stuck_after_s;
+                           node->thread->blocked_for_s < c->analysis->stuck_after_s;
                 break;
             case REPORT_WAKE_NEVER:
             case REPORT_WAKE_EXITED:
@@ -115,7 +115,7 @@ static bool *timer_bound_now(struct report_rule_context *c, bool idle_timers_too
         c->failed |= !report_graph_reach(graph, seeds, live);
         for (size_t i = 0; !c->failed && i < graph->nnodes; i++) {
             bound[i] = graph->nodes[i].wake == REPORT_WAKE_WAKER && !live[i] &&
-                       rule_asleep_for_the_threshold(c->snapshot, &graph->nodes[i]);
+                       rule_asleep_for_the_threshold(c, &graph->nodes[i]);
             any |= bound[i];
         }
     }
@@ -130,7 +130,7 @@ static bool *timer_bound_now(struct report_rule_context *c, bool idle_timers_too
 
 const bool *report_timer_bound(struct report_rule_context *c, bool idle_timers_too)
 {
-    if (c->snapshot->stuck_after_s <= 0)
+    if (c->analysis->stuck_after_s <= 0)
         return NULL;
     if (!c->timer_bound_known[idle_timers_too]) {
         c->timer_bound[idle_timers_too] = timer_bound_now(c, idle_timers_too);
@@ -184,11 +184,11 @@ void report_timer_evidence(struct report_rule_context *c, struct report_finding 
         rule_evidence(c, finding, "blocked_for",
                       "%.1f s without timeout (--stuck-after %.0f s), %.1f s of it before a diagnosis %.0f s ago "
                       "stopped it (the wait ledger kept the clock that stop restarted)",
-                      thread->blocked_for_s, c->snapshot->stuck_after_s, thread->waited_before_s,
+                      thread->blocked_for_s, c->analysis->stuck_after_s, thread->waited_before_s,
                       c->snapshot->taken_at - thread->earlier_stop_at);
     else
         rule_evidence(c, finding, "blocked_for", "%.1f s without timeout (--stuck-after %.0f s)",
-                      thread->blocked_for_s, c->snapshot->stuck_after_s);
+                      thread->blocked_for_s, c->analysis->stuck_after_s);
     size_t listed = 0;
     for (size_t e = node->first_edge; e < node->first_edge + node->nedges; e++)
         timers_of_edge(c, finding, &graph->edges[e], stuck, idle_timers_too, &listed);
@@ -232,7 +232,7 @@ static bool could_set_it(struct report_rule_context *c, const struct report_node
     case REPORT_WAKE_EXITED:
         return false;
     case REPORT_WAKE_WAKER:
-        return !(rule_asleep_for_the_threshold(c->snapshot, node) &&
+        return !(rule_asleep_for_the_threshold(c, node) &&
                  waits_only_within_its_process(&c->analysis->graph, node));
     case REPORT_WAKE_RUNNING:
     case REPORT_WAKE_TIMER:
@@ -250,8 +250,8 @@ bool report_polls_in_vain(struct report_rule_context *c, size_t poller)
     const struct hd_thread *thread = node->thread;
     const struct hd_wait *wait = &thread->wait;
     /* running: it was seen to change (its timeout's deadline in its arguments) */
-    if (c->snapshot->stuck_after_s <= 0 || (node->wake != REPORT_WAKE_TIMER && node->wake != REPORT_WAKE_RUNNING) ||
-        thread->state == 'R' ||
+    if (c->analysis->stuck_after_s <= 0 ||
+        (node->wake != REPORT_WAKE_TIMER && node->wake != REPORT_WAKE_RUNNING) || thread->state == 'R' ||
         thread->syscall.state != HD_SYSCALL_IN || wait->kind != HD_WAIT_FUTEX || !wait->futex_private ||
         wait->timeout.kind != HD_TIMEOUT_FINITE || node->waits_outside)
         return false;

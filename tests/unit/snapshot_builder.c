@@ -8,6 +8,37 @@
 
 /* ---- processes and threads ------------------------------------------------------------------------------------ */
 
+/* The --stuck-after of the snapshots a test built: an analysis setting, kept beside them. */
+#define SETTINGS_MAX 16
+static struct {
+    const struct hd_snapshot *snapshot;
+    double stuck_after_s;
+} settings[SETTINGS_MAX];
+
+void set_stuck_after(const struct hd_snapshot *snapshot, double seconds)
+{
+    size_t free_slot = SETTINGS_MAX;
+    for (size_t i = 0; i < SETTINGS_MAX; i++) {
+        if (settings[i].snapshot == snapshot) {
+            settings[i].stuck_after_s = seconds;
+            return;
+        }
+        if (!settings[i].snapshot && free_slot == SETTINGS_MAX)
+            free_slot = i;
+    }
+    cr_assert_lt(free_slot, SETTINGS_MAX, "more than %d snapshots with a --stuck-after", SETTINGS_MAX);
+    settings[free_slot].snapshot = snapshot;
+    settings[free_slot].stuck_after_s = seconds;
+}
+
+static double stuck_after_of(const struct hd_snapshot *snapshot)
+{
+    for (size_t i = 0; i < SETTINGS_MAX; i++)
+        if (settings[i].snapshot == snapshot)
+            return settings[i].stuck_after_s;
+    return 0;
+}
+
 struct hd_snapshot *new_snapshot(pid_t root)
 {
     struct hd_snapshot *snapshot = calloc(1, sizeof *snapshot);
@@ -17,6 +48,9 @@ struct hd_snapshot *new_snapshot(pid_t root)
     snapshot->samples = 2;
     snapshot->arch = HD_ARCH_X86_64;
     add_root(snapshot, root);
+    for (size_t i = 0; i < SETTINGS_MAX; i++) /* a snapshot freed before may have had this address */
+        if (settings[i].snapshot == snapshot)
+            settings[i].snapshot = NULL;
     return snapshot;
 }
 
@@ -369,7 +403,8 @@ void finish_snapshot(struct hd_snapshot *snapshot)
 struct report_analysis *analyze(struct hd_snapshot *snapshot)
 {
     finish_snapshot(snapshot);
-    struct report_analysis *analysis = report_analyze(snapshot);
+    struct report_analysis *analysis =
+        report_analyze_with(snapshot, &(struct report_options){ .stuck_after_s = stuck_after_of(snapshot) });
     cr_assert_not_null(analysis);
     return analysis;
 }

@@ -113,5 +113,8 @@ struct hd_snapshot *parent_polling_a_dead_worker(int status);
 /* Indexes the snapshot (hd_snapshot_index_build), as probe_snapshot() does once the last process is in. Call it
  * again after a change: analyze() does. */
 void finish_snapshot(struct hd_snapshot *snapshot);
-/* finish_snapshot(), then report_analyze(): fails the test when that gives nothing. */
+/* The --stuck-after analyze() judges `snapshot` with (0, the rules that need it off, until set): an analysis
+ * setting, not a fact of the snapshot. */
+void set_stuck_after(const struct hd_snapshot *snapshot, double seconds);
+/* finish_snapshot(), then report_analyze_with() its settings: fails the test when that gives nothing. */
 struct report_analysis *analyze(struct hd_snapshot *snapshot);

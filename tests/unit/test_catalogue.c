@@ -495,7 +495,7 @@ Test(inheritance_render, a_catalogue_name_with_escapes_is_escaped_in_the_text_re
     unlink(path);
     struct hd_snapshot *snapshot = cuda_tree(true);
     finish_snapshot(snapshot);
-    struct report_analysis *analysis = report_analyze_with(snapshot, catalogue);
+    struct report_analysis *analysis = report_analyze_with(snapshot, &(struct report_options){ .catalogue = catalogue });
     cr_assert_not_null(analysis);
     char *text = NULL;
     size_t length = 0;

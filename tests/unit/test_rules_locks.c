@@ -345,7 +345,7 @@ Test(unowned_lock_cycle, not_while_a_thread_that_could_release_them_runs)
 static struct hd_snapshot *takers_beside_a_sleeping_main(double blocked_s, double main_cpu_s)
 {
     struct hd_snapshot *snapshot = two_takers("PyThread_acquire_lock_timed", "/srv/app/jobs.py", 0x55d2a0c61100);
-    snapshot->stuck_after_s = 60;
+    set_stuck_after(snapshot, 60);
     snapshot->sampling_s = 1.0;
     for (pid_t tid = 3001; tid <= 3002; tid++) {
         struct hd_thread *taker = thread_of(snapshot, tid);

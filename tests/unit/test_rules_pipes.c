@@ -211,7 +211,7 @@ enum held_variant {
 static struct hd_snapshot *reader_of_a_held_pipe(enum held_variant variant)
 {
     struct hd_snapshot *snapshot = new_snapshot(7000);
-    snapshot->stuck_after_s = 60;
+    set_stuck_after(snapshot, 60);
     bool beside = variant == HELD_BY_SIBLING || variant == HELD_BESIDE_UNDER_INIT;
     struct hd_process *reader = add_process(snapshot, 7000, variant == HELD_BESIDE_UNDER_INIT ? 1 : 6000,
                                             HD_ORIGIN_EXEC, 1);

@@ -15,7 +15,7 @@
 static struct hd_snapshot *main_thread_behind_a_timer(double blocked_for_s, unsigned wakeups)
 {
     struct hd_snapshot *snapshot = new_snapshot(7000);
-    snapshot->stuck_after_s = 60;
+    set_stuck_after(snapshot, 60);
     snapshot->sampling_s = 1.0;
     add_process(snapshot, 7000, 1, HD_ORIGIN_EXEC, 2);
     struct hd_thread *main_thread = thread_of(snapshot, 7000);
@@ -81,7 +81,7 @@ Test(timers, a_timer_that_did_not_fire_or_that_works_keeps_it_not_hung)
             timer->samples_in_state_r = 2;
         }
         if (variant == 4)
-            snapshot->stuck_after_s = 0;
+            set_stuck_after(snapshot, 0);
         if (variant == 5) {
             /* a third thread, asleep without timeout as the main one but woken 0.3 s ago: wakeups reach this
              * process (a copy of the main thread: it owns nothing a second free could find) */
@@ -143,7 +143,7 @@ Test(timers, a_timer_caught_on_a_cpu_between_two_ticks_is_still_a_timer)
 Test(timers, idle_workers_of_a_main_thread_in_a_sleep_loop_are_not_hung)
 {
     struct hd_snapshot *snapshot = new_snapshot(7100);
-    snapshot->stuck_after_s = 60;
+    set_stuck_after(snapshot, 60);
     snapshot->sampling_s = 1.0;
     add_process(snapshot, 7100, 1, HD_ORIGIN_EXEC, 3);
     struct hd_thread *main_thread = thread_of(snapshot, 7100);
@@ -214,7 +214,7 @@ static void park_timer(struct hd_snapshot *snapshot, struct hd_thread *timer, bo
 static struct hd_snapshot *grpc_child(enum poll_variant variant)
 {
     struct hd_snapshot *snapshot = new_snapshot(100);
-    snapshot->stuck_after_s = 60;
+    set_stuck_after(snapshot, 60);
     snapshot->sampling_s = 1.25;
     snapshot->samples = 6;
     add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 2);
