@@ -34,23 +34,69 @@ static bool is_plumbing(const char *file)
 static const struct {
     const char *file; /* last components of the file */
     const char *function;
-    const char *role;
+    enum report_thread_role role;
 } roles[] = {
-    { "torch/utils/data/_utils/worker.py", "_worker_loop", "DataLoader worker" },
-    { "torch/utils/data/_utils/pin_memory.py", "_pin_memory_loop", "DataLoader pin-memory thread" },
-    { "torch/utils/data/dataloader.py", "_try_get_data", "DataLoader main, waiting for a batch" },
-    { "torch/utils/data/dataloader.py", "_get_data", "DataLoader main, waiting for a batch" },
-    { "multiprocessing/pool.py", "worker", "multiprocessing pool worker" },
-    { "multiprocessing/pool.py", "_handle_workers", "multiprocessing pool's worker handler" },
-    { "multiprocessing/pool.py", "_handle_tasks", "multiprocessing pool's task handler" },
-    { "multiprocessing/pool.py", "_handle_results", "multiprocessing pool's result handler" },
-    { "multiprocessing/queues.py", "_feed", "multiprocessing queue feeder thread" },
-    { "multiprocessing/resource_tracker.py", "main", "multiprocessing resource tracker" },
-    { "multiprocessing/forkserver.py", "main", "multiprocessing forkserver" },
-    { "concurrent/futures/thread.py", "_worker", "ThreadPoolExecutor worker" },
-    { "asyncio/base_events.py", "run_forever", "asyncio event loop" },
-    { "concurrent/futures/process.py", "_process_worker", "ProcessPoolExecutor worker" },
+    { "torch/utils/data/_utils/worker.py", "_worker_loop", REPORT_ROLE_DATALOADER_WORKER },
+    { "torch/utils/data/_utils/pin_memory.py", "_pin_memory_loop", REPORT_ROLE_DATALOADER_PIN_MEMORY },
+    { "torch/utils/data/dataloader.py", "_try_get_data", REPORT_ROLE_DATALOADER_MAIN_WAITING },
+    { "torch/utils/data/dataloader.py", "_get_data", REPORT_ROLE_DATALOADER_MAIN_WAITING },
+    { "multiprocessing/pool.py", "worker", REPORT_ROLE_POOL_WORKER },
+    { "multiprocessing/pool.py", "_handle_workers", REPORT_ROLE_POOL_WORKER_HANDLER },
+    { "multiprocessing/pool.py", "_handle_tasks", REPORT_ROLE_POOL_TASK_HANDLER },
+    { "multiprocessing/pool.py", "_handle_results", REPORT_ROLE_POOL_RESULT_HANDLER },
+    { "multiprocessing/queues.py", "_feed", REPORT_ROLE_QUEUE_FEEDER },
+    { "multiprocessing/resource_tracker.py", "main", REPORT_ROLE_RESOURCE_TRACKER },
+    { "multiprocessing/forkserver.py", "main", REPORT_ROLE_FORKSERVER },
+    { "concurrent/futures/thread.py", "_worker", REPORT_ROLE_THREAD_POOL_EXECUTOR_WORKER },
+    { "asyncio/base_events.py", "run_forever", REPORT_ROLE_EVENT_LOOP },
+    { "concurrent/futures/process.py", "_process_worker", REPORT_ROLE_PROCESS_POOL_EXECUTOR_WORKER },
 };
+
+static const char *const role_names[REPORT_ROLES] = {
+    [REPORT_ROLE_NONE] = NULL,
+    [REPORT_ROLE_DATALOADER_WORKER] = "DataLoader worker",
+    [REPORT_ROLE_DATALOADER_PIN_MEMORY] = "DataLoader pin-memory thread",
+    [REPORT_ROLE_DATALOADER_MAIN_WAITING] = "DataLoader main, waiting for a batch",
+    [REPORT_ROLE_POOL_WORKER] = "multiprocessing pool worker",
+    [REPORT_ROLE_POOL_WORKER_HANDLER] = "multiprocessing pool's worker handler",
+    [REPORT_ROLE_POOL_TASK_HANDLER] = "multiprocessing pool's task handler",
+    [REPORT_ROLE_POOL_RESULT_HANDLER] = "multiprocessing pool's result handler",
+    [REPORT_ROLE_QUEUE_FEEDER] = "multiprocessing queue feeder thread",
+    [REPORT_ROLE_RESOURCE_TRACKER] = "multiprocessing resource tracker",
+    [REPORT_ROLE_FORKSERVER] = "multiprocessing forkserver",
+    [REPORT_ROLE_THREAD_POOL_EXECUTOR_WORKER] = "ThreadPoolExecutor worker",
+    [REPORT_ROLE_EVENT_LOOP] = "asyncio event loop",
+    [REPORT_ROLE_PROCESS_POOL_EXECUTOR_WORKER] = "ProcessPoolExecutor worker",
+};
+
+const char *report_thread_role_name(enum report_thread_role role)
+{
+    return (unsigned)role < REPORT_ROLES ? role_names[role] : NULL;
+}
+
+bool report_role_is_pool_machinery(enum report_thread_role role)
+{
+    switch (role) {
+    case REPORT_ROLE_POOL_WORKER:
+    case REPORT_ROLE_POOL_WORKER_HANDLER:
+    case REPORT_ROLE_POOL_TASK_HANDLER:
+    case REPORT_ROLE_POOL_RESULT_HANDLER:
+    case REPORT_ROLE_THREAD_POOL_EXECUTOR_WORKER:
+        return true;
+    case REPORT_ROLE_NONE:
+    case REPORT_ROLE_DATALOADER_WORKER:
+    case REPORT_ROLE_DATALOADER_PIN_MEMORY:
+    case REPORT_ROLE_DATALOADER_MAIN_WAITING:
+    case REPORT_ROLE_QUEUE_FEEDER:
+    case REPORT_ROLE_RESOURCE_TRACKER:
+    case REPORT_ROLE_FORKSERVER:
+    case REPORT_ROLE_EVENT_LOOP:
+    case REPORT_ROLE_PROCESS_POOL_EXECUTOR_WORKER:
+    case REPORT_ROLES:
+        break;
+    }
+    return false;
+}
 
 bool report_python_file_is(const char *file, const char *suffix)
 {
@@ -65,7 +111,7 @@ const char *report_python_bare_name(const char *function)
     return dot ? dot + 1 : function;
 }
 
-const char *report_python_role(const struct hd_thread *thread)
+enum report_thread_role report_python_role(const struct hd_thread *thread)
 {
     for (size_t f = 0; thread && f < thread->npython_frames; f++) {
         const struct hd_python_frame *frame = &thread->python_frames[f];
@@ -74,7 +120,7 @@ const char *report_python_role(const struct hd_thread *thread)
             if (strcmp(name, roles[r].function) == 0 && report_python_file_is(frame->file, roles[r].file))
                 return roles[r].role;
     }
-    return NULL;
+    return REPORT_ROLE_NONE;
 }
 
 const struct hd_python_frame *report_python_place(const struct hd_thread *thread)
@@ -104,7 +150,8 @@ bool report_python_lines(const struct hd_snapshot *snapshot, struct report_analy
             snprintf(line, sizeof line, ":%d", place->line);
         if (!report_finding_add_evidence(finding, "python", "%s (%s%s)", function, file, line))
             return false;
-        const char *role = report_python_role(hd_snapshot_find_thread(snapshot, finding->tid, NULL));
+        const char *role = report_thread_role_name(report_python_role(hd_snapshot_find_thread(snapshot, finding->tid,
+                                                                                                NULL)));
         if (role && !report_finding_add_evidence(finding, "role", "%s", role))
             return false;
         char *summary = NULL;

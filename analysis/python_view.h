@@ -13,10 +13,31 @@
 /* False only when memory ran out. */
 bool report_python_lines(const struct hd_snapshot *snapshot, struct report_analysis *analysis);
 
-/* What a Python thread is to the libraries that started it, from the functions on its stack: "DataLoader worker",
- * "DataLoader main, waiting for a batch", "pin-memory thread", "multiprocessing pool worker", … (static); NULL
- * when no frame says. */
-const char *report_python_role(const struct hd_thread *thread);
+/* What a Python thread is to the libraries that started it, from the functions on its stack. Rules compare these,
+ * never the words. */
+enum report_thread_role {
+    REPORT_ROLE_NONE, /* no frame says */
+    REPORT_ROLE_DATALOADER_WORKER,
+    REPORT_ROLE_DATALOADER_PIN_MEMORY,
+    REPORT_ROLE_DATALOADER_MAIN_WAITING,
+    REPORT_ROLE_POOL_WORKER,          /* multiprocessing.Pool's or ThreadPool's */
+    REPORT_ROLE_POOL_WORKER_HANDLER,  /* a multiprocessing pool's handler threads */
+    REPORT_ROLE_POOL_TASK_HANDLER,
+    REPORT_ROLE_POOL_RESULT_HANDLER,
+    REPORT_ROLE_QUEUE_FEEDER,
+    REPORT_ROLE_RESOURCE_TRACKER,
+    REPORT_ROLE_FORKSERVER,
+    REPORT_ROLE_THREAD_POOL_EXECUTOR_WORKER,
+    REPORT_ROLE_EVENT_LOOP,
+    REPORT_ROLE_PROCESS_POOL_EXECUTOR_WORKER,
+    REPORT_ROLES /* how many */
+};
+enum report_thread_role report_python_role(const struct hd_thread *thread);
+/* The words for a role in the reports: "DataLoader worker", "multiprocessing pool worker", …; NULL for none. */
+const char *report_thread_role_name(enum report_thread_role role);
+/* A thread of a Python pool's machinery: a worker of a multiprocessing pool or ThreadPoolExecutor, or a
+ * multiprocessing pool's handler. */
+bool report_role_is_pool_machinery(enum report_thread_role role);
 
 /* Does `file` end with the path components `suffix` ("multiprocessing/pool.py" matches every install prefix)? */
 bool report_python_file_is(const char *file, const char *suffix);

@@ -246,7 +246,7 @@ static void python_frames_json(struct report_json *json, const struct hd_thread 
         report_json_bool(json, "python_truncated", true);
     if (hd_gil_state_name(thread->gil))
         report_json_name(json, "gil", hd_gil_state_name(thread->gil));
-    const char *role = report_python_role(thread);
+    const char *role = report_thread_role_name(report_python_role(thread));
     if (role)
         report_json_name(json, "role", role);
 }

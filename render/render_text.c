@@ -341,7 +341,7 @@ static void render_python_place(struct report_buffer *out, const struct hd_threa
         report_buffer_printf(out, ", %s", gil_words[thread->gil]);
     else if (thread->gil == HD_GIL_HOLDS || thread->gil == HD_GIL_WAITS)
         report_buffer_printf(out, " · %s", gil_words[thread->gil]);
-    const char *role = report_python_role(thread);
+    const char *role = report_thread_role_name(report_python_role(thread));
     if (role)
         report_buffer_printf(out, " · %s", role);
 }

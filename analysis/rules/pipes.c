@@ -26,8 +26,7 @@
 /* A thread of a Python thread pool's machinery: a worker, or a multiprocessing pool's handler. */
 static bool pool_machinery(const struct hd_thread *thread)
 {
-    const char *role = report_python_role(thread);
-    return role && (strncmp(role, "multiprocessing pool", 20) == 0 || strcmp(role, "ThreadPoolExecutor worker") == 0);
+    return report_role_is_pool_machinery(report_python_role(thread));
 }
 
 struct search {

@@ -90,7 +90,7 @@ void report_rule_spawn_reimport(struct report_rule_context *c)
 
 /* The thread pools whose tasks can wait for tasks of their own pool, and how their frames say so. */
 struct pool_kind {
-    const char *role;           /* report_python_role() of its workers */
+    enum report_thread_role role; /* report_python_role() of its workers */
     const char *worker;         /* in the summary: "ThreadPoolExecutor worker", and its plural */
     const char *workers;
     const char *waits_on;       /* "a future", "a result" */
@@ -99,13 +99,13 @@ struct pool_kind {
     const char *task_file;      /* where the worker calls its task */
     const char *task_function;
     /* a thread each pool of the kind has once (its handler), to count the pools; NULL: not known */
-    const char *pool_role;
+    enum report_thread_role pool_role;
     const char *remedy;
 };
 
 static const struct pool_kind pool_kinds[] = {
     {
-        .role = "ThreadPoolExecutor worker",
+        .role = REPORT_ROLE_THREAD_POOL_EXECUTOR_WORKER,
         .worker = "ThreadPoolExecutor worker",
         .workers = "ThreadPoolExecutor workers",
         .waits_on = "a future",
@@ -120,7 +120,7 @@ static const struct pool_kind pool_kinds[] = {
     {
         /* multiprocessing.pool.ThreadPool: apply(), map() and starmap() wait in ApplyResult.get/wait, imap() in
          * IMapIterator.next; the task is called from worker() */
-        .role = "multiprocessing pool worker",
+        .role = REPORT_ROLE_POOL_WORKER,
         .worker = "multiprocessing ThreadPool worker",
         .workers = "multiprocessing ThreadPool workers",
         .waits_on = "a result",
@@ -128,7 +128,7 @@ static const struct pool_kind pool_kinds[] = {
         .wait_functions = { "get", "wait", "next", NULL },
         .task_file = "multiprocessing/pool.py",
         .task_function = "worker",
-        .pool_role = "multiprocessing pool's worker handler",
+        .pool_role = REPORT_ROLE_POOL_WORKER_HANDLER,
         .remedy = "Do not wait inside a task for another task of the same pool (apply(), map(), or get() on an "
                   "AsyncResult of it): give the inner work to another pool, have the task return what the caller "
                   "then submits (or use apply_async with a callback), or give the pool more workers than tasks can "
@@ -171,16 +171,14 @@ static size_t task_frame(const struct hd_thread *thread, size_t wait, const stru
  * for its pool (the pool stays in the parent); a ThreadPool's is a thread beside the pool's owner. */
 static bool pool_worker(const struct report_node *node, const struct pool_kind *kind)
 {
-    const char *role = report_python_role(node->thread);
-    return role && strcmp(role, kind->role) == 0 && node->thread->tid != node->process->pid;
+    return report_python_role(node->thread) == kind->role && node->thread->tid != node->process->pid;
 }
 
 #define STARVED_WORKERS_LISTED 8
 
-static bool has_role(const struct report_node *node, const char *role)
+static bool has_role(const struct report_node *node, enum report_thread_role role)
 {
-    const char *its = role ? report_python_role(node->thread) : NULL;
-    return its && strcmp(its, role) == 0;
+    return role != REPORT_ROLE_NONE && report_python_role(node->thread) == role;
 }
 
 /* Does the process run a process Pool (a child whose main thread is a multiprocessing pool worker)? Its handler
@@ -191,8 +189,7 @@ static bool runs_a_process_pool(const struct hd_snapshot *snapshot, const struct
         const struct hd_process *child = &snapshot->processes[p];
         const struct hd_thread *main_thread = child->ppid == process->pid ? hd_process_find_thread(child, child->pid)
                                                                           : NULL;
-        const char *role = main_thread ? report_python_role(main_thread) : NULL;
-        if (role && strcmp(role, "multiprocessing pool worker") == 0)
+        if (main_thread && report_python_role(main_thread) == REPORT_ROLE_POOL_WORKER)
             return true;
     }
     return false;
@@ -438,9 +435,8 @@ void report_rule_event_loop_blocked(struct report_rule_context *c)
         const struct hd_thread *thread = node->thread;
         if (node->wake != REPORT_WAKE_NEVER || thread->npython_frames == 0)
             continue;
-        const char *role = report_python_role(thread);
         size_t callback = loop_callback_frame(thread);
-        if (!role || strcmp(role, "asyncio event loop") != 0 || callback == SIZE_MAX || callback == 0)
+        if (report_python_role(thread) != REPORT_ROLE_EVENT_LOOP || callback == SIZE_MAX || callback == 0)
             continue;
         size_t caller = program_frame(thread, callback);
         /* the call the program made (Future.result), from its frame (a coroutine); the innermost frame if none */

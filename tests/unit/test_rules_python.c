@@ -205,7 +205,8 @@ Test(python_place, an_asyncio_loop_is_placed_at_the_line_that_runs_it)
     const struct hd_python_frame *place = report_python_place(thread);
     cr_assert_str_eq(place->file, "/app/service.py");
     cr_assert_eq(place->line, 31);
-    cr_assert_str_eq(report_python_role(thread), "asyncio event loop");
+    cr_assert_eq(report_python_role(thread), REPORT_ROLE_EVENT_LOOP);
+    cr_assert_str_eq(report_thread_role_name(REPORT_ROLE_EVENT_LOOP), "asyncio event loop");
     hd_snapshot_free(snapshot);
 }
 
@@ -230,15 +231,25 @@ Test(python_role, from_the_functions_on_the_stack)
     add_python_frame(worker, "_worker_loop", "/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py",
                      302, false);
     add_python_frame(worker, "BaseProcess.run", "/usr/lib/python3.11/multiprocessing/process.py", 108, true);
-    cr_assert_str_eq(report_python_role(worker), "DataLoader worker");
+    cr_assert_eq(report_python_role(worker), REPORT_ROLE_DATALOADER_WORKER);
+    cr_assert_str_eq(report_thread_role_name(REPORT_ROLE_DATALOADER_WORKER), "DataLoader worker");
     struct hd_thread *handler = thread_of(snapshot, 101);
     add_python_frame(handler, "Pool._handle_workers", "/usr/lib/python3.11/multiprocessing/pool.py", 522, true);
-    cr_assert_str_eq(report_python_role(handler), "multiprocessing pool's worker handler");
+    cr_assert_eq(report_python_role(handler), REPORT_ROLE_POOL_WORKER_HANDLER);
+    cr_assert(report_role_is_pool_machinery(REPORT_ROLE_POOL_WORKER_HANDLER));
+    cr_assert_not(report_role_is_pool_machinery(REPORT_ROLE_DATALOADER_WORKER));
     /* a user's own file of the same name is not the library's */
     struct hd_thread *other = thread_of(snapshot, 102);
     add_python_frame(other, "worker", "/app/mypool.py", 5, true);
-    cr_assert_null(report_python_role(other));
+    cr_assert_eq(report_python_role(other), REPORT_ROLE_NONE);
+    cr_assert_null(report_thread_role_name(REPORT_ROLE_NONE));
     hd_snapshot_free(snapshot);
+}
+
+Test(python_role, every_role_has_its_words)
+{
+    for (int role = REPORT_ROLE_NONE + 1; role < REPORT_ROLES; role++)
+        cr_assert_not_null(report_thread_role_name((enum report_thread_role)role), "role %d has words", role);
 }
 
 Test(python_role, is_evidence_on_the_finding)
