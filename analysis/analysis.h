@@ -8,6 +8,7 @@
 #include "util.h"
 #include "snapshot.h"
 #include "registry.h"
+#include "samples.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -54,6 +55,7 @@ struct report_edge {
 struct report_node {
     const struct hd_process *process;
     const struct hd_thread *thread;
+    struct report_history history; /* its samples folded (samples.h) */
     enum report_wake wake;
     bool blocked_without_timeout; /* asleep in a wait that has no timeout */
     bool waits_outside;           /* its wait (timed or not) can be ended by something outside the snapshot: a
@@ -199,6 +201,9 @@ void report_graph_release(struct report_graph *graph);
 bool report_graph_reach(const struct report_graph *graph, const bool *seeds, bool *live);
 /* The node of thread `tid`, or REPORT_NO_NODE. O(log n). */
 size_t report_graph_find(const struct report_graph *graph, pid_t tid);
+/* The folded samples of `thread` (a thread of the snapshot the graph was built from); an empty history for one
+ * the graph does not have. */
+const struct report_history *report_thread_history(const struct report_graph *graph, const struct hd_thread *thread);
 /* The graph's entry for `process`, a process of the snapshot the graph was built from. */
 const struct report_graph_process *report_graph_process_of(const struct report_graph *graph,
                                                            const struct hd_process *process);

@@ -387,13 +387,14 @@ static bool file_lock_edges(struct builder *b, size_t from, const struct hd_wait
     return true;
 }
 
-static enum report_wake initial_wake(const struct hd_thread *thread)
+static enum report_wake initial_wake(const struct report_node *node)
 {
+    const struct hd_thread *thread = node->thread;
     if (thread->state == 'Z' || thread->state == 'X')
         return REPORT_WAKE_EXITED;
     if (waits_for_gil_holder(thread))
         return REPORT_WAKE_WAKER;
-    if (thread->progressing || thread->state == 'R' || thread->syscall.state == HD_SYSCALL_RUNNING)
+    if (node->history.progressing || thread->state == 'R' || thread->syscall.state == HD_SYSCALL_RUNNING)
         return REPORT_WAKE_RUNNING;
     if (strchr("DTtP", thread->state) || thread->syscall.state != HD_SYSCALL_IN)
         return REPORT_WAKE_KERNEL;
@@ -433,7 +434,7 @@ static enum report_wake thread_edges(struct builder *b, size_t node)
 {
     const struct report_node *n = &b->graph->nodes[node];
     const struct hd_wait *wait = &n->thread->wait;
-    enum report_wake wake = initial_wake(n->thread);
+    enum report_wake wake = initial_wake(n);
     if (n->thread->syscall.state != HD_SYSCALL_IN || wake == REPORT_WAKE_EXITED)
         return wake;
     bool outside = false;
@@ -697,6 +698,7 @@ static bool add_nodes(const struct hd_snapshot *snapshot, struct report_graph *g
                                             thread->wait.timeout.kind == HD_TIMEOUT_NONE) ||
                                            waits_for_gil_holder(thread),
             };
+            report_fold_samples(thread, &graph->nodes[graph->nnodes].history);
             graph->by_tid[graph->nnodes] = (struct report_tid_index){ .tid = thread->tid, .node = graph->nnodes };
             graph->nnodes++;
         }
@@ -733,4 +735,11 @@ void report_graph_release(struct report_graph *graph)
     free(graph->processes);
     free(graph->by_tid);
     *graph = (struct report_graph){ 0 };
+}
+
+const struct report_history *report_thread_history(const struct report_graph *graph, const struct hd_thread *thread)
+{
+    static const struct report_history none = { .samples_seen = 0 };
+    size_t node = report_graph_find(graph, thread->tid);
+    return node != REPORT_NO_NODE ? &graph->nodes[node].history : &none;
 }

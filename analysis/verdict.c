@@ -225,7 +225,8 @@ static size_t unread_waits(const struct report_graph *graph)
     size_t count = 0;
     for (size_t i = 0; i < graph->nnodes; i++) {
         const struct hd_thread *thread = graph->nodes[i].thread;
-        count += thread->syscall.state == HD_SYSCALL_UNREAD && thread->state == 'S' && !thread->progressing;
+        count += thread->syscall.state == HD_SYSCALL_UNREAD && thread->state == 'S' &&
+                 !graph->nodes[i].history.progressing;
     }
     return count;
 }

@@ -35,9 +35,13 @@ static void process_free(struct hd_process *process)
         free(process->threads[i].wait.mapping.path);
         hd_stack_release(&process->threads[i].stack);
         free(process->threads[i].leaf_function);
+        for (size_t s = 0; s < process->threads[i].nearlier; s++)
+            free(process->threads[i].earlier[s].leaf_function);
+        free(process->threads[i].earlier);
         hd_python_frames_release(&process->threads[i]);
     }
     free(process->threads);
+    free(process->earlier);
     for (size_t i = 0; i < process->nmappings; i++)
         free(process->mappings[i].path);
     free(process->mappings);
@@ -521,4 +525,35 @@ const char *hd_job_role_name(enum hd_job_role role)
     static const char *const names[] = { [HD_JOB_RANK] = "rank", [HD_JOB_WORKER] = "worker",
                                          [HD_JOB_LAUNCHER] = "launcher" };
     return (size_t)role < COUNT(names) ? names[role] : "rank";
+}
+
+const struct hd_thread_sample *hd_thread_earlier_futex(const struct hd_thread *thread)
+{
+    for (size_t s = thread->nearlier; s-- > 0;) {
+        const struct hd_thread_sample *sample = &thread->earlier[s];
+        if (sample->present && sample->syscall.state == HD_SYSCALL_IN && sample->wait_kind == HD_WAIT_FUTEX &&
+            sample->wait_address)
+            return sample;
+    }
+    return NULL;
+}
+
+struct hd_thread_sample hd_thread_as_sample(const struct hd_thread *thread)
+{
+    return (struct hd_thread_sample){
+        .present = true,
+        .state = thread->state,
+        .cpu_time_ns = thread->cpu_time_ns,
+        .switches_known = thread->switches_known,
+        .voluntary_switches = thread->voluntary_switches,
+        .involuntary_switches = thread->involuntary_switches,
+        .syscall = thread->syscall,
+        .wait_kind = thread->wait.kind,
+        .wait_address = thread->wait.address,
+        .wait_operation = thread->wait.operation,
+        .wait_expected = thread->wait.expected,
+        .futex_private = thread->wait.futex_private,
+        .timeout = thread->wait.timeout,
+        .leaf_function = thread->leaf_function,
+    };
 }

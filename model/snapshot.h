@@ -238,7 +238,35 @@ struct hd_python {
     uint64_t gil_size;      /* [gil_address, gil_address + gil_size) waits for the GIL */
 };
 
-/* One thread as the last sample saw it, plus what changed across all samples. */
+/* A thread as one earlier sample read it: what probe saw, copied as it was, with no judgement made of it. The
+ * analysis folds a thread's samples and its last state into progress, "polls in vain" and the like
+ * (analysis/samples.h). */
+struct hd_thread_sample {
+    bool present; /* the thread was there; the rest is meaningful only then */
+    char state;
+    uint64_t cpu_time_ns;
+    bool switches_known;
+    uint64_t voluntary_switches;
+    uint64_t involuntary_switches;
+    struct hd_syscall syscall; /* HD_SYSCALL_UNREAD when the read was cut short */
+    bool restart;              /* the call is restart_syscall, resuming the one its argument registers still name */
+    /* its wait as decoded without reading memory (an earlier sample reads no wait channel, no futex word) */
+    enum hd_wait_kind wait_kind;
+    uint64_t wait_address;      /* a futex wait's address */
+    const char *wait_operation; /* static */
+    uint32_t wait_expected;
+    bool futex_private;
+    struct hd_timeout timeout;
+    char *leaf_function; /* running in user space when stopped for it: the innermost frame's function (owned) */
+};
+
+/* A process as one earlier sample read it. */
+struct hd_process_sample {
+    bool present;
+    bool zombie;
+};
+
+/* One thread as the last sample saw it, with what each earlier sample saw of it. */
 struct hd_thread {
     pid_t tid;
     pid_t ns_tid; /* its tid in its process's own PID namespace, when that is not hangdoc's; 0 otherwise */
@@ -248,6 +276,9 @@ struct hd_thread {
     char *kernel_stack;    /* /proc/<tid>/stack, NULL when unreadable (it needs root) */
     struct hd_syscall syscall;
     bool syscall_from_registers; /* its syscall file was unreadable: read from its registers while stopped */
+    /* its syscall file was gone right after its stat was read: it ran to its end meanwhile, which wakes whoever
+     * waited for it to (a parent in wait4, a joiner) */
+    bool ended_during_read;
     struct hd_wait wait;
 
     uint64_t cpu_time_ns; /* user + system */
@@ -264,38 +295,15 @@ struct hd_thread {
     double waited_before_s;
     double earlier_stop_at; /* when that was, seconds since the epoch */
 
-    /* Across samples: a thread is progressing when its CPU time, context switches or system call changed
-     * between two samples that both saw it. */
-    unsigned samples_seen;
-    unsigned samples_in_state_d;
-    unsigned samples_in_state_r;
-    uint64_t cpu_delta_ns;
-    uint64_t switches_delta;
-    uint64_t voluntary_switches_delta; /* blocking in the kernel (a wait, a page-in; each ptrace stop adds one) */
-    bool syscall_changed;
-    bool progressing;
-    /* How many of the samples that saw it (the last one too) found it in a futex wait at the last sample's futex
-     * address: all of them, for a thread that wakes on its timeout only to wait there again (a poll in vain). */
-    unsigned samples_on_this_futex;
+    /* The earlier samples, oldest first (the last is the thread itself): as many as the snapshot took less one. */
+    struct hd_thread_sample *earlier;
+    size_t nearlier;
 
     /* Native stack, taken once with all threads of the process stopped together (probe/stacks). */
     struct hd_stack stack;
-    /* For threads running in user space: the function the innermost frame was in, at each sample that stopped
-     * the thread (symbol, or module+0xoffset). `leaf_samples` counts those samples; `leaf_same` is true when every
-     * one of them named the same function, `leaf_function` (owned) names it. */
-    unsigned leaf_samples;
-    bool leaf_same;
+    /* Running in user space at the last sample: the function its innermost frame was in (symbol, or
+     * module+0xoffset; owned), NULL otherwise. Each earlier sample has its own (hd_thread_sample). */
     char *leaf_function;
-
-    /* The last futex wait an earlier sample saw the thread in (address 0: none): a thread that wakes every few ms
-     * to go back to the same wait (a GIL waiter) may be caught between two by the last sample */
-    struct {
-        uint64_t address;
-        const char *operation; /* static */
-        uint32_t expected;
-        bool futex_private;
-        struct hd_timeout timeout;
-    } earlier_futex;
 
     /* Python (probe/python.h): the thread's Python stack, innermost first, read without stopping the process */
     struct hd_python_frame *python_frames;
@@ -444,7 +452,8 @@ struct hd_process {
     int thread_count;          /* as the kernel counts them (Threads:); `nthreads` is what was read */
     bool kernel_thread;
     bool zombie;
-    bool zombie_throughout;    /* a zombie in every sample: nobody reaped it while hangdoc watched */
+    struct hd_process_sample *earlier; /* the earlier samples of the process, oldest first */
+    size_t nearlier;
     int exit_status;           /* wait status of a zombie (stat field 52) */
     bool ignores_sigchld;      /* SIGCHLD is SIG_IGN (SigIgn): the kernel reaps its children, no zombie, no wait */
     /* Signal dispositions (SigCgt, SigIgn of /proc/<pid>/status; bit n-1 for signal n): who may end a signal wait */
@@ -610,7 +619,11 @@ const char *hd_origin_name(enum hd_origin origin);
 const char *hd_origin_basis_name(enum hd_origin_basis basis);
 const char *hd_fd_class_name(enum hd_fd_class fd_class);
 const char *hd_python_start_method_name(enum hd_python_start_method method); /* NULL for HD_PYTHON_NONE */
-const char *hd_python_role_name(enum hd_python_role role);                   /* NULL for HD_PYTHON_ROLE_NONE */
+const char *hd_python_role_name(enum hd_python_role role);
+/* What a sample sees of `thread` as it is now (its leaf function borrowed; `restart` false). */
+struct hd_thread_sample hd_thread_as_sample(const struct hd_thread *thread);
+/* The latest earlier sample that saw `thread` in a futex wait; NULL when none did. */
+const struct hd_thread_sample *hd_thread_earlier_futex(const struct hd_thread *thread);                   /* NULL for HD_PYTHON_ROLE_NONE */
 /* The library of `process` whose mappings hold `address`, or NULL. */
 const struct hd_library *hd_process_find_library(const struct hd_process *process, uint64_t address);
 /* The library whose data `address` lies in: its own mappings, or the anonymous mapping right after its last one

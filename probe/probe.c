@@ -156,230 +156,60 @@ static void sleep_ms(unsigned milliseconds)
         ;
 }
 
-static bool same_syscall(const struct hd_syscall *a, const struct hd_syscall *b)
+/* What an earlier sample saw of `thread`, copied as it was (leaf name included: the sample is freed after). */
+static bool copy_sample(const struct hd_thread *thread, struct hd_thread_sample *out)
 {
-    /* A thread that is "running" twice did not stay in one call, but it ran: CPU time says so. */
-    return a->state == b->state && a->nr == b->nr && memcmp(a->args, b->args, sizeof a->args) == 0;
+    *out = hd_thread_as_sample(thread);
+    out->restart = probe_syscall_is_restart(&thread->syscall);
+    out->leaf_function = NULL;
+    return !thread->leaf_function || (out->leaf_function = strdup(thread->leaf_function));
 }
 
-struct thread_history {
-    bool seen;
-    struct hd_thread first;
-    struct hd_thread last;
-};
-
-static void compare_appearance(struct hd_thread *summary, struct thread_history *history,
-                               const struct hd_thread *seen)
+/* Gives every thread and process of the last sample what each earlier sample saw of it, oldest first: the raw
+ * history the analysis folds (analysis/samples.h). False when memory ran out. */
+static bool attach_samples(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
 {
-    if (history->seen) {
-        const struct hd_thread *before = &history->last;
-        /* switch counts only where both reads have them: a last sample cut short by the deadline has not */
-        bool switches_known = seen->switches_known && before->switches_known;
-        if (seen->cpu_time_ns != before->cpu_time_ns ||
-            (switches_known && (seen->voluntary_switches != before->voluntary_switches ||
-                                seen->involuntary_switches != before->involuntary_switches)))
-            summary->progressing = true;
-        /* an unread system call (the last sample's, cut short by the deadline) is no change */
-        bool syscalls_read = seen->syscall.state != HD_SYSCALL_UNREAD && before->syscall.state != HD_SYSCALL_UNREAD;
-        if (syscalls_read && !same_syscall(&seen->syscall, &before->syscall)) {
-            summary->syscall_changed = true;
-            summary->progressing = true;
-        }
-    } else {
-        history->first = *seen;
-        history->seen = true;
-    }
-    history->last = *seen;
-}
-
-/* In a futex wait at the address of `last`'s futex wait. An earlier sample reads no wait channel, so a wait that a
- * stop (an earlier diagnosis's) made the kernel resume through restart_syscall is not decoded there: its argument
- * registers are still the futex call's (syscalls.c), the address first. */
-static bool on_the_same_futex(const struct hd_thread *thread, const struct hd_thread *last)
-{
-    if (thread->syscall.state != HD_SYSCALL_IN || last->syscall.state != HD_SYSCALL_IN ||
-        last->wait.kind != HD_WAIT_FUTEX)
-        return false;
-    if (thread->wait.kind == HD_WAIT_FUTEX)
-        return thread->wait.address == last->wait.address;
-    return probe_syscall_is_restart(&thread->syscall) && thread->syscall.args[0] == last->wait.address;
-}
-
-/* What waking up and going back to sleep costs at most: a futex wake, the return to user space, the new call. A
- * loaded machine stretches the time it takes, not the CPU it uses. */
-#define WAKE_UP_CPU_NS 2000000ULL
-#define WAKE_UP_VOLUNTARY_SWITCHES 2
-
-/* Was `thread` (an earlier sample of `last`) in the last sample's call with the same arguments, or on its way
- * there: on a CPU, between two calls, or resuming it through restart_syscall (which keeps a futex's address)? */
-static bool on_the_way_to_the_same_call(const struct hd_thread *thread, const struct hd_thread *last)
-{
-    switch (thread->syscall.state) {
-    case HD_SYSCALL_RUNNING:
-    case HD_SYSCALL_NONE:
+    if (nsamples == 0)
         return true;
-    case HD_SYSCALL_IN:
-        if (same_syscall(&thread->syscall, &last->syscall))
-            return true;
-        return probe_syscall_is_restart(&thread->syscall) && last->wait.kind == HD_WAIT_FUTEX &&
-               thread->syscall.args[0] == last->syscall.args[0];
-    case HD_SYSCALL_UNREAD:
-        return false;
-    }
-    return false;
-}
-
-/* A thread caught on a CPU (or between calls) on its way back into the very wait the last sample found it in: an
- * earlier diagnosis's stop ended its wait, and a loaded machine let it run again only a moment ago; or a spurious
- * wake-up. It changed calls and counted a switch, but made no progress: nothing but the way back into the same call
- * with the same arguments, and no more CPU than a wake-up takes. Without this, a deadlocked thread seen so in the
- * second of two diagnoses counts as running, a possible waker of its partners. */
-static bool only_back_into_the_same_wait(pid_t pid, const struct hd_thread *summary, struct hd_snapshot **samples,
-                                         size_t nsamples, const struct thread_history *history)
-{
-    if (summary->syscall.state != HD_SYSCALL_IN || summary->state == 'R' || !history->first.switches_known ||
-        !summary->switches_known || summary->cpu_time_ns - history->first.cpu_time_ns > WAKE_UP_CPU_NS ||
-        summary->voluntary_switches - history->first.voluntary_switches > WAKE_UP_VOLUNTARY_SWITCHES)
-        return false;
-    bool away = false;
-    for (size_t s = 0; s < nsamples; s++) {
-        const struct hd_process *then = hd_snapshot_find_process(samples[s], pid);
-        const struct hd_thread *thread = then ? hd_process_find_thread(then, summary->tid) : NULL;
-        if (!thread)
-            continue;
-        if (!on_the_way_to_the_same_call(thread, summary))
+    for (size_t p = 0; p < final->nprocesses; p++) {
+        struct hd_process *process = &final->processes[p];
+        process->earlier = calloc(nsamples, sizeof *process->earlier);
+        if (!process->earlier)
             return false;
-        away |= thread->state == 'R' || thread->syscall.state != HD_SYSCALL_IN || !same_syscall(&thread->syscall,
-                                                                                                  &summary->syscall);
-    }
-    return away;
-}
-
-static void fold_samples(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
-{
-    for (size_t p = 0; p < final->nprocesses; p++) {
-        struct hd_process *process = &final->processes[p];
+        process->nearlier = nsamples;
         for (size_t t = 0; t < process->nthreads; t++) {
-            struct hd_thread *summary = &process->threads[t];
-            struct thread_history history = { 0 };
-            unsigned seen = 0, in_d = 0, in_r = 0, on_this_futex = 0;
-            for (size_t s = 0; s < nsamples; s++) {
-                const struct hd_process *then = hd_snapshot_find_process(samples[s], process->pid);
-                const struct hd_thread *thread = then ? hd_process_find_thread(then, summary->tid) : NULL;
-                if (!thread)
-                    continue;
-                compare_appearance(summary, &history, thread);
-                seen++;
-                in_d += thread->state == 'D';
-                in_r += thread->state == 'R';
-                on_this_futex += on_the_same_futex(thread, summary);
-            }
-            compare_appearance(summary, &history, summary);
-            if (summary->progressing && only_back_into_the_same_wait(process->pid, summary, samples, nsamples, &history))
-                summary->progressing = false;
-            summary->samples_seen = seen + 1;
-            summary->samples_on_this_futex = on_this_futex + on_the_same_futex(summary, summary);
-            summary->samples_in_state_d = in_d + (summary->state == 'D');
-            summary->samples_in_state_r = in_r + (summary->state == 'R');
-            summary->cpu_delta_ns = summary->cpu_time_ns - history.first.cpu_time_ns;
-            if (summary->switches_known && history.first.switches_known) {
-                summary->switches_delta = summary->voluntary_switches + summary->involuntary_switches -
-                                          history.first.voluntary_switches - history.first.involuntary_switches;
-                summary->voluntary_switches_delta = summary->voluntary_switches - history.first.voluntary_switches;
-            }
+            struct hd_thread *thread = &process->threads[t];
+            thread->earlier = calloc(nsamples, sizeof *thread->earlier);
+            if (!thread->earlier)
+                return false;
+            thread->nearlier = nsamples;
         }
-    }
-}
-
-/* Each thread's last futex wait in an earlier sample (snapshot.h: earlier_futex). */
-static void note_earlier_futex_waits(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
-{
-    for (size_t p = 0; p < final->nprocesses; p++) {
-        struct hd_process *process = &final->processes[p];
-        for (size_t s = nsamples; s-- > 0;) {
+        for (size_t s = 0; s < nsamples; s++) {
             const struct hd_process *then = hd_snapshot_find_process(samples[s], process->pid);
-            for (size_t t = 0; then && t < process->nthreads; t++) {
-                struct hd_thread *summary = &process->threads[t];
-                const struct hd_thread *thread = hd_process_find_thread(then, summary->tid);
-                if (summary->earlier_futex.address || !thread || thread->syscall.state != HD_SYSCALL_IN ||
-                    thread->wait.kind != HD_WAIT_FUTEX)
-                    continue;
-                summary->earlier_futex.address = thread->wait.address;
-                summary->earlier_futex.operation = thread->wait.operation;
-                summary->earlier_futex.expected = thread->wait.expected;
-                summary->earlier_futex.futex_private = thread->wait.futex_private;
-                summary->earlier_futex.timeout = thread->wait.timeout;
+            if (!then)
+                continue;
+            process->earlier[s] = (struct hd_process_sample){ .present = true, .zombie = then->zombie };
+            for (size_t t = 0; t < process->nthreads; t++) {
+                const struct hd_thread *thread = hd_process_find_thread(then, process->threads[t].tid);
+                if (thread && !copy_sample(thread, &process->threads[t].earlier[s]))
+                    return false;
             }
         }
     }
+    return true;
 }
 
-/* How far apart two stops in one unnamed function may lie: a stripped library's static spin loop (OpenBLAS's,
- * waiting inside an OpenMP region) is caught at a different instruction each time, all within a few hundred
- * bytes; a computation moves through functions kilobytes apart. */
-#define UNNAMED_LEAF_SPAN 4096
-
-/* Two leaves in the same place: the same function, or, where no symbol names them ("module+0xoffset"), the same
- * module within UNNAMED_LEAF_SPAN bytes. */
-static bool same_leaf(const char *a, const char *b)
+/* The function a thread in state R ran at when the last sample stopped it: its stack's innermost frame. */
+static void name_final_leaves(struct hd_snapshot *final)
 {
-    if (strcmp(a, b) == 0)
-        return true;
-    const char *plus_a = strrchr(a, '+'), *plus_b = strrchr(b, '+');
-    if (!plus_a || !plus_b || plus_a - a != plus_b - b || strncmp(a, b, (size_t)(plus_a - a)) != 0 ||
-        strncmp(plus_a, "+0x", 3) != 0 || strncmp(plus_b, "+0x", 3) != 0)
-        return false;
-    char *end_a, *end_b;
-    unsigned long long offset_a = strtoull(plus_a + 3, &end_a, 16), offset_b = strtoull(plus_b + 3, &end_b, 16);
-    if (*end_a || *end_b)
-        return false;
-    return (offset_a > offset_b ? offset_a - offset_b : offset_b - offset_a) <= UNNAMED_LEAF_SPAN;
-}
-
-/* The function each thread in state R ran at each sample that stopped it: the earlier samples' leaves, and the
- * innermost frame of the final stack. */
-static void fold_leaves(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
-{
-    for (size_t p = 0; p < final->nprocesses; p++) {
-        struct hd_process *process = &final->processes[p];
-        for (size_t t = 0; t < process->nthreads; t++) {
-            struct hd_thread *summary = &process->threads[t];
-            const char *names[PROBE_SAMPLES_MAX + 1];
-            size_t count = 0;
-            for (size_t s = 0; s < nsamples && count < PROBE_SAMPLES_MAX; s++) {
-                const struct hd_process *then = hd_snapshot_find_process(samples[s], process->pid);
-                const struct hd_thread *thread = then ? hd_process_find_thread(then, summary->tid) : NULL;
-                if (thread && thread->leaf_function)
-                    names[count++] = thread->leaf_function;
-            }
-            char *final_leaf = NULL;
-            if (summary->state == 'R' && summary->stack.state == HD_STACK_TAKEN && summary->stack.nframes > 0)
-                final_leaf = probe_symbols_frame_name(&summary->stack.frames[0]);
-            if (final_leaf)
-                names[count++] = final_leaf;
-            summary->leaf_samples = (unsigned)count;
-            summary->leaf_same = count > 0;
-            for (size_t i = 1; i < count; i++)
-                summary->leaf_same &= same_leaf(names[i], names[0]);
-            free(summary->leaf_function);
-            /* when they differ, the last one seen */
-            summary->leaf_function = count ? strdup(names[count - 1]) : NULL;
-            free(final_leaf);
+    for (size_t p = 0; p < final->nprocesses; p++)
+        for (size_t t = 0; t < final->processes[p].nthreads; t++) {
+            struct hd_thread *thread = &final->processes[p].threads[t];
+            free(thread->leaf_function);
+            thread->leaf_function = NULL;
+            if (thread->state == 'R' && thread->stack.state == HD_STACK_TAKEN && thread->stack.nframes > 0)
+                thread->leaf_function = probe_symbols_frame_name(&thread->stack.frames[0]);
         }
-    }
-}
-
-/* A zombie of the last sample that every earlier sample also saw as a zombie: nobody reaped it in all that time. */
-static void mark_lasting_zombies(struct hd_snapshot *final, struct hd_snapshot **samples, size_t nsamples)
-{
-    for (size_t p = 0; p < final->nprocesses; p++) {
-        struct hd_process *process = &final->processes[p];
-        process->zombie_throughout = process->zombie;
-        for (size_t s = 0; s < nsamples && process->zombie_throughout; s++) {
-            const struct hd_process *then = hd_snapshot_find_process(samples[s], process->pid);
-            process->zombie_throughout = then && then->zombie;
-        }
-    }
 }
 
 /* Threads and processes that earlier samples saw and the last one did not, each noted once. */
@@ -559,7 +389,8 @@ static int conclude(struct hd_snapshot *final, struct hd_snapshot **earlier, uns
     final->pid_namespace = probe_pid_namespace_of("self");
     final->initial_pid_namespace = final->pid_namespace == PROBE_INITIAL_PID_NAMESPACE;
     probe_mark_origins(final);
-    note_earlier_futex_waits(final, earlier, nearlier);
+    if (!attach_samples(final, earlier, nearlier))
+        result = -ENOMEM;
     /* Python after the waits (a futex in the GIL's state), the native stacks, which stopped each process, and the
      * origins (a forked child's thread states hold its parent's ids); before the owners are placed: a GIL waiter's
      * owner is the holder its interpreter records */
@@ -586,11 +417,9 @@ static int conclude(struct hd_snapshot *final, struct hd_snapshot **earlier, uns
         result = -ENOMEM;
     if (!probe_read_libraries(final))
         result = -ENOMEM;
-    fold_samples(final, earlier, nearlier);
     note_departures(final, earlier, nearlier);
-    mark_lasting_zombies(final, earlier, nearlier);
     if (stacks) {
-        fold_leaves(final, earlier, nearlier);
+        name_final_leaves(final);
         probe_stacks_account(stacks, final);
     }
     if (final->nprocesses == 0)

@@ -634,7 +634,7 @@ static void read_thread_syscall(struct read_context *c, const struct hd_process 
          * wait4, a joiner). Left asleep with its wait unread, it would make the verdict "could not tell"; taken
          * as exited, a parent's wait4 on it would look like a wait on the dead. */
         if (length == -ENOENT || length == -ESRCH)
-            thread->progressing = true;
+            thread->ended_during_read = true;
         return;
     }
     if (!probe_parse_syscall(text, (size_t)length, &thread->syscall)) {
@@ -724,8 +724,6 @@ static bool read_thread_stat(struct read_context *c, pid_t pid, struct hd_thread
     memcpy(thread->name, stat->comm, sizeof thread->name);
     thread->cpu_time_ns = stat->has_times ? stat->cpu_ticks * nanoseconds_per_tick : 0;
     thread->last_cpu = stat->processor;
-    thread->samples_in_state_d = thread->state == 'D';
-    thread->samples_in_state_r = thread->state == 'R';
     return true;
 }
 
@@ -833,8 +831,7 @@ static void read_one_stat(struct read_context *c, void *items, size_t t)
 {
     struct stat_reads *reads = items;
     struct hd_thread *thread = &reads->threads[t];
-    *thread = (struct hd_thread){ .tid = reads->tids[t], .wait = { .kind = HD_WAIT_NONE, .fd = -1 },
-                                  .samples_seen = 1 };
+    *thread = (struct hd_thread){ .tid = reads->tids[t], .wait = { .kind = HD_WAIT_NONE, .fd = -1 } };
     struct probe_stat stat;
     if (!read_thread_stat(c, reads->pid, thread, &stat))
         thread->tid = 0; /* ended since the listing */

@@ -959,17 +959,18 @@ static pid_t tid_in_parent(const struct target *target, const struct thread_stat
 static bool waited_for_gil_earlier(const struct hd_process *process, struct hd_thread *thread)
 {
     const struct hd_python *python = &process->python;
-    uint64_t address = thread->earlier_futex.address;
+    const struct hd_thread_sample *earlier = hd_thread_earlier_futex(thread);
+    uint64_t address = earlier ? earlier->wait_address : 0;
     if (!address || address < python->gil_address || address - python->gil_address >= python->gil_size)
         return false;
     free(thread->wait.mapping.path);
     thread->wait = (struct hd_wait){
         .kind = HD_WAIT_FUTEX,
-        .operation = thread->earlier_futex.operation,
-        .timeout = thread->earlier_futex.timeout,
+        .operation = earlier->wait_operation,
+        .timeout = earlier->timeout,
         .address = address,
-        .futex_private = thread->earlier_futex.futex_private,
-        .expected = thread->earlier_futex.expected,
+        .futex_private = earlier->futex_private,
+        .expected = earlier->wait_expected,
         .fd = -1,
     };
     place_in_mapping(process, &thread->wait);

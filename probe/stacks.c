@@ -420,8 +420,6 @@ static void sample_process_leaves(struct probe_stacks *stacks, struct hd_process
         probe_symbols_resolve(stacks->symbols, process->pid, mappings, nmappings, &frame);
         free(thread->leaf_function);
         thread->leaf_function = probe_symbols_frame_name(&frame);
-        thread->leaf_samples = thread->leaf_function ? 1 : 0;
-        thread->leaf_same = thread->leaf_samples == 1;
         free(frame.module);
         free(frame.symbol);
     }

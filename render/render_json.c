@@ -214,17 +214,17 @@ static void kernel_stack_json(struct report_json *json, const char *stack)
     report_json_end_array(json);
 }
 
-static void samples_json(struct report_json *json, const struct hd_thread *thread)
+static void samples_json(struct report_json *json, const struct report_history *history)
 {
     report_json_begin_object(json, "samples");
-    report_json_int(json, "seen", thread->samples_seen);
-    report_json_int(json, "in_state_d", thread->samples_in_state_d);
-    report_json_int(json, "in_state_r", thread->samples_in_state_r);
-    report_json_double(json, "cpu_delta_s", (double)thread->cpu_delta_ns / 1e9);
-    report_json_int(json, "switches_delta", (int64_t)thread->switches_delta);
-    report_json_int(json, "voluntary_switches_delta", (int64_t)thread->voluntary_switches_delta);
-    report_json_bool(json, "syscall_changed", thread->syscall_changed);
-    report_json_int(json, "on_last_futex", thread->samples_on_this_futex);
+    report_json_int(json, "seen", history->samples_seen);
+    report_json_int(json, "in_state_d", history->samples_in_state_d);
+    report_json_int(json, "in_state_r", history->samples_in_state_r);
+    report_json_double(json, "cpu_delta_s", (double)history->cpu_delta_ns / 1e9);
+    report_json_int(json, "switches_delta", (int64_t)history->switches_delta);
+    report_json_int(json, "voluntary_switches_delta", (int64_t)history->voluntary_switches_delta);
+    report_json_bool(json, "syscall_changed", history->syscall_changed);
+    report_json_int(json, "on_last_futex", history->samples_on_this_futex);
     report_json_end_object(json);
 }
 
@@ -265,7 +265,8 @@ static void python_json(struct report_json *json, const struct hd_process *proce
     report_json_end_object(json);
 }
 
-static void thread_json(struct report_json *json, const struct hd_thread *thread)
+static void thread_json(struct report_json *json, const struct hd_thread *thread,
+                        const struct report_history *history)
 {
     report_json_begin_object(json, NULL);
     report_json_int(json, "tid", thread->tid);
@@ -283,17 +284,17 @@ static void thread_json(struct report_json *json, const struct hd_thread *thread
         report_json_double(json, "blocked_before_stop_s", thread->waited_before_s);
         report_json_double(json, "earlier_stop_at", thread->earlier_stop_at);
     }
-    report_json_bool(json, "progressing", thread->progressing);
+    report_json_bool(json, "progressing", history->progressing);
     report_json_double(json, "cpu_time_s", (double)thread->cpu_time_ns / 1e9);
     if (thread->switches_known) {
         report_json_int(json, "voluntary_switches", (int64_t)thread->voluntary_switches);
         report_json_int(json, "involuntary_switches", (int64_t)thread->involuntary_switches);
     }
-    samples_json(json, thread);
+    samples_json(json, history);
     kernel_stack_json(json, thread->kernel_stack);
     report_frames_json(json, "frames", thread);
     report_stack_json(json, "stack", thread);
-    report_leaf_json(json, "leaf", thread);
+    report_leaf_json(json, "leaf", history);
     python_frames_json(json, thread);
     report_json_end_object(json);
 }
@@ -358,8 +359,9 @@ static void job_json(struct report_json *json, const struct hd_job *job)
 }
 
 static void process_json(struct report_json *json, const struct hd_snapshot *snapshot,
-                         const struct hd_process *process, const struct report_catalogue *catalogue)
+                         const struct hd_process *process, const struct report_analysis *analysis)
 {
+    const struct report_catalogue *catalogue = analysis->catalogue;
     report_json_begin_object(json, NULL);
     report_json_int(json, "pid", process->pid);
     report_json_int(json, "ppid", process->ppid);
@@ -401,7 +403,7 @@ static void process_json(struct report_json *json, const struct hd_snapshot *sna
     python_json(json, process);
     report_json_begin_array(json, "threads");
     for (size_t t = 0; t < process->nthreads; t++)
-        thread_json(json, &process->threads[t]);
+        thread_json(json, &process->threads[t], report_thread_history(&analysis->graph, &process->threads[t]));
     report_json_end_array(json);
     report_json_end_object(json);
 }
@@ -692,7 +694,7 @@ bool report_render_json(const struct hd_snapshot *snapshot, const struct report_
     report_json_end_array(json);
     report_json_begin_array(json, "processes");
     for (size_t p = 0; p < snapshot->nprocesses; p++)
-        process_json(json, snapshot, &snapshot->processes[p], analysis->catalogue);
+        process_json(json, snapshot, &snapshot->processes[p], analysis);
     report_json_end_array(json);
     graph_json(json, &analysis->graph);
     notes_json(json, snapshot);

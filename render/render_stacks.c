@@ -502,15 +502,15 @@ void report_stack_json(struct report_json *json, const char *key, const struct h
     report_json_end_object(json);
 }
 
-void report_leaf_json(struct report_json *json, const char *key, const struct hd_thread *thread)
+void report_leaf_json(struct report_json *json, const char *key, const struct report_history *history)
 {
-    if (thread->leaf_samples == 0) {
+    if (history->leaf_samples == 0) {
         report_json_null(json, key);
         return;
     }
     report_json_begin_object(json, key);
-    report_json_int(json, "samples", thread->leaf_samples);
-    report_json_bool(json, "same", thread->leaf_same);
-    report_json_string_or_null(json, "function", thread->leaf_function);
+    report_json_int(json, "samples", history->leaf_samples);
+    report_json_bool(json, "same", history->leaf_same);
+    report_json_string_or_null(json, "function", history->leaf_function);
     report_json_end_object(json);
 }

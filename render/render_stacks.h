@@ -7,6 +7,7 @@
 
 #include "snapshot.h"
 #include "buffer.h"
+#include "samples.h"
 
 #include "json_writer.h"
 
@@ -29,4 +30,4 @@ void report_frames_json(struct report_json *json, const char *key, const struct 
 /* Its stack object {state, truncated, why_not}. */
 void report_stack_json(struct report_json *json, const char *key, const struct hd_thread *thread);
 /* Its leaf object {samples, same, function}, or null when no sample stopped it in user space. */
-void report_leaf_json(struct report_json *json, const char *key, const struct hd_thread *thread);
+void report_leaf_json(struct report_json *json, const char *key, const struct report_history *history);

@@ -415,10 +415,11 @@ static void render_thread(struct report_buffer *out, const struct report_graph *
         report_buffer_puts(out, " · in ");
         put_escaped(out, thread->wchan);
     }
-    if (thread->samples_seen > 1) {
-        if (thread->progressing)
-            report_buffer_printf(out, " · progressing (%.0f ms CPU, %llu switches)", (double)thread->cpu_delta_ns / 1e6,
-                                 (unsigned long long)thread->switches_delta);
+    if (node->history.samples_seen > 1) {
+        if (node->history.progressing)
+            report_buffer_printf(out, " · progressing (%.0f ms CPU, %llu switches)",
+                                 (double)node->history.cpu_delta_ns / 1e6,
+                                 (unsigned long long)node->history.switches_delta);
         else
             report_buffer_puts(out, " · no progress");
     }

@@ -12,9 +12,9 @@
  * works through system calls: it is caught in R with the same innermost function (the system call's wrapper)
  * because that is where it spends its time, not because it spins. A busy wait blocks nowhere: its voluntary
  * context switches stay flat, but for the one each ptrace stop of hangdoc's own adds. */
-static bool works_through_the_kernel(const struct hd_thread *thread)
+static bool works_through_the_kernel(const struct report_history *history)
 {
-    return thread->voluntary_switches_delta > 2 * (uint64_t)thread->leaf_samples + 2;
+    return history->voluntary_switches_delta > 2 * (uint64_t)history->leaf_samples + 2;
 }
 
 /* A loop around sched_yield gives the CPU away each time it gets it: on a machine where other work wants the CPU it
@@ -41,20 +41,21 @@ static bool is_a_yield_function(const char *function)
     return false;
 }
 
-static uint64_t involuntary_switches(const struct hd_thread *thread)
+static uint64_t involuntary_switches(const struct report_history *history)
 {
-    return thread->switches_delta > thread->voluntary_switches_delta
-               ? thread->switches_delta - thread->voluntary_switches_delta
+    return history->switches_delta > history->voluntary_switches_delta
+               ? history->switches_delta - history->voluntary_switches_delta
                : 0;
 }
 
 #define YIELD_FRAMES_SEARCHED 4
 
-static bool yields_in_a_loop(const struct hd_thread *thread)
+static bool yields_in_a_loop(const struct report_node *node)
 {
-    if (involuntary_switches(thread) < YIELD_LOOP_SWITCHES_MIN)
+    const struct hd_thread *thread = node->thread;
+    if (involuntary_switches(&node->history) < YIELD_LOOP_SWITCHES_MIN)
         return false;
-    bool yields = is_a_yield_function(thread->leaf_function);
+    bool yields = is_a_yield_function(node->history.leaf_function);
     for (size_t f = 0; !yields && thread->stack.state == HD_STACK_TAKEN && f < thread->stack.nframes &&
                        f < YIELD_FRAMES_SEARCHED; f++)
         yields = is_a_yield_function(thread->stack.frames[f].symbol);
@@ -69,8 +70,9 @@ void report_rule_spinning(struct report_rule_context *c)
     for (size_t i = 0; i < graph->nnodes; i++) {
         const struct report_node *node = &graph->nodes[i];
         const struct hd_thread *thread = node->thread;
-        if (thread->samples_seen < 2 || thread->samples_in_state_r != thread->samples_seen ||
-            thread->leaf_samples < 2 || !thread->leaf_same || !thread->leaf_function)
+        const struct report_history *history = &node->history;
+        if (history->samples_seen < 2 || history->samples_in_state_r != history->samples_seen ||
+            history->leaf_samples < 2 || !history->leaf_same || !history->leaf_function)
             continue;
         /* while hangdoc held the process stopped to take its stacks, it could not run */
         double running_s = c->snapshot->sampling_s - node->process->stopped_for_s;
@@ -78,27 +80,27 @@ void report_rule_spinning(struct report_rule_context *c)
             running_s = c->snapshot->sampling_s / 2;
         if (running_s <= 0)
             continue;
-        double share = (double)thread->cpu_delta_ns / (running_s * 1e9);
-        bool yielding = yields_in_a_loop(thread);
-        if ((share < SPINNING_CPU_SHARE_MIN && !yielding) || works_through_the_kernel(thread))
+        double share = (double)history->cpu_delta_ns / (running_s * 1e9);
+        bool yielding = yields_in_a_loop(node);
+        if ((share < SPINNING_CPU_SHARE_MIN && !yielding) || works_through_the_kernel(history))
             continue;
         struct report_finding *finding = rule_finding(
             c, REPORT_SPINNING, REPORT_LIKELY, node,
             "thread %d '%s' of process %d was running in every sample (%.0f%% of a CPU) and in %s each time it "
             "was stopped: a busy wait or livelock, or one long computation",
-            (int)thread->tid, thread->name, (int)node->process->pid, share * 100, thread->leaf_function);
-        rule_evidence(c, finding, "function", "%s", thread->leaf_function);
+            (int)thread->tid, thread->name, (int)node->process->pid, share * 100, history->leaf_function);
+        rule_evidence(c, finding, "function", "%s", history->leaf_function);
         rule_evidence(c, finding, "cpu_share", "%.0f%%", share * 100);
-        rule_evidence(c, finding, "cpu_s", "%.3f of %.3f s it was not held stopped", (double)thread->cpu_delta_ns / 1e9,
+        rule_evidence(c, finding, "cpu_s", "%.3f of %.3f s it was not held stopped", (double)history->cpu_delta_ns / 1e9,
                  running_s);
-        rule_evidence(c, finding, "samples", "R in %u of %u; the same function in %u", thread->samples_in_state_r,
-                 thread->samples_seen, thread->leaf_samples);
+        rule_evidence(c, finding, "samples", "R in %u of %u; the same function in %u", history->samples_in_state_r,
+                 history->samples_seen, history->leaf_samples);
         if (yielding)
             rule_evidence(c, finding, "yields",
                           "it gave the CPU away %llu times, after %.0f us of CPU a turn on average: a loop that "
                           "yields, to which other work on this machine leaves little CPU",
-                          (unsigned long long)involuntary_switches(thread),
-                          (double)thread->cpu_delta_ns / 1e3 / (double)involuntary_switches(thread));
+                          (unsigned long long)involuntary_switches(history),
+                          (double)history->cpu_delta_ns / 1e3 / (double)involuntary_switches(history));
         rule_remedy(c, finding, "Sample longer (hangdoc --samples 10 --interval 1s PID): a computation moves on to "
                            "other functions, a busy wait stays where it is.");
         rule_remedy(c, finding, "If it polls a flag or a lock in a loop, block instead (a condition variable, a futex, "

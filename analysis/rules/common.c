@@ -86,7 +86,7 @@ bool rule_asleep_for_the_threshold(const struct report_rule_context *c, const st
     const struct hd_thread *thread = node->thread;
     double stuck_after_s = c->analysis->stuck_after_s;
     return stuck_after_s > 0 && node->blocked_without_timeout && thread->syscall.state == HD_SYSCALL_IN &&
-           thread->blocked_for_known && !thread->progressing && thread->blocked_for_s >= stuck_after_s;
+           thread->blocked_for_known && !node->history.progressing && thread->blocked_for_s >= stuck_after_s;
 }
 
 bool rule_waits_on_owned_lock(const struct report_node *node)

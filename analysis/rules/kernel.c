@@ -64,7 +64,7 @@ void report_rule_uninterruptible(struct report_rule_context *c)
     for (size_t i = 0; i < graph->nnodes; i++) {
         const struct report_node *node = &graph->nodes[i];
         const struct hd_thread *thread = node->thread;
-        if (thread->state != 'D' || thread->samples_in_state_d != thread->samples_seen)
+        if (thread->state != 'D' || node->history.samples_in_state_d != node->history.samples_seen)
             continue;
         const struct kernel_wait *wait = kernel_wait_of(thread);
         struct report_finding *finding = rule_finding(
@@ -73,7 +73,8 @@ void report_rule_uninterruptible(struct report_rule_context *c)
             (int)thread->tid, thread->name, (int)node->process->pid, wait ? wait->what : "the kernel");
         if (thread->wchan[0])
             rule_evidence(c, finding, "wchan", "%s", thread->wchan);
-        rule_evidence(c, finding, "samples_in_d", "%u of %u", thread->samples_in_state_d, thread->samples_seen);
+        rule_evidence(c, finding, "samples_in_d", "%u of %u", node->history.samples_in_state_d,
+                      node->history.samples_seen);
         if (thread->blocked_for_known)
             rule_evidence(c, finding, "blocked_for_s", "%.1f", thread->blocked_for_s);
         kernel_stack_evidence(c, finding, thread->kernel_stack);
@@ -94,7 +95,7 @@ void report_rule_stopped(struct report_rule_context *c)
     for (size_t i = 0; i < graph->nnodes; i++) {
         const struct report_node *node = &graph->nodes[i];
         char state = node->thread->state;
-        if ((state != 'T' && state != 't') || node->thread->progressing || node->process == reported)
+        if ((state != 'T' && state != 't') || node->history.progressing || node->process == reported)
             continue;
         reported = node->process;
         pid_t tracer = node->process->tracer_pid;

@@ -418,10 +418,10 @@ static bool only_sleeps_in_a_loop(const struct hd_snapshot *snapshot, const stru
 {
     const struct hd_thread *thread = node->thread;
     /* seen to wake and sleep again while sampled: a loop, not one long sleep before it does something */
-    bool looped = thread->samples_seen >= 2 && thread->voluntary_switches_delta > 0;
+    bool looped = node->history.samples_seen >= 2 && node->history.voluntary_switches_delta > 0;
     return looped && (node->wake == REPORT_WAKE_TIMER || node->wake == REPORT_WAKE_RUNNING) && thread->state != 'R' &&
            thread->syscall.state == HD_SYSCALL_IN && thread->wait.kind == HD_WAIT_SLEEP && !node->waits_outside &&
-           (double)thread->cpu_delta_ns / 1e9 <=
+           (double)node->history.cpu_delta_ns / 1e9 <=
                LOOP_SLEEPER_CPU_MAX_S + LOOP_SLEEPER_CPU_SHARE_MAX * snapshot->sampling_s;
 }
 
@@ -510,7 +510,7 @@ static bool nothing_else_frees_them(struct report_rule_context *c, const struct 
         python_where(node->thread, where, sizeof where);
         rule_evidence(c, finding, "sleeper", "thread %d '%s' only sleeps in a loop (%s, %.3f s of CPU in %.1f s "
                       "sampled)%s: it has not freed them", (int)node->thread->tid, node->thread->name,
-                      report_wait_label(node->thread), (double)node->thread->cpu_delta_ns / 1e9,
+                      report_wait_label(node->thread), (double)node->history.cpu_delta_ns / 1e9,
                       c->snapshot->sampling_s, where);
     }
     return true;

@@ -31,9 +31,9 @@ static bool timed_wait(const struct hd_thread *thread)
 }
 
 /* Did the thread wake during the sampling (and go back into a timed wait, as it is now)? */
-static bool woke_while_sampled(const struct hd_thread *thread)
+static bool woke_while_sampled(const struct report_history *history)
 {
-    return thread->voluntary_switches_delta > 0 || thread->syscall_changed;
+    return history->voluntary_switches_delta > 0 || history->syscall_changed;
 }
 
 /* Asleep in a timed wait now, as the last sample found it. */
@@ -46,15 +46,16 @@ static bool in_a_timed_wait_now(const struct hd_thread *thread)
  * where only that sample found it in state R, and an earlier one found it in a timed futex wait: a timer thread
  * between two ticks. Two housekeepers that tick every 100 ms are so in about 1 diagnosis in 200 on an idle machine,
  * and more under load; a CI run under load saw it, and the stuck thread beside them was called not hung. */
-static bool between_two_timed_waits(const struct hd_thread *thread)
+static bool between_two_timed_waits(const struct report_node *node)
 {
-    const struct hd_timeout *earlier = &thread->earlier_futex.timeout;
+    const struct hd_thread *thread = node->thread;
+    const struct hd_thread_sample *earlier = node->history.earlier_futex;
     /* R in the last sample alone, or asleep but out of any system call (in user space, between the two) */
-    bool on_its_way = (thread->state == 'R' && thread->samples_in_state_r == 1) ||
+    bool on_its_way = (thread->state == 'R' && node->history.samples_in_state_r == 1) ||
                       (thread->state == 'S' && thread->syscall.state == HD_SYSCALL_RUNNING &&
-                       thread->samples_in_state_r == 0);
-    return on_its_way && thread->earlier_futex.address != 0 &&
-           (earlier->kind == HD_TIMEOUT_FINITE || earlier->kind == HD_TIMEOUT_UNREADABLE);
+                       node->history.samples_in_state_r == 0);
+    return on_its_way && earlier &&
+           (earlier->timeout.kind == HD_TIMEOUT_FINITE || earlier->timeout.kind == HD_TIMEOUT_UNREADABLE);
 }
 
 /* A thread that merely wakes on a timer and goes back to sleep: in a timed wait now (or between two, as above),
@@ -71,11 +72,11 @@ static bool merely_a_timer(const struct report_rule_context *c, const struct rep
     /* an earlier sample may have caught it on its way through a CPU: what tells a timer from a worker is its CPU
      * time, and where the samples found it */
     bool asleep_now = in_a_timed_wait_now(thread);
-    if (thread->tid == node->process->pid || node->waits_outside || (!asleep_now && !between_two_timed_waits(thread)))
+    if (thread->tid == node->process->pid || node->waits_outside || (!asleep_now && !between_two_timed_waits(node)))
         return false;
-    if ((double)thread->cpu_delta_ns / 1e9 > TIMER_CPU_MAX_S + TIMER_CPU_SHARE_MAX * snapshot->sampling_s)
+    if ((double)node->history.cpu_delta_ns / 1e9 > TIMER_CPU_MAX_S + TIMER_CPU_SHARE_MAX * snapshot->sampling_s)
         return false;
-    if (woke_while_sampled(thread))
+    if (woke_while_sampled(&node->history))
         return true;
     return asleep_now && idle_timers_too && report_parked_in_runtime(c->catalogue, node->process, thread) != NULL;
 }
@@ -162,14 +163,16 @@ static void timers_of_edge(struct report_rule_context *c, struct report_finding 
         else
             report_buffer_printf(&wait, "futex 0x%llx%s in an earlier sample; the last one caught it %s, between "
                                         "two waits",
-                                 (unsigned long long)thread->earlier_futex.address,
-                                 thread->earlier_futex.futex_private ? " (private)" : "",
+                                 (unsigned long long)(node->history.earlier_futex
+                                                          ? node->history.earlier_futex->wait_address : 0),
+                                 node->history.earlier_futex && node->history.earlier_futex->futex_private
+                                     ? " (private)" : "",
                                  thread->state == 'R' ? "on a CPU" : "out of its wait");
         rule_evidence(c, finding, "timer_waker",
                       "thread %d '%s' of process %d waits with a timeout (%s) and woke %llu times in the %.1f s "
                       "sampled, without waking it",
                       (int)thread->tid, thread->name, (int)node->process->pid, wait.data ? wait.data : "",
-                      (unsigned long long)thread->voluntary_switches_delta, c->snapshot->sampling_s);
+                      (unsigned long long)node->history.voluntary_switches_delta, c->snapshot->sampling_s);
         report_buffer_release(&wait);
     }
 }
@@ -257,10 +260,11 @@ bool report_polls_in_vain(struct report_rule_context *c, size_t poller)
         return false;
     /* at its futex in every sample but one at most, woke (its timeout) and went back, and did hardly anything in
      * between */
-    unsigned away = thread->samples_seen - thread->samples_on_this_futex;
-    if (thread->samples_on_this_futex < POLL_SAMPLES_MIN || thread->samples_on_this_futex > thread->samples_seen ||
-        away > POLL_SAMPLES_AWAY_MAX || thread->samples_in_state_r > away || thread->voluntary_switches_delta == 0 ||
-        (double)thread->cpu_delta_ns / 1e9 > TIMER_CPU_MAX_S + TIMER_CPU_SHARE_MAX * c->snapshot->sampling_s)
+    const struct report_history *history = &node->history;
+    unsigned away = history->samples_seen - history->samples_on_this_futex;
+    if (history->samples_on_this_futex < POLL_SAMPLES_MIN || history->samples_on_this_futex > history->samples_seen ||
+        away > POLL_SAMPLES_AWAY_MAX || history->samples_in_state_r > away || history->voluntary_switches_delta == 0 ||
+        (double)history->cpu_delta_ns / 1e9 > TIMER_CPU_MAX_S + TIMER_CPU_SHARE_MAX * c->snapshot->sampling_s)
         return false;
     const struct report_graph_process *process = &graph->processes[node->process_index];
     for (size_t i = process->first_node; i < process->first_node + process->nnodes; i++)
@@ -277,9 +281,10 @@ void report_poll_evidence(struct report_rule_context *c, struct report_finding *
     rule_evidence(c, finding, "polls",
                   "futex 0x%llx (private) with a timeout: at it in %u of %u samples over %.1f s, it woke %llu "
                   "times only to wait there again, with %.1f ms of CPU",
-                  (unsigned long long)thread->wait.address, thread->samples_on_this_futex, thread->samples_seen,
-                  c->snapshot->sampling_s,
-                  (unsigned long long)thread->voluntary_switches_delta, (double)thread->cpu_delta_ns / 1e6);
+                  (unsigned long long)thread->wait.address, node->history.samples_on_this_futex,
+                  node->history.samples_seen, c->snapshot->sampling_s,
+                  (unsigned long long)node->history.voluntary_switches_delta,
+                  (double)node->history.cpu_delta_ns / 1e6);
     const struct report_graph_process *process = &graph->processes[node->process_index];
     size_t listed = 0;
     for (size_t i = process->first_node; i < process->first_node + process->nnodes; i++) {
@@ -294,8 +299,8 @@ void report_poll_evidence(struct report_rule_context *c, struct report_finding *
             rule_evidence(c, finding, "timer_waker", "thread %d '%s' waits with a timeout and woke %llu time%s in "
                           "the %.1f s sampled, doing nothing else",
                           (int)other->thread->tid, other->thread->name,
-                          (unsigned long long)other->thread->voluntary_switches_delta,
-                          other->thread->voluntary_switches_delta == 1 ? "" : "s", c->snapshot->sampling_s);
+                          (unsigned long long)other->history.voluntary_switches_delta,
+                          other->history.voluntary_switches_delta == 1 ? "" : "s", c->snapshot->sampling_s);
     }
     rule_evidence(c, finding, "could_wake_it",
                   "nothing of its process that runs or waits on the outside world: no thread there could set what "

@@ -28,7 +28,7 @@ static const struct report_node *stuck_waiter(const struct report_graph *graph, 
         bool waits_for_worker = kind == HD_WAIT_READ || kind == HD_WAIT_WRITE || kind == HD_WAIT_POLL ||
                                 (kind == HD_WAIT_FUTEX && node->thread->wait.lock.kind == HD_LOCK_UNKNOWN);
         bool stuck = node->wake == REPORT_WAKE_NEVER ||
-                     (node->wake == REPORT_WAKE_TIMER && !node->thread->progressing);
+                     (node->wake == REPORT_WAKE_TIMER && !node->history.progressing);
         if (waits_for_worker && stuck)
             return node;
     }
@@ -86,11 +86,15 @@ static void waiter_evidence(struct report_rule_context *c, struct report_finding
 /* Could the parent have reaped its children itself? A thread of it in wait4/waitid is reaping (one child, or a
  * particular other one first: a zombie waiting its turn is not abandoned), and a thread that made progress across
  * the samples may have called waitpid between two of them. */
-static bool parent_may_reap(const struct hd_process *parent)
+static bool parent_may_reap(const struct report_graph *graph, const struct hd_process *parent)
 {
-    for (size_t t = 0; t < parent->nthreads; t++) {
-        const struct hd_thread *thread = &parent->threads[t];
-        if (thread->progressing ||
+    size_t main_node = report_graph_find(graph, parent->pid);
+    if (main_node == REPORT_NO_NODE)
+        return true; /* not read: nothing says it could not */
+    const struct report_graph_process *threads = &graph->processes[graph->nodes[main_node].process_index];
+    for (size_t i = threads->first_node; i < threads->first_node + threads->nnodes; i++) {
+        const struct hd_thread *thread = graph->nodes[i].thread;
+        if (graph->nodes[i].history.progressing ||
             (thread->syscall.state == HD_SYSCALL_IN && thread->wait.kind == HD_WAIT_CHILD))
             return true;
     }
@@ -128,7 +132,7 @@ void report_rule_worker_died(struct report_rule_context *c)
         const struct hd_process *child = &c->snapshot->processes[p];
         /* init reaps the orphans the kernel hands it, whenever it gets to them: they were never its workers */
         const struct hd_process *parent = child->ppid > 1 ? hd_snapshot_find_process(c->snapshot, child->ppid) : NULL;
-        if (!parent || !child->zombie_throughout || parent_may_reap(parent))
+        if (!parent || !report_zombie_throughout(child) || parent_may_reap(graph, parent))
             continue;
         const struct report_node *waiter = stuck_waiter(graph, parent);
         if (!waiter || (waiter->wake != REPORT_WAKE_NEVER && c->snapshot->samples < 2))
@@ -138,7 +142,7 @@ void report_rule_worker_died(struct report_rule_context *c)
     for (size_t d = 0; d < c->snapshot->ndeparted; d++) {
         const struct hd_departed *gone = &c->snapshot->departed[d];
         const struct hd_process *parent = gone->ppid > 1 ? hd_snapshot_find_process(c->snapshot, gone->ppid) : NULL;
-        if (!parent || !parent->ignores_sigchld || parent_may_reap(parent))
+        if (!parent || !parent->ignores_sigchld || parent_may_reap(graph, parent))
             continue;
         const struct report_node *waiter = stuck_waiter(graph, parent);
         if (!waiter)
@@ -162,11 +166,11 @@ void report_rule_worker_died(struct report_rule_context *c)
 /* A timed wait that every sample found in the same call with the same arguments, having used hardly any CPU: it
  * times out and waits again (tini's sigtimedwait of a second), which counts switches but is no progress. Whether a
  * sample caught it between two waits is chance; this is not. */
-static bool loops_in_the_same_call(const struct hd_snapshot *snapshot, const struct hd_thread *thread)
+static bool loops_in_the_same_call(const struct hd_snapshot *snapshot, const struct report_history *history)
 {
     double seconds = snapshot->sampling_s > 1 ? snapshot->sampling_s : 1;
-    return !thread->syscall_changed && thread->samples_seen >= 2 &&
-           (double)thread->cpu_delta_ns <= (double)LOOP_CPU_PER_SECOND_NS * seconds;
+    return !history->syscall_changed && history->samples_seen >= 2 &&
+           (double)history->cpu_delta_ns <= (double)LOOP_CPU_PER_SECOND_NS * seconds;
 }
 
 /* A thread that waits (for ever, or in a timed loop that never gets anything) on processes that are themselves
@@ -186,7 +190,7 @@ void report_rule_waiting_on_workers(struct report_rule_context *c)
             continue;
         bool stuck = node->wake == REPORT_WAKE_NEVER ||
                      (node->wake == REPORT_WAKE_TIMER && node->thread->wait.kind != HD_WAIT_SLEEP &&
-                      (!node->thread->progressing || loops_in_the_same_call(c->snapshot, node->thread)));
+                      (!node->history.progressing || loops_in_the_same_call(c->snapshot, &node->history)));
         if (!stuck)
             continue;
         bool any_edge = false, all_hung = true, other_process = false;

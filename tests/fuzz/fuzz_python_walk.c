@@ -99,8 +99,12 @@ static void set_thread(struct hd_thread *thread, size_t index, unsigned flags, u
     } else if (flags & BETWEEN_WAITS) {
         thread->syscall.state = HD_SYSCALL_RUNNING;
         thread->state = 'R';
-        thread->earlier_futex.address = futex;
-        thread->earlier_futex.operation = "FUTEX_WAIT";
+        /* an earlier sample saw it in the futex wait */
+        thread->earlier = allocated(1, sizeof *thread->earlier);
+        thread->nearlier = 1;
+        thread->earlier[0] = (struct hd_thread_sample){
+            .present = true, .state = 'S', .syscall = { .state = HD_SYSCALL_IN, .nr = 202, .args = { futex } },
+            .wait_kind = HD_WAIT_FUTEX, .wait_address = futex, .wait_operation = "FUTEX_WAIT" };
     }
 }
 

@@ -62,10 +62,10 @@ void add_root(struct hd_snapshot *snapshot, pid_t root)
     snapshot->roots[snapshot->nroots++] = root;
 }
 
-static void start_running(struct hd_thread *thread, pid_t tid, unsigned samples)
+static void start_running(struct hd_thread *thread, pid_t tid)
 {
-    *thread = (struct hd_thread){ .tid = tid, .state = 'R', .samples_seen = samples,
-                                  .syscall = { .state = HD_SYSCALL_RUNNING }, .wait = { .fd = -1 } };
+    *thread = (struct hd_thread){ .tid = tid, .state = 'R', .syscall = { .state = HD_SYSCALL_RUNNING },
+                                  .wait = { .fd = -1 } };
     snprintf(thread->name, sizeof thread->name, "thread%d", (int)tid);
 }
 
@@ -82,7 +82,7 @@ struct hd_process *add_process(struct hd_snapshot *snapshot, pid_t pid, pid_t pp
     cr_assert_not_null(process->threads);
     snprintf(process->comm, sizeof process->comm, "proc%d", (int)pid);
     for (size_t t = 0; t < nthreads; t++)
-        start_running(&process->threads[t], pid + (pid_t)t, snapshot->samples);
+        start_running(&process->threads[t], pid + (pid_t)t);
     return process;
 }
 
@@ -99,7 +99,7 @@ struct hd_thread *add_thread(struct hd_snapshot *snapshot, pid_t pid, pid_t tid)
     memmove(&process->threads[at + 1], &process->threads[at], (process->nthreads - at) * sizeof *grown);
     process->nthreads++;
     process->thread_count++;
-    start_running(&process->threads[at], tid, snapshot->samples);
+    start_running(&process->threads[at], tid);
     if (snapshot->index)
         finish_snapshot(snapshot); /* an index that still names the old array would miss the new thread */
     return &process->threads[at];
@@ -152,7 +152,7 @@ struct hd_wait *asleep_in(struct hd_thread *thread, const char *name, enum hd_wa
 {
     thread->state = 'S';
     thread->syscall = (struct hd_syscall){ .state = HD_SYSCALL_IN, .name = name };
-    thread->progressing = false;
+    same_in_every_sample(thread); /* asleep there in every sample: what it did before is forgotten */
     thread->wait = (struct hd_wait){ .kind = kind, .operation = operation, .fd = -1,
                                      .timeout = { .kind = HD_TIMEOUT_NONE } };
     return &thread->wait;
@@ -197,8 +197,6 @@ struct hd_wait *waiting_for_gil(struct hd_thread *thread, uint64_t gil, pid_t ho
     wait->mapping_kind = HD_MAPPING_FILE_PRIVATE;
     wait->lock = (struct hd_lock){ .kind = HD_LOCK_GIL, .object_address = gil, .owner_tid = holder,
                                    .owner_pid = holder_pid, .owner_whereabouts = whereabouts };
-    thread->progressing = true; /* its 5 ms wake-ups count as context switches */
-    thread->switches_delta = 200;
     thread->gil = HD_GIL_WAITS;
     return wait;
 }
@@ -386,17 +384,78 @@ struct hd_snapshot *parent_polling_a_dead_worker(int status)
     polling(thread_of(snapshot, 1000), 3, 4000000000);
     worker->state = 'Z';
     worker->zombie = true;
-    worker->zombie_throughout = true;
     worker->exit_status = status;
     thread_of(snapshot, 1100)->state = 'Z';
     thread_of(snapshot, 1100)->syscall.state = HD_SYSCALL_NONE;
     return snapshot;
 }
 
+/* ---- the samples --------------------------------------------------------------------------------------------- */
+
+static struct hd_thread_sample sample_of(const struct hd_thread *thread)
+{
+    struct hd_thread_sample sample = hd_thread_as_sample(thread);
+    sample.leaf_function = thread->leaf_function ? strdup(thread->leaf_function) : NULL; /* its own */
+    return sample;
+}
+
+struct hd_thread_sample *earlier_samples(const struct hd_snapshot *snapshot, struct hd_thread *thread)
+{
+    if (thread->nearlier > 0 || snapshot->samples < 2)
+        return thread->earlier;
+    thread->nearlier = snapshot->samples - 1;
+    thread->earlier = calloc(thread->nearlier, sizeof *thread->earlier);
+    cr_assert_not_null(thread->earlier);
+    for (size_t s = 0; s < thread->nearlier; s++)
+        thread->earlier[s] = sample_of(thread);
+    return thread->earlier;
+}
+
+void ran(const struct hd_snapshot *snapshot, struct hd_thread *thread, uint64_t cpu_ns, uint64_t voluntary,
+         uint64_t involuntary)
+{
+    cr_assert_geq(snapshot->samples, 2u, "running between samples takes two of them");
+    thread->switches_known = true;
+    struct hd_thread_sample *earlier = earlier_samples(snapshot, thread);
+    for (size_t s = 0; s < thread->nearlier; s++)
+        earlier[s].switches_known = true;
+    thread->cpu_time_ns += cpu_ns;
+    thread->voluntary_switches += voluntary;
+    thread->involuntary_switches += involuntary;
+}
+
+void same_in_every_sample(struct hd_thread *thread)
+{
+    for (size_t s = 0; s < thread->nearlier; s++)
+        free(thread->earlier[s].leaf_function);
+    free(thread->earlier);
+    thread->earlier = NULL;
+    thread->nearlier = 0;
+}
+
+void earlier_zombie(const struct hd_snapshot *snapshot, struct hd_process *process, bool zombie)
+{
+    if (process->nearlier == 0 && snapshot->samples >= 2) {
+        process->nearlier = snapshot->samples - 1;
+        process->earlier = calloc(process->nearlier, sizeof *process->earlier);
+        cr_assert_not_null(process->earlier);
+    }
+    for (size_t s = 0; s < process->nearlier; s++)
+        process->earlier[s] = (struct hd_process_sample){ .present = true, .zombie = zombie };
+}
+
 /* ---- done ----------------------------------------------------------------------------------------------------- */
 
 void finish_snapshot(struct hd_snapshot *snapshot)
 {
+    /* every sample saw what a test did not say otherwise of: each thread as it is now, each zombie a zombie */
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        struct hd_process *process = &snapshot->processes[p];
+        if (process->nearlier == 0)
+            earlier_zombie(snapshot, process, process->zombie);
+        for (size_t t = 0; t < process->nthreads; t++)
+            earlier_samples(snapshot, &process->threads[t]);
+    }
     cr_assert(hd_snapshot_index_build(snapshot), "no memory for the snapshot's index");
 }
 

@@ -48,7 +48,8 @@ void move_processes(struct hd_snapshot *into, struct hd_snapshot *from);
 
 /* ---- what a thread waits for ---- */
 
-/* Asleep in system call `name`, waiting for `kind` without a timeout, not progressing. */
+/* Asleep in system call `name`, waiting for `kind` without a timeout, in every sample (earlier samples given to the
+ * thread are forgotten: give them after). */
 struct hd_wait *asleep_in(struct hd_thread *thread, const char *name, enum hd_wait_kind kind, const char *operation);
 /* Asleep in futex FUTEX_WAIT at `address`, in private anonymous memory ([address & ~0xfff, + 0x21000)), on an
  * object with no owner recorded. */
@@ -57,7 +58,7 @@ struct hd_wait *asleep_in_futex(struct hd_thread *thread, uint64_t address);
 struct hd_wait *waiting_on_mutex(struct hd_thread *thread, uint64_t address, pid_t owner, pid_t owner_pid,
                                  enum hd_owner_whereabouts whereabouts, enum hd_mapping_kind mapping_kind);
 /* In take_gil(): a timed futex wait (5 ms, as CPython's) inside the GIL's state at `gil`, whose holder is thread
- * `holder` of process `holder_pid`; still counting its wake-ups (progressing), as a GIL waiter does. */
+ * `holder` of process `holder_pid`. */
 struct hd_wait *waiting_for_gil(struct hd_thread *thread, uint64_t gil, pid_t holder, pid_t holder_pid,
                                 enum hd_owner_whereabouts whereabouts);
 /* Appends a native frame named `symbol`, outer than those already there (add the innermost first); the stack is
@@ -107,6 +108,23 @@ struct hd_snapshot *fork_with_held_lock(enum hd_mapping_kind mapping_kind);
 /* Parent 1000 polls (5 s timeout, in a loop) the read end of a pipe whose write end it holds itself, as a
  * multiprocessing queue does; its worker 1100 is a zombie with wait status `status`, in both samples. */
 struct hd_snapshot *parent_polling_a_dead_worker(int status);
+
+/* ---- the samples ----
+ * Every sample saw a thread as the last one does unless a test says otherwise: finish_snapshot() gives each thread
+ * without earlier samples snapshot->samples - 1 copies of its last state (the same call, no CPU, no switch: no
+ * progress), and each process as it is (a zombie in every sample). Set a thread's last state first. */
+
+/* The earlier samples of `thread` (snapshot->samples - 1 of them, oldest first), made now as copies of it when it
+ * has none: change one to say what that sample saw. */
+struct hd_thread_sample *earlier_samples(const struct hd_snapshot *snapshot, struct hd_thread *thread);
+/* Since the earlier samples the thread used `cpu_ns` of CPU, blocked `voluntary` times and was preempted
+ * `involuntary` times: its last state moves on by that much (switch counts known). */
+void ran(const struct hd_snapshot *snapshot, struct hd_thread *thread, uint64_t cpu_ns, uint64_t voluntary,
+         uint64_t involuntary);
+/* Forgets what earlier samples were given to `thread`: finish_snapshot() makes them copies of its last state. */
+void same_in_every_sample(struct hd_thread *thread);
+/* What every earlier sample saw of `process`: a zombie or not. */
+void earlier_zombie(const struct hd_snapshot *snapshot, struct hd_process *process, bool zombie);
 
 /* ---- done ---- */
 

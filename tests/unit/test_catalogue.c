@@ -302,7 +302,7 @@ static struct hd_process *cuda_process(struct hd_snapshot *snapshot, pid_t pid, 
 {
     struct hd_process *process = add_process(snapshot, pid, ppid, origin, nthreads);
     for (size_t t = 0; t < nthreads; t++)
-        process->threads[t].progressing = true;
+        ran(snapshot, &process->threads[t], 3000000, 4, 1);
     struct hd_library *driver = add_library(process, 0x7f0000000000ull, 0x7f0000202000ull, "/usr/lib/libcuda.so.535.1",
                                             "libcuda.so.1");
     driver->inode = 42;

@@ -30,10 +30,11 @@ Test(graph, progressing_and_kernel_and_zombie_threads)
     add_process(snapshot, 960, 1, HD_ORIGIN_EXEC, 4);
     struct hd_thread *progressing = thread_of(snapshot, 960);
     asleep_in_futex(progressing, 0x7f0000000040);
-    progressing->progressing = true;
+    ran(snapshot, progressing, 2000000, 5, 0);
     struct hd_thread *disk = thread_of(snapshot, 961);
     asleep_in(disk, "read", HD_WAIT_READ, "read");
     disk->state = 'D';
+    earlier_samples(snapshot, disk)[0].state = 'S'; /* D in the last sample only: no uninterruptible finding */
     struct hd_thread *zombie = thread_of(snapshot, 962);
     zombie->state = 'Z';
     struct hd_thread *faulting = thread_of(snapshot, 963);

@@ -1,5 +1,6 @@
 /* Grouped native stacks in text, and a thread's stack in JSON (render/render_stacks.h), over hand-built threads. */
 #include "render_stacks.h"
+#include "samples.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -106,7 +107,9 @@ static char *stack_json(const struct hd_thread *thread)
     report_json_begin_object(&json, NULL);
     report_frames_json(&json, "frames", thread);
     report_stack_json(&json, "stack", thread);
-    report_leaf_json(&json, "leaf", thread);
+    struct report_history history;
+    report_fold_samples(thread, &history);
+    report_leaf_json(&json, "leaf", &history);
     report_json_end_object(&json);
     cr_assert(report_json_finish(&json));
     fclose(out);

@@ -9,23 +9,24 @@
 
 /* ---- spinning ---------------------------------------------------------------------------------------------------- */
 
-/* Thread 1200 running in all of 3 samples over 2 s, using `cpu_s` of CPU, stopped `leaf_samples` times in
- * `function` (leaf_same as given). */
+/* Thread 1200 running in all of 3 samples over 2 s, using `cpu_s` of CPU, stopped in the last `leaf_samples` of
+ * them: in `function` each time when `leaf_same`, else in a different function each time. */
 static struct hd_snapshot *spinner(double cpu_s, unsigned leaf_samples, bool leaf_same, const char *function)
 {
+    static const char *const moving_on[] = { "compute_a", "compute_b", "compute_c" };
     struct hd_snapshot *snapshot = new_snapshot(1200);
     snapshot->samples = 3;
     snapshot->sampling_s = 2.0;
     add_process(snapshot, 1200, 1, HD_ORIGIN_EXEC, 1);
     struct hd_thread *thread = thread_of(snapshot, 1200);
-    thread->samples_seen = 3;
-    thread->samples_in_state_r = 3;
-    thread->progressing = true;
-    thread->cpu_delta_ns = (uint64_t)(cpu_s * 1e9);
-    thread->leaf_samples = leaf_samples;
-    thread->leaf_same = leaf_same;
-    thread->leaf_function = function ? strdup(function) : NULL;
-    thread->voluntary_switches_delta = leaf_samples; /* each of hangdoc's stops is one */
+    struct hd_thread_sample *earlier = earlier_samples(snapshot, thread); /* R, as the thread */
+    cr_assert_leq(leaf_samples, 3u);
+    for (unsigned s = 3 - leaf_samples; s < 3; s++) {
+        const char *name = leaf_same ? function : moving_on[s];
+        char **leaf = s < 2 ? &earlier[s].leaf_function : &thread->leaf_function;
+        *leaf = name ? strdup(name) : NULL;
+    }
+    ran(snapshot, thread, (uint64_t)(cpu_s * 1e9), leaf_samples, 0); /* each of hangdoc's stops is one switch */
     return snapshot;
 }
 
@@ -68,7 +69,7 @@ Test(spinning, not_when_the_function_changes_or_is_unknown)
         struct hd_snapshot *snapshot =
             spinner(cases[i].cpu_s, cases[i].leaf_samples, cases[i].leaf_same, cases[i].function);
         if (cases[i].function && strcmp(cases[i].function, "__libc_fork") == 0)
-            snapshot->processes[0].threads[0].voluntary_switches_delta = 600;
+            snapshot->processes[0].threads[0].voluntary_switches += 600;
         struct report_analysis *analysis = analyze(snapshot);
         cr_assert_eq(count_findings(analysis, "spinning"), 0, "%s", cases[i].why);
         cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO, "%s", cases[i].why);
@@ -92,7 +93,7 @@ Test(spinning, time_held_stopped_by_hangdoc_does_not_count)
 Test(spinning, not_when_it_slept_in_one_sample)
 {
     struct hd_snapshot *snapshot = spinner(1.96, 3, true, "f");
-    thread_of(snapshot, 1200)->samples_in_state_r = 2;
+    earlier_samples(snapshot, thread_of(snapshot, 1200))[0].state = 'S';
     struct report_analysis *analysis = analyze(snapshot);
     cr_assert_eq(count_findings(analysis, "spinning"), 0);
     report_analysis_free(analysis);
@@ -105,7 +106,7 @@ Test(spinning, a_yield_loop_that_other_work_leaves_little_cpu)
 {
     struct hd_snapshot *snapshot = spinner(0.003, 3, true, "__sched_yield");
     struct hd_thread *thread = thread_of(snapshot, 1200);
-    thread->switches_delta = thread->voluntary_switches_delta + 265;
+    thread->involuntary_switches += 265;
     struct report_analysis *analysis = analyze(snapshot);
     const struct report_finding *spinning = the_finding(analysis, "spinning");
     cr_assert_eq(spinning->tid, 1200);
@@ -128,7 +129,7 @@ Test(spinning, stopped_in_sched_yield_every_time_after_many_turns)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct hd_snapshot *snapshot = spinner(0.080, 3, true, cases[i].function);
         struct hd_thread *thread = thread_of(snapshot, 1200);
-        thread->switches_delta = thread->voluntary_switches_delta + 236;
+        thread->involuntary_switches += 236;
         struct report_analysis *analysis = analyze(snapshot);
         cr_assert_eq(count_findings(analysis, "spinning"), cases[i].findings, "%s", cases[i].function);
         report_analysis_free(analysis);
@@ -142,7 +143,7 @@ Test(spinning, a_yield_call_under_the_leaf_counts)
 {
     struct hd_snapshot *snapshot = spinner(0.080, 3, true, "syscall");
     struct hd_thread *thread = thread_of(snapshot, 1200);
-    thread->switches_delta = thread->voluntary_switches_delta + 236;
+    thread->involuntary_switches += 236;
     add_native_frame(thread, "syscall");
     add_native_frame(thread, "thrd_yield");
     add_native_frame(thread, "wait_for_team");
@@ -169,7 +170,7 @@ Test(spinning, not_a_starved_thread_preempted_at_the_schedulers_slices)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct hd_snapshot *snapshot = spinner(cases[i].cpu_s, 3, true, "compute");
         struct hd_thread *thread = thread_of(snapshot, 1200);
-        thread->switches_delta = thread->voluntary_switches_delta + cases[i].involuntary;
+        thread->involuntary_switches += cases[i].involuntary;
         struct report_analysis *analysis = analyze(snapshot);
         cr_assert_eq(count_findings(analysis, "spinning"), 0, "%s", cases[i].why);
         report_analysis_free(analysis);

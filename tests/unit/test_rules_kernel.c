@@ -18,7 +18,6 @@ Test(uninterruptible, d_in_every_sample_is_named_from_the_kernel_stack)
     thread->state = 'D';
     thread->syscall.state = HD_SYSCALL_IN;
     thread->syscall.name = "read";
-    thread->samples_in_state_d = 2;
     snprintf(thread->wchan, sizeof thread->wchan, "rpc_wait_bit_killable");
     thread->kernel_stack = strdup("[<0>] rpc_wait_bit_killable+0x1e/0xa0\n[<0>] nfs4_do_open+0x1/0x2\n");
     struct report_analysis *analysis = analyze(snapshot);
@@ -41,7 +40,7 @@ Test(uninterruptible, d_in_one_sample_only_is_not_reported)
     struct hd_thread *thread = thread_of(snapshot, 1410);
     thread->state = 'D';
     thread->syscall.state = HD_SYSCALL_IN;
-    thread->samples_in_state_d = 1; /* of 2: it came out of D meanwhile */
+    earlier_samples(snapshot, thread)[0].state = 'S'; /* D in 1 of 2: it was out of D before */
     struct report_analysis *analysis = analyze(snapshot);
     cr_assert_eq(count_findings(analysis, "uninterruptible"), 0);
     report_analysis_free(analysis);

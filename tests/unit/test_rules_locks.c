@@ -330,7 +330,7 @@ Test(unowned_lock_cycle, not_while_a_thread_that_could_release_them_runs)
     main_thread->state = 'R';
     main_thread->syscall.state = HD_SYSCALL_RUNNING;
     main_thread->wait.kind = HD_WAIT_NONE;
-    main_thread->progressing = true;
+    ran(snapshot, main_thread, 400000000, 0, 30);
     struct report_analysis *analysis = analyze(snapshot);
     cr_assert_eq(count_findings(analysis, "unowned-lock-cycle"), 0);
     cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
@@ -347,6 +347,7 @@ static struct hd_snapshot *takers_beside_a_sleeping_main(double blocked_s, doubl
     struct hd_snapshot *snapshot = two_takers("PyThread_acquire_lock_timed", "/srv/app/jobs.py", 0x55d2a0c61100);
     set_stuck_after(snapshot, 60);
     snapshot->sampling_s = 1.0;
+    snapshot->samples = 3;
     for (pid_t tid = 3001; tid <= 3002; tid++) {
         struct hd_thread *taker = thread_of(snapshot, tid);
         taker->blocked_for_known = true;
@@ -354,9 +355,7 @@ static struct hd_snapshot *takers_beside_a_sleeping_main(double blocked_s, doubl
     }
     struct hd_thread *main_thread = thread_of(snapshot, 3000);
     in_nanosleep(main_thread);
-    main_thread->cpu_delta_ns = (uint64_t)(main_cpu_s * 1e9);
-    main_thread->voluntary_switches_delta = 1;
-    main_thread->samples_seen = 3;
+    ran(snapshot, main_thread, (uint64_t)(main_cpu_s * 1e9), 1, 0); /* woke once, and slept again */
     add_python_frame(main_thread, "<module>", "/srv/app/jobs.py", 40, true);
     return snapshot;
 }
@@ -510,9 +509,10 @@ Test(unowned_lock_cycle, not_beside_a_long_sleep_or_a_thread_stuck_on_something_
         struct hd_snapshot *snapshot = takers_beside_a_sleeping_main(75, 0.0002);
         struct hd_thread *main_thread = thread_of(snapshot, 3000);
         if (variant == 0)
-            main_thread->voluntary_switches_delta = 0;
+            main_thread->voluntary_switches--; /* it never woke */
         else if (variant == 1)
-            main_thread->samples_seen = 1;
+            for (size_t s = 0; s < main_thread->nearlier; s++)
+                main_thread->earlier[s].present = false; /* only the last sample saw it */
         else {
             /* the main thread reads a pipe: what it waits for is not a lock */
             add_fd(process_of(snapshot, 3000), 5, HD_FD_PIPE, 7070, 0);

@@ -54,7 +54,7 @@ Test(full_pipe, not_while_a_reader_can_run)
 {
     struct hd_snapshot *snapshot = parent_waits_for_a_writer();
     polling(thread_of(snapshot, 2100), 3, 100000000);
-    thread_of(snapshot, 2100)->progressing = true; /* it reads between polls */
+    ran(snapshot, thread_of(snapshot, 2100), 1000000, 20, 0); /* it reads between polls */
     struct report_analysis *analysis = analyze(snapshot);
     cr_assert_eq(wake_of(analysis, 2200), REPORT_WAKE_WAKER);
     cr_assert_eq(count_findings(analysis, "full-pipe"), 0);

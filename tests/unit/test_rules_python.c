@@ -539,7 +539,7 @@ static struct hd_snapshot *asyncio_loop(bool alone, bool in_selector)
         struct hd_thread *other = thread_of(snapshot, 8001);
         other->state = 'R';
         other->syscall.state = HD_SYSCALL_RUNNING;
-        other->progressing = true;
+        ran(snapshot, other, 300000000, 0, 12);
     }
     return snapshot;
 }

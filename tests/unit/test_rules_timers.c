@@ -11,12 +11,14 @@
 /* ---- timer-only-wakers --------------------------------------------------------------------------------------- */
 
 /* Process 7000: main thread 7000 asleep without timeout on a futex for `blocked_for_s`; thread 7001 a timer thread
- * (a timed futex wait, woke `wakeups` times while sampled, 1 ms of CPU); --stuck-after 60 s. */
-static struct hd_snapshot *main_thread_behind_a_timer(double blocked_for_s, unsigned wakeups)
+ * (a timed futex wait in each of `samples` samples, woke `wakeups` times while sampled, 1 ms of CPU then);
+ * --stuck-after 60 s. */
+static struct hd_snapshot *sampled_behind_a_timer(double blocked_for_s, unsigned wakeups, unsigned samples)
 {
     struct hd_snapshot *snapshot = new_snapshot(7000);
     set_stuck_after(snapshot, 60);
     snapshot->sampling_s = 1.0;
+    snapshot->samples = samples;
     add_process(snapshot, 7000, 1, HD_ORIGIN_EXEC, 2);
     struct hd_thread *main_thread = thread_of(snapshot, 7000);
     asleep_in_futex(main_thread, 0x7f0000100040);
@@ -27,10 +29,14 @@ static struct hd_snapshot *main_thread_behind_a_timer(double blocked_for_s, unsi
                                                                           .remaining_ns = 100000000 };
     timer->blocked_for_known = true;
     timer->blocked_for_s = 0.05;
-    timer->voluntary_switches_delta = wakeups;
-    timer->progressing = wakeups > 0;
-    timer->cpu_delta_ns = 1000000;
+    if (wakeups > 0)
+        ran(snapshot, timer, 1000000, wakeups, 0);
     return snapshot;
+}
+
+static struct hd_snapshot *main_thread_behind_a_timer(double blocked_for_s, unsigned wakeups)
+{
+    return sampled_behind_a_timer(blocked_for_s, wakeups, 2);
 }
 
 Test(timers, asleep_longer_than_the_threshold_behind_a_timer_is_likely_hung)
@@ -68,7 +74,7 @@ Test(timers, a_timer_that_did_not_fire_or_that_works_keeps_it_not_hung)
         struct hd_snapshot *snapshot = main_thread_behind_a_timer(120, variant == 0 ? 0 : 10);
         struct hd_thread *timer = thread_of(snapshot, 7001);
         if (variant == 1)
-            timer->cpu_delta_ns = 200000000; /* 0.2 s of CPU in 1 s: it does work */
+            timer->cpu_time_ns += 199000000; /* 0.2 s of CPU in 1 s: it does work */
         if (variant == 2) {
             asleep_in(timer, "recvfrom", HD_WAIT_READ, NULL)->timeout =
                 (struct hd_timeout){ .kind = HD_TIMEOUT_FINITE, .remaining_ns = 100000000 };
@@ -77,8 +83,8 @@ Test(timers, a_timer_that_did_not_fire_or_that_works_keeps_it_not_hung)
             timer->wait.nfds_known = 1;
         }
         if (variant == 3) {
-            timer->state = 'R';
-            timer->samples_in_state_r = 2;
+            timer->state = 'R'; /* in both samples */
+            earlier_samples(snapshot, timer)[0].state = 'R';
         }
         if (variant == 4)
             set_stuck_after(snapshot, 0);
@@ -105,19 +111,21 @@ Test(timers, a_timer_caught_on_a_cpu_between_two_ticks_is_still_a_timer)
 {
     enum { CAUGHT_BETWEEN, NO_EARLIER_WAIT, EARLIER_WAIT_UNTIMED, RUNNING_TWICE, VARIANTS };
     for (int variant = 0; variant < VARIANTS; variant++) {
-        struct hd_snapshot *snapshot = main_thread_behind_a_timer(120, 10);
+        /* the 5 earlier samples found it in its timed futex wait at 0x7f0000100080 */
+        struct hd_snapshot *snapshot = sampled_behind_a_timer(120, 10, 6);
         struct hd_thread *timer = thread_of(snapshot, 7001);
         timer->state = 'R';
         timer->syscall.state = HD_SYSCALL_RUNNING;
         timer->blocked_for_known = false;
-        timer->samples_seen = 6;
-        timer->samples_in_state_r = variant == RUNNING_TWICE ? 2 : 1;
-        if (variant != NO_EARLIER_WAIT) {
-            timer->earlier_futex.address = 0x7f0000100080;
-            timer->earlier_futex.futex_private = true;
-            timer->earlier_futex.timeout = (struct hd_timeout){
-                .kind = variant == EARLIER_WAIT_UNTIMED ? HD_TIMEOUT_NONE : HD_TIMEOUT_FINITE,
-                .remaining_ns = 50000000 };
+        for (size_t s = 0; s < timer->nearlier; s++) {
+            if (variant == NO_EARLIER_WAIT)
+                timer->earlier[s].wait_kind = HD_WAIT_SLEEP;
+            if (variant == EARLIER_WAIT_UNTIMED)
+                timer->earlier[s].timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_NONE };
+        }
+        if (variant == RUNNING_TWICE) {
+            timer->earlier[4].state = 'R';
+            timer->earlier[4].syscall.state = HD_SYSCALL_RUNNING;
         }
         struct report_analysis *analysis = analyze(snapshot);
         if (variant == CAUGHT_BETWEEN) {
@@ -148,7 +156,7 @@ Test(timers, idle_workers_of_a_main_thread_in_a_sleep_loop_are_not_hung)
     add_process(snapshot, 7100, 1, HD_ORIGIN_EXEC, 3);
     struct hd_thread *main_thread = thread_of(snapshot, 7100);
     in_nanosleep(main_thread);
-    main_thread->voluntary_switches_delta = 5;
+    ran(snapshot, main_thread, 500000, 5, 0);
     for (pid_t tid = 7101; tid <= 7102; tid++) {
         struct hd_thread *worker = thread_of(snapshot, tid);
         asleep_in_futex(worker, 0x7f0000200000 + 0x40 * (uint64_t)tid);
@@ -201,9 +209,6 @@ static void park_timer(struct hd_snapshot *snapshot, struct hd_thread *timer, bo
         timer->stack.frames[f].pc = pcs[f];
     timer->stack.nframes = 3;
     timer->stack.state = HD_STACK_TAKEN;
-    timer->voluntary_switches_delta = 0;
-    timer->progressing = false;
-    timer->syscall_changed = false;
 }
 
 /* Parent 100 (its main thread in wait4 on the child, thread 101 gRPC's 'grpc_global_tim' in a timed wait); child
@@ -235,24 +240,24 @@ static struct hd_snapshot *grpc_child(enum poll_variant variant)
     wait->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_FINITE, .remaining_ns = 200000000 };
     wait->futex_private = variant != POLL_SHARED_FUTEX;
     poller->syscall.program_counter = GRPC_CODE + 0x1234;
-    poller->progressing = true; /* its deadline, in its arguments, changed */
-    poller->syscall_changed = true;
-    poller->samples_seen = 6;
-    poller->samples_on_this_futex = variant == POLL_ANOTHER_FUTEX ? 4 : variant == POLL_AWAY_ONCE ? 5 : 6;
-    poller->voluntary_switches_delta = 6;
-    poller->cpu_delta_ns = 500000;
-    poller->cpu_time_ns = variant == POLL_WORKED_FIRST ? 5000000000ull : 80000000ull;
+    poller->cpu_time_ns = (variant == POLL_WORKED_FIRST ? 5000000000ull : 80000000ull) - 500000;
+    ran(snapshot, poller, 500000, 6, 0); /* 0.5 ms while sampled, woken 6 times */
+    for (size_t s = 0; s < poller->nearlier; s++)
+        poller->earlier[s].syscall.args[5] = 1000 + s; /* its deadline, in its arguments, changed */
+    if (variant == POLL_AWAY_ONCE) /* between two waits, in user space */
+        poller->earlier[2].syscall.state = HD_SYSCALL_RUNNING;
+    if (variant == POLL_ANOTHER_FUTEX)
+        poller->earlier[1].wait_address = poller->earlier[3].wait_address = 0x7f0000400100;
     poller->blocked_for_known = true;
     poller->blocked_for_s = 0.1;
     struct hd_thread *timer = thread_of(snapshot, 201);
     snprintf(timer->name, HD_COMM_MAX, "timer_manager");
     asleep_in_futex(timer, 0x7f0000400080)->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_FINITE,
                                                                           .remaining_ns = 100000000 };
-    timer->voluntary_switches_delta = 2;
-    timer->progressing = true;
-    timer->cpu_delta_ns = variant == POLL_WORKING_TIMER ? 50000000 : 20000;
     if (variant == POLL_IDLE_GRPC_TIMER || variant == POLL_IDLE_OTHER_TIMER)
-        park_timer(snapshot, timer, variant == POLL_IDLE_GRPC_TIMER);
+        park_timer(snapshot, timer, variant == POLL_IDLE_GRPC_TIMER); /* it did not fire while sampled */
+    else
+        ran(snapshot, timer, variant == POLL_WORKING_TIMER ? 50000000 : 20000, 2, 0);
     struct hd_thread *sleeper = thread_of(snapshot, 202);
     asleep_in_futex(sleeper, 0x7f00004000c0);
     sleeper->blocked_for_known = true;

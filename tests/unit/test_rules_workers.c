@@ -183,7 +183,7 @@ Test(worker_died, exit_status_and_core_dump_are_decoded)
 Test(worker_died, not_while_the_parent_makes_progress_or_waits_for_a_signal)
 {
     struct hd_snapshot *snapshot = parent_polling_a_dead_worker(SIGKILL);
-    thread_of(snapshot, 1000)->progressing = true; /* its poll returns and it goes on: it will reap */
+    ran(snapshot, thread_of(snapshot, 1000), 4000000, 30, 0); /* its poll returns and it goes on: it will reap */
     struct report_analysis *analysis = analyze(snapshot);
     cr_assert_eq(count_findings(analysis, "worker-died"), 0);
     cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
@@ -203,7 +203,7 @@ Test(worker_died, not_for_a_zombie_some_sample_saw_alive_while_the_parent_polls_
 {
     /* it died between two samples: a parent that reaps between two timeouts has not had its turn yet */
     struct hd_snapshot *snapshot = parent_polling_a_dead_worker(SIGKILL);
-    snapshot->processes[1].zombie_throughout = false;
+    earlier_zombie(snapshot, &snapshot->processes[1], false);
     struct report_analysis *analysis = analyze(snapshot);
     cr_assert_eq(count_findings(analysis, "worker-died"), 0);
     cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
@@ -231,9 +231,9 @@ Test(worker_died, not_while_another_thread_of_the_parent_makes_progress_or_reaps
         if (reaps)
             in_wait4(thread_of(snapshot, 1001), 1200); /* reaps another child first: this zombie waits its turn */
         else
-            thread_of(snapshot, 1001)->progressing = true;
+            ran(snapshot, thread_of(snapshot, 1001), 50000000, 3, 1);
         worker->state = 'Z';
-        worker->zombie = worker->zombie_throughout = true;
+        worker->zombie = true;
         worker->exit_status = 0;
         thread_of(snapshot, 1100)->state = 'Z';
         thread_of(snapshot, 1100)->syscall.state = HD_SYSCALL_NONE;
