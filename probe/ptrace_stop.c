@@ -619,7 +619,7 @@ size_t probe_stop_retry_lingering(void)
 {
     size_t lingering = 0;
     /* nothing seized (the usual case, checked every few milliseconds between samples): no walk over the slots */
-    for (sig_atomic_t i = 0; registry_index.count > 0 && i < registry_count; i++) {
+    for (sig_atomic_t i = 0; registry_index.map.count > 0 && i < registry_count; i++) {
         pid_t tid = slot_at((size_t)i)->tid;
         if (tid <= 0)
             continue;

@@ -47,78 +47,6 @@ static const uint32_t glibc_tid_offsets[] = { 0x2d0, 0xd0 };
 #define PTHREAD_SCAN_BYTES 1024
 #define PTHREAD_SAMPLES 8
 
-/* ---- a set of addresses ---------------------------------------------------------------------------------------
- * Open addressing with linear probing, grown at half full: thread states seen (a list that loops), code objects
- * read (each read once per process however many frames run it). */
-
-struct address_table {
-    uint64_t *keys; /* 0: an empty slot (no object lives at address 0) */
-    size_t *values;
-    size_t capacity; /* a power of two, or 0 */
-    size_t count;
-};
-
-static size_t slot_of(const struct address_table *table, uint64_t key)
-{
-    size_t slot = (size_t)((key >> 3) * 0x9e3779b97f4a7c15ull) & (table->capacity - 1);
-    while (table->keys[slot] && table->keys[slot] != key)
-        slot = (slot + 1) & (table->capacity - 1);
-    return slot;
-}
-
-static bool table_find(const struct address_table *table, uint64_t key, size_t *value)
-{
-    if (!table->capacity || !key)
-        return false;
-    size_t slot = slot_of(table, key);
-    if (!table->keys[slot])
-        return false;
-    *value = table->values[slot];
-    return true;
-}
-
-static bool table_grow(struct address_table *table)
-{
-    struct address_table grown = { .capacity = table->capacity ? table->capacity * 2 : 64 };
-    grown.keys = calloc(grown.capacity, sizeof *grown.keys);
-    grown.values = calloc(grown.capacity, sizeof *grown.values);
-    if (!grown.keys || !grown.values) {
-        free(grown.keys);
-        free(grown.values);
-        return false;
-    }
-    for (size_t i = 0; i < table->capacity; i++)
-        if (table->keys[i]) {
-            size_t slot = slot_of(&grown, table->keys[i]);
-            grown.keys[slot] = table->keys[i];
-            grown.values[slot] = table->values[i];
-        }
-    grown.count = table->count;
-    free(table->keys);
-    free(table->values);
-    *table = grown;
-    return true;
-}
-
-/* Adds `key` (not 0, not present); false only when memory ran out. */
-static bool table_add(struct address_table *table, uint64_t key, size_t value)
-{
-    if ((table->count + 1) * 2 > table->capacity && !table_grow(table))
-        return false;
-    size_t slot = slot_of(table, key);
-    table->keys[slot] = key;
-    table->values[slot] = value;
-    table->count++;
-    return true;
-}
-
-static void table_clear(struct address_table *table)
-{
-    free(table->keys);
-    free(table->values);
-    *table = (struct address_table){ 0 };
-}
-
 /* ---- the ELF files interpreters were looked for in, once per run ------------------------------------------------- */
 
 struct symbol_file {
@@ -195,7 +123,7 @@ struct target {
     struct thread_state *states;
     size_t nstates;
     struct probe_pid_map own_tids; /* in another PID namespace: a thread's own tid to its index */
-    struct address_table code_index;
+    struct hd_int_map code_index;
     struct code_info *codes;
     size_t ncodes;
     size_t codes_capacity;
@@ -468,18 +396,18 @@ static bool read_thread_states(struct target *target)
     const struct probe_python_layout *layout = &target->layout;
     size_t span = target->spans.tstate, capacity = 0;
     uint8_t bytes[OBJECT_READ_MAX];
-    struct address_table seen = { 0 };
+    struct hd_int_map seen = { 0 };
     uint64_t address = field_u64(target->interpreter_bytes, target->spans.interp, layout->interp_threads_head);
     bool ok = true;
     while (address && target->nstates < THREAD_STATES_MAX && ok) {
         size_t ignored;
-        if (table_find(&seen, address, &ignored) || !read_target(target, address, bytes, span) ||
+        if (hd_int_map_get(&seen, address, &ignored) || !read_target(target, address, bytes, span) ||
             field_u64(bytes, span, layout->tstate_interp) != target->interpreter)
             break;
-        ok = table_add(&seen, address, 0) && append_state(target, bytes, address, &capacity);
+        ok = hd_int_map_put(&seen, address, 0) && append_state(target, bytes, address, &capacity);
         address = field_u64(bytes, span, layout->tstate_next);
     }
-    table_clear(&seen);
+    hd_int_map_clear(&seen);
     target->out_of_memory |= !ok;
     if (ok && target->nstates == 0)
         return fail(target, "no thread state in the main interpreter");
@@ -654,7 +582,7 @@ static const struct code_info *code_at(struct target *target, uint64_t address)
 {
     const struct probe_python_layout *layout = &target->layout;
     size_t span = target->spans.code, index;
-    if (table_find(&target->code_index, address, &index))
+    if (hd_int_map_get(&target->code_index, address, &index))
         return &target->codes[index];
     uint8_t bytes[OBJECT_READ_MAX];
     if (!read_target(target, address, bytes, span) ||
@@ -668,7 +596,7 @@ static const struct code_info *code_at(struct target *target, uint64_t address)
     info.first_line = first_line > 0 && first_line <= LINE_MAX ? first_line : 0;
     read_line_table(target, field_u64(bytes, span, layout->code_linetable), &info);
     struct code_info *grown = hd_grow(target->codes, &target->codes_capacity, target->ncodes, sizeof *grown);
-    if (!grown || !table_add(&target->code_index, address, target->ncodes)) {
+    if (!grown || !hd_int_map_put(&target->code_index, address, target->ncodes)) {
         code_info_release(&info);
         target->out_of_memory = true;
         return NULL;
@@ -1156,7 +1084,7 @@ static void target_release(struct target *target)
     for (size_t i = 0; i < target->ncodes; i++)
         code_info_release(&target->codes[i]);
     free(target->codes);
-    table_clear(&target->code_index);
+    hd_int_map_clear(&target->code_index);
     probe_pid_map_clear(&target->own_tids);
     free(target->states);
     free(target->interpreter_bytes);

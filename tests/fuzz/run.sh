@@ -23,7 +23,7 @@ declare -A sources=(
     [symbols]="probe/symbols.c probe/rust_demangle.c probe/files.c model/snapshot.c"
     [rust_demangle]="probe/rust_demangle.c"
     [python_walk]="probe/python.c probe/python_decode.c probe/python_memory.c probe/python_offsets.c
-                   probe/python_symbols.c probe/memory.c probe/facilities.c probe/pid_map.c probe/procfs.c
+                   probe/python_symbols.c probe/memory.c probe/facilities.c base/int_map.c probe/procfs.c
                    probe/syscalls.c probe/files.c model/snapshot.c probe/clock.c"
 )
 mkdir -p "$work"

@@ -1,5 +1,6 @@
-/* The pid map (probe/pid_map.h): look-ups, updates and removals that keep every other key findable, at the sizes
- * hangdoc meets (10,000 threads) and with the runs of consecutive tids a thread pool has. */
+/* The integer map (base/int_map.h) and its pid view (probe/pid_map.h): look-ups, updates and removals that keep
+ * every other key findable, at the sizes hangdoc meets (10,000 threads) and with the runs of consecutive tids a
+ * thread pool has. */
 #include "pid_map.h"
 
 #include <criterion/criterion.h>
@@ -13,7 +14,7 @@ Test(pid_map, empty_map_finds_nothing_and_refuses_non_pids)
     probe_pid_map_remove(&map, 1); /* nothing to remove: no crash */
     cr_assert_not(probe_pid_map_put(&map, 0, 1), "0 is no pid (it marks an empty slot)");
     cr_assert_not(probe_pid_map_put(&map, -5, 1));
-    cr_assert_eq(map.count, 0);
+    cr_assert_eq(map.map.count, 0);
     cr_assert_eq(value, 7, "untouched when absent");
     probe_pid_map_clear(&map);
 }
@@ -30,9 +31,9 @@ Test(pid_map, put_updates_add_does_not)
     cr_assert_not(failed);
     cr_assert(probe_pid_map_get(&map, 42, &value) && value == 2, "add keeps the old value");
     cr_assert(probe_pid_map_add(&map, 43, 3, NULL));
-    cr_assert_eq(map.count, 2);
+    cr_assert_eq(map.map.count, 2);
     probe_pid_map_clear(&map);
-    cr_assert_eq(map.count, 0);
+    cr_assert_eq(map.map.count, 0);
     cr_assert_not(probe_pid_map_get(&map, 42, &value));
 }
 
@@ -44,7 +45,7 @@ Test(pid_map, ten_thousand_tids_with_removals)
     struct probe_pid_map map = { 0 };
     for (size_t i = 0; i < COUNT; i++)
         cr_assert(probe_pid_map_put(&map, (pid_t)(FIRST + i), i));
-    cr_assert_eq(map.count, COUNT);
+    cr_assert_eq(map.map.count, COUNT);
     for (size_t i = 0; i < COUNT; i += 3)
         probe_pid_map_remove(&map, (pid_t)(FIRST + i));
     for (size_t i = 0; i < COUNT; i++) {
@@ -58,7 +59,7 @@ Test(pid_map, ten_thousand_tids_with_removals)
     /* and the slots freed are taken again */
     for (size_t i = 0; i < COUNT; i += 3)
         cr_assert(probe_pid_map_add(&map, (pid_t)(FIRST + i), i + 1, NULL));
-    cr_assert_eq(map.count, COUNT);
+    cr_assert_eq(map.map.count, COUNT);
     size_t value;
     cr_assert(probe_pid_map_get(&map, FIRST, &value) && value == 1);
     probe_pid_map_clear(&map);
@@ -81,6 +82,30 @@ Test(pid_map, scattered_keys_removed_to_empty)
         probe_pid_map_remove(&map, keys[i]);
         cr_assert_not(probe_pid_map_get(&map, keys[i], &value));
     }
-    cr_assert_eq(map.count, 0);
+    cr_assert_eq(map.map.count, 0);
     probe_pid_map_clear(&map);
+}
+
+/* The same map keyed by addresses in a target (base/int_map.h): objects 16 bytes apart in a high mapping, as
+ * CPython's code objects and thread states are; address 0 is no key. */
+Test(int_map, addresses_in_strides)
+{
+    enum { COUNT = 10000 };
+    const uint64_t base = 0x7f3a5c000000ull;
+    struct hd_int_map map = { 0 };
+    cr_assert_not(hd_int_map_put(&map, 0, 1), "0 marks an empty slot");
+    for (size_t i = 0; i < COUNT; i++)
+        cr_assert(hd_int_map_add(&map, base + 16 * i, i, NULL));
+    cr_assert_not(hd_int_map_add(&map, base, 99, NULL), "already there");
+    for (size_t i = 0; i < COUNT; i += 2)
+        hd_int_map_remove(&map, base + 16 * i);
+    for (size_t i = 0; i < COUNT; i++) {
+        size_t value = SIZE_MAX;
+        cr_assert_eq(hd_int_map_get(&map, base + 16 * i, &value), i % 2 == 1, "address %zu", i);
+        if (i % 2 == 1)
+            cr_assert_eq(value, i);
+    }
+    cr_assert_eq(map.count, COUNT / 2);
+    hd_int_map_clear(&map);
+    cr_assert_eq(map.count, 0);
 }

@@ -1,30 +1,31 @@
-/* Open-addressing pid map (pid_map.h). */
-#include "pid_map.h"
+/* The open-addressing map (int_map.h). */
+#include "int_map.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 
 #define FIRST_CAPACITY 64
 
-/* Fibonacci hashing: pids come in runs (a pool's threads are consecutive), which this spreads. */
-static size_t slot_of(const struct probe_pid_map *map, pid_t pid)
+/* Fibonacci hashing: pids come in runs (a pool's threads are consecutive) and addresses in strides (objects 16
+ * bytes apart), which the multiplication spreads into the high bits taken. */
+static size_t slot_of(const struct hd_int_map *map, uint64_t key)
 {
-    return (size_t)(((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ULL) >> 32) & (map->capacity - 1);
+    return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (map->capacity - 1);
 }
 
-/* The slot holding `pid`, or the empty slot where it would go. */
-static size_t find_slot(const struct probe_pid_map *map, pid_t pid)
+/* The slot holding `key`, or the empty slot where it would go. */
+static size_t find_slot(const struct hd_int_map *map, uint64_t key)
 {
-    size_t slot = slot_of(map, pid);
-    while (map->keys[slot] != 0 && map->keys[slot] != pid)
+    size_t slot = slot_of(map, key);
+    while (map->keys[slot] != 0 && map->keys[slot] != key)
         slot = (slot + 1) & (map->capacity - 1);
     return slot;
 }
 
-static bool grow(struct probe_pid_map *map)
+static bool grow(struct hd_int_map *map)
 {
     size_t capacity = map->capacity ? 2 * map->capacity : FIRST_CAPACITY;
-    struct probe_pid_map grown = { .capacity = capacity, .count = map->count };
+    struct hd_int_map grown = { .capacity = capacity, .count = map->count };
     grown.keys = calloc(capacity, sizeof *grown.keys);
     grown.values = malloc(capacity * sizeof *grown.values);
     if (!grown.keys || !grown.values) {
@@ -44,59 +45,59 @@ static bool grow(struct probe_pid_map *map)
     return true;
 }
 
-bool probe_pid_map_add(struct probe_pid_map *map, pid_t pid, size_t value, bool *failed)
+bool hd_int_map_add(struct hd_int_map *map, uint64_t key, size_t value, bool *failed)
 {
     if (failed)
         *failed = false;
-    if (pid <= 0)
+    if (key == 0)
         return false;
-    if (map->capacity && map->keys[find_slot(map, pid)] == pid)
+    if (map->capacity && map->keys[find_slot(map, key)] == key)
         return false;
     if (2 * (map->count + 1) > map->capacity && !grow(map)) {
         if (failed)
             *failed = true;
         return false;
     }
-    size_t slot = find_slot(map, pid);
-    map->keys[slot] = pid;
+    size_t slot = find_slot(map, key);
+    map->keys[slot] = key;
     map->values[slot] = value;
     map->count++;
     return true;
 }
 
-bool probe_pid_map_put(struct probe_pid_map *map, pid_t pid, size_t value)
+bool hd_int_map_put(struct hd_int_map *map, uint64_t key, size_t value)
 {
-    if (pid <= 0)
+    if (key == 0)
         return false;
     if (map->capacity) {
-        size_t slot = find_slot(map, pid);
-        if (map->keys[slot] == pid) {
+        size_t slot = find_slot(map, key);
+        if (map->keys[slot] == key) {
             map->values[slot] = value;
             return true;
         }
     }
     bool failed;
-    probe_pid_map_add(map, pid, value, &failed);
+    hd_int_map_add(map, key, value, &failed);
     return !failed;
 }
 
-bool probe_pid_map_get(const struct probe_pid_map *map, pid_t pid, size_t *value)
+bool hd_int_map_get(const struct hd_int_map *map, uint64_t key, size_t *value)
 {
-    if (!map->capacity || pid <= 0)
+    if (!map->capacity || key == 0)
         return false;
-    size_t slot = find_slot(map, pid);
-    if (map->keys[slot] != pid)
+    size_t slot = find_slot(map, key);
+    if (map->keys[slot] != key)
         return false;
     *value = map->values[slot];
     return true;
 }
 
-void probe_pid_map_remove(struct probe_pid_map *map, pid_t pid)
+void hd_int_map_remove(struct hd_int_map *map, uint64_t key)
 {
-    if (!map->capacity || pid <= 0)
+    if (!map->capacity || key == 0)
         return;
-    size_t hole = find_slot(map, pid);
-    if (map->keys[hole] != pid)
+    size_t hole = find_slot(map, key);
+    if (map->keys[hole] != key)
         return;
     map->keys[hole] = 0;
     map->count--;
@@ -115,9 +116,9 @@ void probe_pid_map_remove(struct probe_pid_map *map, pid_t pid)
     }
 }
 
-void probe_pid_map_clear(struct probe_pid_map *map)
+void hd_int_map_clear(struct hd_int_map *map)
 {
     free(map->keys);
     free(map->values);
-    *map = (struct probe_pid_map){ 0 };
+    *map = (struct hd_int_map){ 0 };
 }
