@@ -167,15 +167,7 @@ static size_t first_shared(const struct builder *b, const struct hd_mapping *map
 {
     struct shared_mapping key = { .device_major = mapping->device_major, .device_minor = mapping->device_minor,
                                   .inode = mapping->inode, .process = 0 };
-    size_t low = 0, high = b->nshared;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (compare_shared(&b->shared[middle], &key) < 0)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return low;
+    return hd_lower_bound(&key, b->shared, b->nshared, sizeof *b->shared, compare_shared);
 }
 
 /* Edges to whoever could wake a futex waiter; false when that may be someone outside the snapshot. */
@@ -226,19 +218,18 @@ static bool futex_edges(struct builder *b, size_t from, const struct hd_process 
 
 /* ---- pipes and sockets --------------------------------------------------------------------------------------- */
 
+static int compare_peer_inode(const void *key, const void *element)
+{
+    uint64_t inode = *(const uint64_t *)key, other = ((const struct hd_socket_peer *)element)->inode;
+    return inode < other ? -1 : inode > other;
+}
+
 static uint64_t unix_peer_of(const struct hd_snapshot *snapshot, uint64_t inode)
 {
-    size_t low = 0, high = snapshot->nunix_peers;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (snapshot->unix_peers[middle].inode == inode)
-            return snapshot->unix_peers[middle].peer_inode;
-        if (snapshot->unix_peers[middle].inode < inode)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return 0;
+    size_t at = hd_lower_bound(&inode, snapshot->unix_peers, snapshot->nunix_peers, sizeof *snapshot->unix_peers,
+                               compare_peer_inode);
+    return at < snapshot->nunix_peers && snapshot->unix_peers[at].inode == inode ? snapshot->unix_peers[at].peer_inode
+                                                                               : 0;
 }
 
 /* Can an fd opened with access `mode` do the opposite of what the waiter does (write for a reader)? */
@@ -255,14 +246,7 @@ static bool holder_edges(struct builder *b, size_t from, uint64_t inode, enum hd
                          enum report_edge_kind edge, size_t own, bool *only_own)
 {
     struct fd_holder key = { .inode = inode, .kind = kind, .process = 0 };
-    size_t low = 0, high = b->nholders;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (compare_holders(&b->holders[middle], &key) < 0)
-            low = middle + 1;
-        else
-            high = middle;
-    }
+    size_t low = hd_lower_bound(&key, b->holders, b->nholders, sizeof *b->holders, compare_holders);
     bool found = false;
     size_t last = REPORT_NO_NODE;
     for (size_t i = low; i < b->nholders && b->holders[i].inode == inode && b->holders[i].kind == kind; i++) {

@@ -1,21 +1,21 @@
 /* Rank sets and their folding into ranges (merge_ranks.h). */
 #include "merge_ranks.h"
 
+#include "util.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 /* The index of the first rank >= `rank`. */
+static int compare_int(const void *key, const void *element)
+{
+    int a = *(const int *)key, b = *(const int *)element;
+    return a < b ? -1 : a > b;
+}
+
 static size_t lower_bound(const struct report_rank_set *set, int rank)
 {
-    size_t low = 0, high = set->count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (set->ranks[middle] < rank)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return low;
+    return hd_lower_bound(&rank, set->ranks, set->count, sizeof *set->ranks, compare_int);
 }
 
 bool report_rank_set_add(struct report_rank_set *set, int rank)

@@ -234,16 +234,15 @@ static int compare_classes(const void *a, const void *b)
     return x->ranks.ranks[0] < y->ranks.ranks[0] ? -1 : x->ranks.ranks[0] > y->ranks.ranks[0];
 }
 
+static int compare_rank(const void *key, const void *element)
+{
+    int rank = *(const int *)key, other = ((const struct report_merge_rank *)element)->rank;
+    return rank < other ? -1 : rank > other;
+}
+
 size_t report_merge_rank_index(const struct report_merge_job *job, int rank)
 {
-    size_t low = 0, high = job->nranks;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (job->ranks[middle].rank < rank)
-            low = middle + 1;
-        else
-            high = middle;
-    }
+    size_t low = hd_lower_bound(&rank, job->ranks, job->nranks, sizeof *job->ranks, compare_rank);
     return low < job->nranks && job->ranks[low].rank == rank ? low : REPORT_MERGE_NONE;
 }
 

@@ -191,19 +191,16 @@ static const struct hd_snapshot_index *usable_index(const struct hd_snapshot *sn
                                                                                                          : NULL;
 }
 
+static int compare_id(const void *key, const void *element)
+{
+    pid_t id = *(const pid_t *)key, other = ((const struct index_entry *)element)->id;
+    return id < other ? -1 : id > other;
+}
+
 static const struct index_entry *index_lookup(const struct index_entry *entries, size_t count, pid_t id)
 {
-    size_t low = 0, high = count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (entries[middle].id == id)
-            return &entries[middle];
-        if (entries[middle].id < id)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return NULL;
+    size_t at = hd_lower_bound(&id, entries, count, sizeof *entries, compare_id);
+    return at < count && entries[at].id == id ? &entries[at] : NULL;
 }
 
 /* ---- look-ups ---------------------------------------------------------------------------------------------- */
@@ -221,19 +218,16 @@ struct hd_process *hd_snapshot_find_process(const struct hd_snapshot *snapshot, 
     return NULL;
 }
 
+static int compare_tid(const void *key, const void *element)
+{
+    pid_t tid = *(const pid_t *)key, other = ((const struct hd_thread *)element)->tid;
+    return tid < other ? -1 : tid > other;
+}
+
 struct hd_thread *hd_process_find_thread(const struct hd_process *process, pid_t tid)
 {
-    size_t low = 0, high = process->nthreads;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (process->threads[middle].tid == tid)
-            return &process->threads[middle];
-        if (process->threads[middle].tid < tid)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return NULL;
+    size_t at = hd_lower_bound(&tid, process->threads, process->nthreads, sizeof *process->threads, compare_tid);
+    return at < process->nthreads && process->threads[at].tid == tid ? &process->threads[at] : NULL;
 }
 
 /* Through the index when the entry found still names that very thread (its process's threads unchanged). */
@@ -269,20 +263,21 @@ struct hd_thread *hd_snapshot_find_thread(const struct hd_snapshot *snapshot, pi
     return NULL;
 }
 
+/* after every mapping that ends at or before it */
+static int address_after_mapping(const void *key, const void *element)
+{
+    return *(const uint64_t *)key >= ((const struct hd_mapping *)element)->end ? 1 : -1;
+}
+
+const struct hd_mapping *hd_mappings_find(const struct hd_mapping *mappings, size_t count, uint64_t address)
+{
+    size_t at = hd_lower_bound(&address, mappings, count, sizeof *mappings, address_after_mapping);
+    return at < count && mappings[at].start <= address ? &mappings[at] : NULL;
+}
+
 const struct hd_mapping *hd_process_find_mapping(const struct hd_process *process, uint64_t address)
 {
-    size_t low = 0, high = process->nmappings;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        const struct hd_mapping *mapping = &process->mappings[middle];
-        if (address < mapping->start)
-            high = middle;
-        else if (address >= mapping->end)
-            low = middle + 1;
-        else
-            return mapping;
-    }
-    return NULL;
+    return hd_mappings_find(process->mappings, process->nmappings, address);
 }
 
 const struct hd_fd *hd_process_find_fd(const struct hd_process *process, int fd)

@@ -606,6 +606,8 @@ struct hd_thread *hd_process_find_thread(const struct hd_process *process, pid_t
 /* The thread `tid` anywhere in the snapshot, with its process; NULL when absent. */
 struct hd_thread *hd_snapshot_find_thread(const struct hd_snapshot *snapshot, pid_t tid, struct hd_process **process);
 /* The mapping of `process` that holds `address`, or NULL. */
+/* The mapping of `mappings` (sorted by address, not overlapping) that holds `address`; NULL when none does. */
+const struct hd_mapping *hd_mappings_find(const struct hd_mapping *mappings, size_t count, uint64_t address);
 const struct hd_mapping *hd_process_find_mapping(const struct hd_process *process, uint64_t address);
 /* The fd `fd` of `process`, or NULL. */
 const struct hd_fd *hd_process_find_fd(const struct hd_process *process, int fd);

@@ -116,6 +116,12 @@ static bool member_add(struct member_list *members, pid_t pid)
     return true;
 }
 
+static int compare_ppid(const void *key, const void *element)
+{
+    pid_t pid = *(const pid_t *)key, ppid = ((const struct probe_process_link *)element)->ppid;
+    return pid < ppid ? -1 : pid > ppid;
+}
+
 /* Depth-first from `pid`, children in pid order; `links` is sorted by (ppid, pid). */
 static bool add_subtree(struct member_list *members, const struct probe_process_link *links, size_t nlinks, pid_t pid,
                         pid_t exclude, unsigned depth)
@@ -126,15 +132,8 @@ static bool add_subtree(struct member_list *members, const struct probe_process_
         return false;
     if (depth > 4096)
         return true; /* pid loops cannot happen, but a bound costs nothing */
-    /* binary search for the first link whose ppid is `pid` */
-    size_t low = 0, high = nlinks;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (links[middle].ppid < pid)
-            low = middle + 1;
-        else
-            high = middle;
-    }
+    /* the first link whose ppid is `pid` */
+    size_t low = hd_lower_bound(&pid, links, nlinks, sizeof *links, compare_ppid);
     for (size_t i = low; i < nlinks && links[i].ppid == pid; i++)
         if (!add_subtree(members, links, nlinks, links[i].pid, exclude, depth + 1))
             return false;

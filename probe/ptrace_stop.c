@@ -299,19 +299,17 @@ static char task_state(pid_t pid, pid_t tid)
     return close && close[1] == ' ' ? close[2] : '?';
 }
 
+static int compare_pid(const void *key, const void *element)
+{
+    pid_t a = *(const pid_t *)key, b = *(const pid_t *)element;
+    return a < b ? -1 : a > b;
+}
+
 static char hinted_state(const struct probe_stop_hint *hint, pid_t pid, pid_t tid)
 {
-    size_t low = 0, high = hint ? hint->count : 0;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (hint->tids[middle] == tid)
-            return hint->states[middle];
-        if (hint->tids[middle] < tid)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return task_state(pid, tid);
+    size_t count = hint ? hint->count : 0;
+    size_t at = count ? hd_lower_bound(&tid, hint->tids, count, sizeof *hint->tids, compare_pid) : 0;
+    return at < count && hint->tids[at] == tid ? hint->states[at] : task_state(pid, tid);
 }
 
 /* What one stop keeps while it lists and seizes: the entries' capacity, and which tids have one already. */

@@ -582,16 +582,16 @@ static bool file_offset_to_vaddr(const struct elf_file *file, uint64_t file_offs
     return false;
 }
 
+/* after every symbol that starts at or before it */
+static int address_after_start(const void *key, const void *element)
+{
+    return ((const struct symbol *)element)->start <= *(const uint64_t *)key ? 1 : -1;
+}
+
 static const struct symbol *symbol_covering_sorted(const struct elf_file *file, uint64_t address)
 {
-    size_t low = 0, high = file->nsymbols; /* first symbol starting after address */
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (file->symbols[middle].start <= address)
-            low = middle + 1;
-        else
-            high = middle;
-    }
+    /* the first symbol starting after address, then back */
+    size_t low = hd_lower_bound(&address, file->symbols, file->nsymbols, sizeof *file->symbols, address_after_start);
     for (size_t i = low, scanned = 0; i > 0 && scanned < OVERLAP_SCAN; i--, scanned++) {
         const struct symbol *symbol = &file->symbols[i - 1];
         if (address - symbol->start < symbol->size)
@@ -718,21 +718,6 @@ static char *demangled(struct probe_symbols *symbols, const char *name)
     return unversioned;
 }
 
-static const struct hd_mapping *mapping_holding(const struct hd_mapping *mappings, size_t count, uint64_t address)
-{
-    size_t low = 0, high = count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (address < mappings[middle].start)
-            high = middle;
-        else if (address >= mappings[middle].end)
-            low = middle + 1;
-        else
-            return &mappings[middle];
-    }
-    return NULL;
-}
-
 /* Where a pc lies: its mapping, the file's offset, and (when the file is ELF and a PT_LOAD holds the offset) the
  * ELF address. */
 struct place {
@@ -747,7 +732,7 @@ struct place {
 static bool locate(struct probe_symbols *symbols, pid_t pid, const struct hd_mapping *mappings, size_t nmappings,
                    uint64_t pc, struct place *place)
 {
-    const struct hd_mapping *mapping = mapping_holding(mappings, nmappings, pc);
+    const struct hd_mapping *mapping = hd_mappings_find(mappings, nmappings, pc);
     if (!mapping || !mapping->path || mapping->path[0] != '/')
         return false;
     *place = (struct place){ .mapping = mapping, .file_offset = pc - mapping->start + mapping->offset };

@@ -12,6 +12,12 @@ struct syscall_name {
 
 #include "syscall_names.inc"
 
+static int compare_nr(const void *key, const void *element)
+{
+    long nr = *(const long *)key, other = ((const struct syscall_name *)element)->nr;
+    return nr < other ? -1 : nr > other;
+}
+
 const char *probe_syscall_name(enum hd_arch arch, long nr)
 {
     const struct syscall_name *table;
@@ -30,17 +36,8 @@ const char *probe_syscall_name(enum hd_arch arch, long nr)
         return NULL;
     }
     /* The generated tables are sorted by number. */
-    size_t low = 0, high = count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (table[middle].nr == nr)
-            return table[middle].name;
-        if (table[middle].nr < nr)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return NULL;
+    size_t at = hd_lower_bound(&nr, table, count, sizeof *table, compare_nr);
+    return at < count && table[at].nr == nr ? table[at].name : NULL;
 }
 
 /* ---- timeouts ---------------------------------------------------------------------------------------------- */

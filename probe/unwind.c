@@ -159,17 +159,7 @@ static int access_float_register(unw_addr_space_t address_space, unw_regnum_t nu
 
 static const struct hd_mapping *mapping_holding(const struct probe_unwinder *unwinder, uint64_t address)
 {
-    size_t low = 0, high = unwinder->nmappings;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (address < unwinder->mappings[middle].start)
-            high = middle;
-        else if (address >= unwinder->mappings[middle].end)
-            low = middle + 1;
-        else
-            return &unwinder->mappings[middle];
-    }
-    return NULL;
+    return hd_mappings_find(unwinder->mappings, unwinder->nmappings, address);
 }
 
 /* The first mapping of the file that `mapping` maps: a module's identity within the process. */

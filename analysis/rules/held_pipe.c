@@ -16,17 +16,17 @@
 
 #define HOLDERS_LISTED_MAX 8
 
+static int compare_holder_inode(const void *key, const void *element)
+{
+    uint64_t inode = *(const uint64_t *)key, other = ((const struct hd_pipe_holder *)element)->inode;
+    return inode < other ? -1 : inode > other;
+}
+
 /* The outside holders of `inode` (snapshot.h: sorted by inode): the first, and how many through *count. */
 static const struct hd_pipe_holder *holders_of(const struct hd_snapshot *snapshot, uint64_t inode, size_t *count)
 {
-    size_t low = 0, high = snapshot->noutside_pipe_holders;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (snapshot->outside_pipe_holders[middle].inode < inode)
-            low = middle + 1;
-        else
-            high = middle;
-    }
+    size_t low = hd_lower_bound(&inode, snapshot->outside_pipe_holders, snapshot->noutside_pipe_holders,
+                                sizeof *snapshot->outside_pipe_holders, compare_holder_inode);
     *count = 0;
     while (low + *count < snapshot->noutside_pipe_holders &&
            snapshot->outside_pipe_holders[low + *count].inode == inode)

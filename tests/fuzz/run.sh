@@ -13,16 +13,17 @@ flags=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O
        -I/usr/include/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)")
 # harness: the sources of the project it needs
 declare -A sources=(
-    [procfs]="probe/procfs.c probe/maps.c probe/fds.c probe/memory.c probe/facilities.c model/snapshot.c"
+    [procfs]="base/util.c probe/procfs.c probe/maps.c probe/fds.c probe/memory.c probe/facilities.c model/snapshot.c"
     [text]="analysis/buffer.c render/json_writer.c"
-    [catalogue]="analysis/catalogue.c model/snapshot.c"
-    [waits]="probe/syscalls.c probe/locks.c probe/memory.c probe/facilities.c probe/procfs.c model/snapshot.c"
-    [elf]="probe/elf_memory.c probe/memory.c probe/facilities.c model/snapshot.c"
-    [sock_diag]="probe/fds.c probe/memory.c probe/facilities.c probe/procfs.c model/snapshot.c"
+    [catalogue]="base/util.c analysis/catalogue.c model/snapshot.c"
+    [waits]="base/util.c probe/syscalls.c probe/locks.c probe/memory.c probe/facilities.c probe/procfs.c
+             model/snapshot.c"
+    [elf]="base/util.c probe/elf_memory.c probe/memory.c probe/facilities.c model/snapshot.c"
+    [sock_diag]="base/util.c probe/fds.c probe/memory.c probe/facilities.c probe/procfs.c model/snapshot.c"
     [python]="probe/python_decode.c probe/python_offsets.c"
-    [symbols]="probe/symbols.c probe/rust_demangle.c probe/files.c model/snapshot.c"
+    [symbols]="base/util.c probe/symbols.c probe/rust_demangle.c probe/files.c model/snapshot.c"
     [rust_demangle]="probe/rust_demangle.c"
-    [python_walk]="probe/python.c probe/python_decode.c probe/python_memory.c probe/python_offsets.c
+    [python_walk]="base/util.c probe/python.c probe/python_decode.c probe/python_memory.c probe/python_offsets.c
                    probe/python_symbols.c probe/memory.c probe/facilities.c base/int_map.c probe/procfs.c
                    probe/syscalls.c probe/files.c model/snapshot.c probe/clock.c"
 )

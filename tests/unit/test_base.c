@@ -2,6 +2,7 @@
  * every other key findable, at the sizes hangdoc meets (10,000 threads) and with the runs of consecutive tids a
  * thread pool has. */
 #include "pid_map.h"
+#include "util.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -108,4 +109,25 @@ Test(int_map, addresses_in_strides)
     cr_assert_eq(map.count, COUNT / 2);
     hd_int_map_clear(&map);
     cr_assert_eq(map.count, 0);
+}
+
+static int compare_ints(const void *key, const void *element)
+{
+    int a = *(const int *)key, b = *(const int *)element;
+    return a < b ? -1 : a > b;
+}
+
+/* The first element that does not come before the key: the key's own place among equals, the end past them all. */
+Test(lower_bound, the_first_not_before_the_key)
+{
+    static const int sorted[] = { 2, 4, 4, 4, 9 };
+    const struct {
+        int key;
+        size_t at;
+    } cases[] = { { 1, 0 }, { 2, 0 }, { 3, 1 }, { 4, 1 }, { 5, 4 }, { 9, 4 }, { 10, 5 } };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cr_assert_eq(hd_lower_bound(&cases[i].key, sorted, 5, sizeof *sorted, compare_ints), cases[i].at, "key %d",
+                     cases[i].key);
+    int key = 3;
+    cr_assert_eq(hd_lower_bound(&key, sorted, 0, sizeof *sorted, compare_ints), 0u, "nothing to search");
 }
