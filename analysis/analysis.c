@@ -18,35 +18,35 @@ struct report_analysis *report_analyze(const struct hd_snapshot *snapshot)
     return report_analyze_with(snapshot, &(struct report_options){ .catalogue = NULL });
 }
 
+/* What the rules worked out once for each other (report_timer_bound's answers). */
+static void release_context(struct report_rule_context *c)
+{
+    free(c->timer_bound[0]);
+    free(c->timer_bound[1]);
+}
+
 struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot, const struct report_options *options)
 {
     const struct report_catalogue *catalogue = options->catalogue ? options->catalogue : report_catalogue_builtin();
     if (!catalogue)
         return NULL;
-    struct report_analysis *analysis = calloc(1, sizeof *analysis);
+    struct report_analysis *analysis hd_cleanup(report_analysis_free) = calloc(1, sizeof *analysis);
     if (!analysis)
         return NULL;
     analysis->catalogue = catalogue;
     analysis->stuck_after_s = options->stuck_after_s;
-    if (!report_build_graph(snapshot, &analysis->graph)) {
-        free(analysis);
+    if (!report_build_graph(snapshot, &analysis->graph))
         return NULL;
-    }
-    struct report_rule_context c = { .snapshot = snapshot, .catalogue = catalogue, .analysis = analysis };
+    struct report_rule_context c cleanup_with(release_context) = {
+        .snapshot = snapshot, .catalogue = catalogue, .analysis = analysis };
     for (int id = 0; id < REPORT_FINDING_IDS && !c.failed; id++)
         report_rule((enum report_finding_id)id)->apply(&c);
-    free(c.timer_bound[0]);
-    free(c.timer_bound[1]);
     if (!c.failed)
         report_attribute_lock_findings(&c);
     bool ok = !c.failed && report_forkserver_findings(snapshot, analysis) &&
               report_add_specific_remedies(snapshot, analysis) &&
               report_python_lines(snapshot, analysis) && report_decide(snapshot, analysis);
-    if (!ok) {
-        report_analysis_free(analysis);
-        return NULL;
-    }
-    return analysis;
+    return ok ? steal_pointer(&analysis) : NULL;
 }
 
 void report_analysis_free(struct report_analysis *analysis)
