@@ -1,6 +1,8 @@
 /* Scenario harness (harness.h). */
 #include "harness.h"
 
+#include "registry.h"
+
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -461,6 +463,38 @@ json_object *hangdoc_json(pid_t pid, int *exit_status)
     cr_assert_str_eq(json_string_at(document, "schema"), "hangdoc.report/2");
     json_validate(json_object_to_json_string(document));
     return document;
+}
+
+json_object *diagnose_expecting(pid_t pid, int expected_status)
+{
+    int status = -1;
+    json_object *document = hangdoc_json(pid, &status);
+    cr_assert_eq(status, expected_status, "hangdoc exits %d, got %d; verdict %s; findings %s", expected_status, status,
+                 json_object_to_json_string(json_at(document, "verdict")), findings_text(document));
+    return document;
+}
+
+const char *findings_text(json_object *document)
+{
+    json_object *findings = json_at(document, "findings");
+    return findings ? json_object_to_json_string(findings) : "(none)";
+}
+
+bool is_fork_finding(const char *id)
+{
+    enum report_finding_id parsed;
+    return id && report_finding_id_parse(id, &parsed) &&
+           report_rule(parsed)->cause == REPORT_CAUSE_FORK_INHERITANCE;
+}
+
+void expect_no_fork_finding(json_object *document)
+{
+    json_object *findings = json_at(document, "findings");
+    for (size_t i = 0; findings && i < json_object_array_length(findings); i++) {
+        const char *id = json_string_at(json_object_array_get_idx(findings, i), "id");
+        cr_assert_not(is_fork_finding(id), "no fork finding (%s): nothing came through fork: %s", id,
+                      findings_text(document));
+    }
 }
 
 static void json_validate_with(const char *text, const char *schema);

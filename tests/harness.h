@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include "exit_codes.h"
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -66,6 +67,17 @@ void run_result_free(struct run_result *result);
 
 /* hangdoc --json --samples 3 --interval 100ms PID: parsed; the test fails when it does not parse. */
 json_object *hangdoc_json(pid_t pid, int *exit_status);
+/* The same, and the test fails unless hangdoc exits with `expected_status` (exit_codes.h: EXIT_NO_HANG,
+ * EXIT_HANG, EXIT_HANG_FORK_UNSAFE), saying the verdict and the findings it got. */
+json_object *diagnose_expecting(pid_t pid, int expected_status);
+/* The findings of the report as one line of text, for a failure's message. */
+const char *findings_text(json_object *document);
+
+/* Does finding `id` blame what a child inherited through fork() (its rule names the cause fork-inheritance in the
+ * registry, analysis/rules.def)? */
+bool is_fork_finding(const char *id);
+/* Fails the test when the report has any such finding: nothing came through fork. */
+void expect_no_fork_finding(json_object *document);
 
 /* Validates a report against docs/hangdoc.report-2.schema.json with python3-jsonschema; fails the test if not. */
 void json_validate(const char *text);

@@ -31,7 +31,6 @@ static void stop_everything(void)
 
 TestSuite(hostile, .fini = stop_everything, .timeout = 180);
 
-enum { NOT_HUNG = 0, HUNG = 1, HUNG_BY_FORK = 2 };
 #define NOBODY 65534
 
 /* ---- what the tests share ------------------------------------------------------------------------------------ */
@@ -220,7 +219,7 @@ Test(hostile, crafted_elf_files_mapped_and_run_in_a_target_are_read_as_far_as_th
     fixture_start_command(&fixture, fixture_path("crafted_elf"), (const char *[]){ "crafted_elf", directory, NULL },
                           10000);
     pid_t pid = fixture.pids[0];
-    json_object *document = diagnose_as(-1, pid, NOT_HUNG);
+    json_object *document = diagnose_as(-1, pid, EXIT_NO_HANG);
     json_object *process = json_process(document, pid);
     static const struct {
         const char *file;
@@ -285,7 +284,7 @@ Test(hostile, a_thread_in_uninterruptible_sleep_among_running_ones_is_never_wait
     struct fixture fixture;
     fixture_start(&fixture, "d_state_threads");
     pid_t pid = fixture.pids[0], stuck = fixture.pids[1], waiter = fixture.pids[3], ticker = fixture.pids[4];
-    json_object *document = diagnose_as(-1, pid, HUNG);
+    json_object *document = diagnose_as(-1, pid, EXIT_HANG);
     json_object *finding = the_finding(document, "uninterruptible", stuck);
     cr_assert(strstr(json_string_at(finding, "summary"), "vfork()"));
     json_object *process = json_process(document, pid);
@@ -350,7 +349,7 @@ Test(hostile, no_syscall_files_the_waits_come_from_the_registers_and_a_note_says
     pid_t pid, first, second;
     start_lock_cycle(&fixture, &pid, &first, &second);
     json_object *document = diagnose_without((const char *[]){ "--no-syscall-files", NULL },
-                                             (const char *[]){ "-n", "2", "-i", "50ms", NULL }, pid, HUNG);
+                                             (const char *[]){ "-n", "2", "-i", "50ms", NULL }, pid, EXIT_HANG);
     json_object *cycle = the_finding(document, "lock-cycle", first);
     cr_assert_eq(json_object_array_length(json_at(cycle, "members")), 2);
     json_object *process = json_process(document, pid);
@@ -363,7 +362,7 @@ Test(hostile, no_syscall_files_the_waits_come_from_the_registers_and_a_note_says
 
     /* without ptrace either: only states and wait channels, so no verdict can be drawn, and none is made up */
     document = diagnose_without((const char *[]){ "--no-syscall-files", NULL },
-                                (const char *[]){ "-n", "2", "-i", "50ms", "--no-ptrace", NULL }, pid, NOT_HUNG);
+                                (const char *[]){ "-n", "2", "-i", "50ms", "--no-ptrace", NULL }, pid, EXIT_NO_HANG);
     cr_assert_str_eq(json_string_at(document, "verdict.cause"), "unknown", "%s",
                      json_object_to_json_string(json_at(document, "verdict")));
     cr_assert_eq(json_int_at(document, "verdict.unread_waits", -1), 3);
@@ -379,7 +378,7 @@ Test(hostile, no_process_vm_readv_memory_is_read_through_proc_mem_and_a_note_say
     pid_t pid, first, second;
     start_lock_cycle(&fixture, &pid, &first, &second);
     json_object *document = diagnose_without((const char *[]){ "--no-cross-memory-attach", NULL },
-                                             (const char *[]){ "-n", "2", "-i", "50ms", NULL }, pid, HUNG);
+                                             (const char *[]){ "-n", "2", "-i", "50ms", NULL }, pid, EXIT_HANG);
     the_finding(document, "lock-cycle", first);
     json_object *process = json_process(document, pid);
     cr_assert_eq(json_int_at(json_thread(process, second), "wait.owner_tid", -1), first);
@@ -396,7 +395,7 @@ Test(hostile, no_target_memory_at_all_the_rest_of_the_report_and_a_note)
     pid_t pid, first, second;
     start_lock_cycle(&fixture, &pid, &first, &second);
     json_object *document = diagnose_without((const char *[]){ "--no-cross-memory-attach", "--no-proc-mem", NULL },
-                                             (const char *[]){ "-n", "2", "-i", "50ms", NULL }, pid, HUNG);
+                                             (const char *[]){ "-n", "2", "-i", "50ms", NULL }, pid, EXIT_HANG);
     /* no owners: no lock cycle, but every thread asleep forever on a futex is still a hang */
     cr_assert_eq(json_count_findings(document, "lock-cycle", 0), 0);
     json_object *process = json_process(document, pid);
@@ -419,7 +418,7 @@ Test(hostile, a_target_traced_by_strace_keeps_its_tracer_and_gets_its_verdict)
     pid_t parent = fixture.pids[0], holder = fixture.pids[1], child = fixture.pids[2];
     pid_t strace = start_tracer("/usr/bin/strace", (const char *[]){ "-qq", "-f", "-o", "/dev/null", NULL }, child, -1);
     wait_for_tracer(child, strace, 0);
-    json_object *document = diagnose_as(-1, parent, HUNG_BY_FORK);
+    json_object *document = diagnose_as(-1, parent, EXIT_HANG_FORK_UNSAFE);
     json_object *inherited = the_finding(document, "inherited-lock", child);
     char text[32];
     snprintf(text, sizeof text, "%d", (int)holder);
@@ -456,7 +455,7 @@ Test(hostile, a_target_held_by_gdb_is_stopped_by_its_tracer_and_stays_held)
                              child, commands[0]);
     close(commands[0]);
     wait_for_tracer(child, gdb, 't');
-    json_object *document = diagnose_as(-1, parent, HUNG);
+    json_object *document = diagnose_as(-1, parent, EXIT_HANG);
     json_object *stopped = the_finding(document, "stopped", child);
     char text[64];
     snprintf(text, sizeof text, "held stopped by its tracer, process %d 'gdb'", (int)gdb);
@@ -509,7 +508,7 @@ Test(hostile, a_huge_command_line_and_a_hostile_executable_path)
     snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
     struct run_result result;
     hangdoc_run(&result, (const char *[]){ "-n", "1", pid_text, NULL });
-    cr_assert_eq(result.exit_status, NOT_HUNG);
+    cr_assert_eq(result.exit_status, EXIT_NO_HANG);
     for (const unsigned char *p = (const unsigned char *)result.out; *p; p++)
         cr_assert(*p >= 0x20 || *p == '\n', "no control byte 0x%02x in the text report", *p);
     cr_assert(strstr(result.out, "exe\\e[31m\\nred\\xff"), "the path shown escaped: %.2000s", result.out);
@@ -518,7 +517,7 @@ Test(hostile, a_huge_command_line_and_a_hostile_executable_path)
 
     hangdoc_run(&result, (const char *[]){ "--json", "-n", "1", pid_text, NULL });
     cr_assert(strstr(result.out, "exe\\u001b[31m\\nred\\udcff\""), "0xff as U+DCFF (surrogateescape)");
-    json_object *document = parse_report(&result, NOT_HUNG);
+    json_object *document = parse_report(&result, EXIT_NO_HANG);
     run_result_free(&result);
     json_object *process = json_process(document, pid);
     cr_assert(json_bool_at(process, "cmdline_truncated"), "more than 128 KiB: cut, and said");
@@ -594,7 +593,7 @@ Test(hostile, an_unprivileged_user_diagnoses_its_own_processes_fully)
 {
     struct fixture fixture;
     start_as_nobody(&fixture);
-    json_object *document = diagnose_as(NOBODY, fixture.pids[0], HUNG_BY_FORK);
+    json_object *document = diagnose_as(NOBODY, fixture.pids[0], EXIT_HANG_FORK_UNSAFE);
     expect_inherited_lock(document, &fixture);
     cr_assert_not(json_has_note(document, "permission denied"), "%s",
                   json_object_to_json_string(json_at(document, "notes")));
@@ -613,7 +612,7 @@ Test(hostile, cap_sys_ptrace_alone_takes_stacks_and_waits_and_names_what_else_is
     struct fixture fixture;
     fixture_start(&fixture, "inherited_mutex");
     pid_t parent = fixture.pids[0], child = fixture.pids[2];
-    json_object *document = diagnose_as_nobody_with("+sys_ptrace", parent, HUNG_BY_FORK);
+    json_object *document = diagnose_as_nobody_with("+sys_ptrace", parent, EXIT_HANG_FORK_UNSAFE);
     expect_inherited_lock(document, &fixture);
     json_object *waiter = json_thread(json_process(document, child), child);
     cr_assert_str_eq(json_string_at(waiter, "syscall.state"), "in-syscall");
@@ -630,12 +629,12 @@ Test(hostile, cap_sys_ptrace_alone_takes_stacks_and_waits_and_names_what_else_is
                   json_object_to_json_string(json_at(document, "notes")));
     json_object_put(document);
 
-    document = diagnose_as_nobody_with("+sys_ptrace,+dac_read_search", parent, HUNG_BY_FORK);
+    document = diagnose_as_nobody_with("+sys_ptrace,+dac_read_search", parent, EXIT_HANG_FORK_UNSAFE);
     expect_inherited_lock(document, &fixture);
     json_object_put(document);
 
     /* and without either: /proc's public part, with the words for it */
-    document = diagnose_as_nobody_with("", parent, NOT_HUNG);
+    document = diagnose_as_nobody_with("", parent, EXIT_NO_HANG);
     cr_assert_str_eq(json_string_at(json_thread(json_process(document, child), child), "stack.state"), "failed");
     cr_assert(json_has_note(document, "syscall: permission denied (owned by uid 0, and hangdoc runs as uid 65534 "
                                       "without CAP_SYS_PTRACE)"),
@@ -690,14 +689,14 @@ Test(hostile, yama_scope_1_refuses_a_non_ancestor_and_says_so)
     struct fixture fixture;
     start_as_nobody(&fixture);
     set_yama("1");
-    json_object *document = diagnose_as(NOBODY, fixture.pids[0], NOT_HUNG);
+    json_object *document = diagnose_as(NOBODY, fixture.pids[0], EXIT_NO_HANG);
     cr_assert(json_has_note(document, "Yama ptrace_scope is 1"), "%s",
               json_object_to_json_string(json_at(document, "notes")));
     cr_assert_str_eq(json_string_at(json_thread(json_process(document, fixture.pids[2]), fixture.pids[2]),
                                     "stack.state"),
                      "failed");
     json_object_put(document);
-    document = diagnose_as_nobody_with("+sys_ptrace", fixture.pids[0], HUNG_BY_FORK);
+    document = diagnose_as_nobody_with("+sys_ptrace", fixture.pids[0], EXIT_HANG_FORK_UNSAFE);
     expect_inherited_lock(document, &fixture);
     json_object_put(document);
     restore_yama();
@@ -712,11 +711,11 @@ Test(hostile, yama_scope_2_needs_cap_sys_ptrace_even_for_ones_own_processes)
     struct fixture fixture;
     start_as_nobody(&fixture);
     set_yama("2");
-    json_object *document = diagnose_as(NOBODY, fixture.pids[0], NOT_HUNG);
+    json_object *document = diagnose_as(NOBODY, fixture.pids[0], EXIT_NO_HANG);
     cr_assert(json_has_note(document, "Yama ptrace_scope is 2"), "%s",
               json_object_to_json_string(json_at(document, "notes")));
     json_object_put(document);
-    document = diagnose_as_nobody_with("+sys_ptrace", fixture.pids[0], HUNG_BY_FORK);
+    document = diagnose_as_nobody_with("+sys_ptrace", fixture.pids[0], EXIT_HANG_FORK_UNSAFE);
     expect_inherited_lock(document, &fixture);
     json_object_put(document);
     restore_yama();

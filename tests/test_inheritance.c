@@ -14,8 +14,6 @@
 
 TestSuite(inheritance, .fini = fixture_stop_all, .timeout = 300);
 
-enum { NOT_HUNG = 0, HUNG = 1, HUNG_BY_FORK = 2, USAGE = 64 };
-
 /* A catalogue file that classifies the fake driver's handle as one of CUDA's (see man hangdoc, --catalogue) */
 static const char fake_nvidia_catalogue[] = "# the fake driver's handle is an NVIDIA device\n"
                                             "[cuda]\n"
@@ -127,7 +125,7 @@ Test(inheritance, child_hangs_on_the_lock_the_parents_cuda_event_thread_held)
     pid_t parent = fixture.pids[0], child = fixture.pids[1], event_thread = fixture.pids[2];
     int handle = fixture.pids[3];
     char *catalogue = write_catalogue(fake_nvidia_catalogue);
-    json_object *document = diagnose(parent, catalogue, HUNG_BY_FORK);
+    json_object *document = diagnose(parent, catalogue, EXIT_HANG_FORK_UNSAFE);
 
     json_object *lock = the_finding(document, "inherited-lock", child);
     cr_assert_eq(json_int_at(lock, "tid", -1), child);
@@ -181,7 +179,7 @@ Test(inheritance, child_hangs_on_the_lock_the_parents_cuda_event_thread_held)
     /* the text report shows the attribution and the inherited handle */
     struct run_result result;
     run_hangdoc(&result, parent, false, catalogue);
-    cr_assert_eq(result.exit_status, HUNG_BY_FORK);
+    cr_assert_eq(result.exit_status, EXIT_HANG_FORK_UNSAFE);
     cr_assert(strstr(result.out, "runtime_text: inside libcuda.so.1, NVIDIA CUDA, not fork-safe"), "%s", result.out);
     char line[64];
     snprintf(line, sizeof line, "inherited handles: fd %d ", handle);
@@ -199,7 +197,7 @@ Test(inheritance, handles_are_classified_and_kcmp_tells_inherited_from_reopened)
     struct fixture fixture;
     fixture_start(&fixture, "cuda_fork");
     pid_t parent = fixture.pids[0], child = fixture.pids[1];
-    json_object *document = diagnose(parent, NULL, HUNG_BY_FORK);
+    json_object *document = diagnose(parent, NULL, EXIT_HANG_FORK_UNSAFE);
     json_object *process = json_process(document, child);
     static const struct {
         int fd;
@@ -231,7 +229,7 @@ Test(inheritance, without_the_catalogue_file_the_fake_handle_is_a_plain_file)
     struct fixture fixture;
     fixture_start(&fixture, "cuda_fork");
     pid_t parent = fixture.pids[0], child = fixture.pids[1];
-    json_object *document = diagnose(parent, NULL, HUNG_BY_FORK);
+    json_object *document = diagnose(parent, NULL, EXIT_HANG_FORK_UNSAFE);
     cr_assert_eq(json_count_findings(document, "cuda-inherited", 0), 0, "no GPU handle, no cuda-inherited");
     json_object *lock = the_finding(document, "inherited-lock", child);
     cr_assert_str_eq(json_string_at(lock, "evidence.runtime"), "cuda", "the lock lies in libcuda.so.1's data");
@@ -247,12 +245,12 @@ Test(inheritance, a_broken_catalogue_file_is_a_usage_error)
     char *catalogue = write_catalogue("[cuda]\nhandels = /dev/x*\n");
     struct run_result result;
     run_hangdoc(&result, getpid(), true, catalogue);
-    cr_assert_eq(result.exit_status, USAGE, "%s", result.err);
+    cr_assert_eq(result.exit_status, EXIT_USAGE, "%s", result.err);
     cr_assert(strstr(result.err, "line 2: unknown key"), "%s", result.err);
     run_result_free(&result);
     unlink(catalogue);
     run_hangdoc(&result, getpid(), true, "/nonexistent/catalogue");
-    cr_assert_eq(result.exit_status, USAGE, "%s", result.err);
+    cr_assert_eq(result.exit_status, EXIT_USAGE, "%s", result.err);
     run_result_free(&result);
 }
 
@@ -284,12 +282,12 @@ static void expect_dataloader_workers_hang_in_gnu_openmp(struct fixture *started
 {
     struct fixture fixture = *started;
     pid_t parent = fixture.pids[0];
-    json_object *document = diagnose(parent, NULL, HUNG_BY_FORK);
+    json_object *document = diagnose(parent, NULL, EXIT_HANG_FORK_UNSAFE);
     /* the parent polls its result queue with a 5 s timeout: a sample may see it wake up, time out and wait again,
      * which is progress; one more look then */
     if (json_count_findings(document, "waiting-on-workers", parent) == 0) {
         json_object_put(document);
-        document = diagnose(parent, NULL, HUNG_BY_FORK);
+        document = diagnose(parent, NULL, EXIT_HANG_FORK_UNSAFE);
     }
     cr_assert_str_eq(json_string_at(document, "snapshot.python_start_method"), "fork");
     cr_assert_eq(json_int_at(document, "verdict.pid", -1) != parent, true, "the root cause is in a worker");
@@ -417,7 +415,7 @@ Test(inheritance, dataloader_workers_of_the_forkserver_hang_in_gnu_openmp_it_sta
     struct fixture fixture;
     start_modern_dataloader(&fixture, "torch_dataloader_forkserver");
     pid_t parent = fixture.pids[0];
-    json_object *document = diagnose(parent, NULL, HUNG_BY_FORK);
+    json_object *document = diagnose(parent, NULL, EXIT_HANG_FORK_UNSAFE);
     cr_assert_str_eq(json_string_at(document, "verdict.cause"), "fork-inheritance");
     cr_assert_str_eq(json_string_at(document, "snapshot.python_start_method"), "forkserver");
     json_object *findings = json_at(document, "findings");
@@ -458,7 +456,7 @@ Test(inheritance, dataloader_workers_of_a_forkserver_that_started_nothing_are_no
 {
     struct fixture fixture;
     start_modern_dataloader(&fixture, "torch_dataloader_forkserver_healthy");
-    json_object *document = diagnose(fixture.pids[0], NULL, NOT_HUNG);
+    json_object *document = diagnose(fixture.pids[0], NULL, EXIT_NO_HANG);
     expect_not_hung(document);
     for (size_t w = 1; w < fixture.npids; w++)
         expect_python_origin(document, fixture.pids[w], "forkserver", "forkserver-child");
@@ -470,7 +468,7 @@ Test(inheritance, idle_dataloader_workers_are_not_hung)
 {
     struct fixture fixture;
     fixture_start_within(&fixture, "torch_dataloader_healthy", PYTHON_READY_TIMEOUT_MS);
-    json_object *document = diagnose(fixture.pids[0], NULL, NOT_HUNG);
+    json_object *document = diagnose(fixture.pids[0], NULL, EXIT_NO_HANG);
     expect_not_hung(document);
     for (size_t w = 1; w < fixture.npids; w++)
         expect_python_origin(document, fixture.pids[w], "forked", "fork-child");
@@ -489,7 +487,7 @@ static void expect_spawn_pool(const char *python)
 {
     struct fixture fixture;
     start_with_python(&fixture, "mp_pool_spawn", python);
-    json_object *document = diagnose(fixture.pids[0], NULL, NOT_HUNG);
+    json_object *document = diagnose(fixture.pids[0], NULL, EXIT_NO_HANG);
     expect_not_hung(document);
     cr_assert_str_eq(json_string_at(document, "snapshot.python_start_method"), "spawn");
     cr_assert_str_eq(json_string_at(json_process(document, fixture.pids[0]), "python_role"), "main");
@@ -518,7 +516,7 @@ static void expect_forkserver_pool(const char *python)
     struct fixture fixture;
     start_with_python(&fixture, "mp_pool_forkserver", python);
     pid_t forkserver = fixture.pids[fixture.npids - 1];
-    json_object *document = diagnose(fixture.pids[0], NULL, NOT_HUNG);
+    json_object *document = diagnose(fixture.pids[0], NULL, EXIT_NO_HANG);
     expect_not_hung(document);
     cr_assert_str_eq(json_string_at(document, "snapshot.python_start_method"), "forkserver");
     expect_python_origin(document, forkserver, "exec", "forkserver");
@@ -585,13 +583,13 @@ static void expect_spin_in_openmp_the_parent_ran(void (*start)(struct fixture *,
     struct fixture fixture;
     start(&fixture, "hang");
     pid_t parent = fixture.pids[0], child = fixture.pids[1];
-    json_object *document = diagnose(parent, NULL, HUNG_BY_FORK);
+    json_object *document = diagnose(parent, NULL, EXIT_HANG_FORK_UNSAFE);
     /* a machine loaded by other jobs (or a sanitizer) may give the spinning child too little CPU in the sampled
      * second to count as a spin: its stack in libgomp still names the runtime, without the spin; one more look */
     const char *how = json_string_at(the_finding(document, "fork-unsafe-runtime", child), "evidence.attributed_by");
     if (how && strcmp(how, "a frame of its spinning stack") != 0) {
         json_object_put(document);
-        document = diagnose(parent, NULL, HUNG_BY_FORK);
+        document = diagnose(parent, NULL, EXIT_HANG_FORK_UNSAFE);
     }
     json_object *runtime = the_finding(document, "fork-unsafe-runtime", child);
     cr_assert_eq(json_int_at(runtime, "tid", -1), child);
@@ -640,7 +638,7 @@ static void expect_own_openmp_pool_not_blamed_on_fork(void (*start)(struct fixtu
     hangdoc_run_once(&result, (const char *[]){ "--json", pid_text, NULL });
     json_object *document = json_tokener_parse(result.out);
     cr_assert_not_null(document, "%s", result.err);
-    cr_assert_neq(result.exit_status, HUNG_BY_FORK, "%s", result.out);
+    cr_assert_neq(result.exit_status, EXIT_HANG_FORK_UNSAFE, "%s", result.out);
     cr_assert_eq(json_count_findings(document, "fork-unsafe-runtime", 0), 0);
     cr_assert_str_neq(json_string_at(document, "verdict.cause"), "fork-inheritance");
     run_result_free(&result);

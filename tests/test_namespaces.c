@@ -14,8 +14,6 @@
 
 TestSuite(namespaces, .fini = fixture_stop_all, .timeout = 120);
 
-enum { HUNG = 1, HUNG_BY_FORK = 2 };
-
 struct contained {
     struct fixture fixture; /* leader: unshare, in its own process group with everything below it */
     pid_t root;             /* the namespace's init (pid 1 there), on the host */
@@ -160,7 +158,7 @@ Test(namespaces, an_inherited_mutex_in_a_container_is_inherited_lock_from_the_ho
     struct contained c;
     start_contained(&c, "inherited_mutex");
     pid_t parent = c.host[0], holder = c.host[1], child = c.host[2];
-    json_object *document = from_the_host(c.root, HUNG_BY_FORK);
+    json_object *document = from_the_host(c.root, EXIT_HANG_FORK_UNSAFE);
     json_object *inherited = the_finding(document, "inherited-lock");
     cr_assert_eq(json_int_at(inherited, "tid", -1), child);
     char text[128];
@@ -178,7 +176,7 @@ Test(namespaces, an_inherited_mutex_in_a_container_is_inherited_lock_from_the_ho
     cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "inherited-lock");
     json_object_put(document);
 
-    document = from_inside(c.root, HUNG_BY_FORK);
+    document = from_inside(c.root, EXIT_HANG_FORK_UNSAFE);
     inherited = the_finding(document, "inherited-lock");
     cr_assert_eq(json_int_at(inherited, "tid", -1), c.inside[2], "the namespace's ids inside");
     snprintf(text, sizeof text, "%d", (int)c.inside[1]);
@@ -194,7 +192,7 @@ Test(namespaces, a_lock_cycle_in_a_container_is_found_from_the_host_and_from_ins
 {
     struct contained c;
     start_contained(&c, "lock_cycle");
-    json_object *document = from_the_host(c.root, HUNG);
+    json_object *document = from_the_host(c.root, EXIT_HANG);
     json_object *cycle = the_finding(document, "lock-cycle");
     json_object *members = json_at(cycle, "members");
     cr_assert_eq(json_object_array_length(members), 2);
@@ -204,7 +202,7 @@ Test(namespaces, a_lock_cycle_in_a_container_is_found_from_the_host_and_from_ins
     }
     cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "lock-cycle");
     json_object_put(document);
-    document = from_inside(c.root, HUNG);
+    document = from_inside(c.root, EXIT_HANG);
     the_finding(document, "lock-cycle");
     cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "lock-cycle");
     json_object_put(document);
@@ -218,12 +216,12 @@ Test(namespaces, libgomp_after_fork_in_a_container_is_orphaned_wait_from_the_hos
         cr_skip_test("the openmp_fork fixture was not built (no OpenMP in this compiler)");
     struct contained c;
     start_contained(&c, "openmp_fork");
-    json_object *document = from_the_host(c.root, HUNG_BY_FORK);
+    json_object *document = from_the_host(c.root, EXIT_HANG_FORK_UNSAFE);
     json_object *orphaned = the_finding(document, "orphaned-wait");
     cr_assert_eq(json_int_at(orphaned, "tid", -1), c.host[1]);
     cr_assert_str_eq(json_string_at(document, "verdict.cause"), "fork-inheritance");
     json_object_put(document);
-    document = from_inside(c.root, HUNG_BY_FORK);
+    document = from_inside(c.root, EXIT_HANG_FORK_UNSAFE);
     orphaned = the_finding(document, "orphaned-wait");
     cr_assert_eq(json_int_at(orphaned, "tid", -1), c.inside[1], "the child by its id inside");
     json_object_put(document);
@@ -276,7 +274,7 @@ Test(namespaces, a_container_libc_at_a_path_the_host_lacks_is_read_through_the_t
     snprintf(moved, sizeof moved, "%s/libc.so.6", directory);
     cr_assert_neq(access(moved, F_OK), 0, "the host does not see the container's libc at %s", moved);
     pid_t child = c.host[2];
-    json_object *document = from_the_host(c.root, HUNG_BY_FORK);
+    json_object *document = from_the_host(c.root, EXIT_HANG_FORK_UNSAFE);
     json_object *inherited = the_finding(document, "inherited-lock");
     cr_assert_eq(json_int_at(inherited, "tid", -1), child);
     json_object *process = json_process(document, child);
@@ -295,7 +293,7 @@ Test(namespaces, a_container_libc_at_a_path_the_host_lacks_is_read_through_the_t
               json_object_to_json_string(json_at(json_thread(process, child), "frames")));
     json_object_put(document);
 
-    document = from_inside(c.root, HUNG_BY_FORK);
+    document = from_inside(c.root, EXIT_HANG_FORK_UNSAFE);
     inherited = the_finding(document, "inherited-lock");
     cr_assert_eq(json_int_at(inherited, "tid", -1), c.inside[2]);
     json_object_put(document);

@@ -20,28 +20,7 @@
 
 TestSuite(origin, .fini = fixture_stop_all, .timeout = 300);
 
-enum { NOT_HUNG = 0 };
-
 /* The findings that say state came through fork(): none may appear where nothing was inherited. */
-static const char *const fork_findings[] = { "inherited-lock", "orphaned-wait", "fork-unsafe-runtime",
-                                             "cuda-inherited" };
-
-static json_object *diagnose(pid_t pid, int expected_status)
-{
-    int status;
-    json_object *document = hangdoc_json(pid, &status);
-    cr_assert_eq(status, expected_status, "hangdoc exits %d, got %d: %s", expected_status, status,
-                 json_object_to_json_string(json_at(document, "verdict")));
-    json_validate(json_object_to_json_string(document));
-    return document;
-}
-
-static void expect_no_fork_finding(json_object *document)
-{
-    for (size_t i = 0; i < sizeof fork_findings / sizeof fork_findings[0]; i++)
-        cr_assert_eq(json_count_findings(document, fork_findings[i], 0), 0, "no %s: %s", fork_findings[i],
-                     json_object_to_json_string(json_at(document, "findings")));
-}
 
 static void expect_origin(json_object *document, pid_t pid, const char *origin, const char *basis)
 {
@@ -142,7 +121,7 @@ static void expect_forked_and_execed(const char *name, bool without_aslr)
         /* the same argv length and environment: the very same AT_RANDOM address, only the bytes differ */
         cr_assert_eq(at_random_address(execed), at_random_address(parent));
     }
-    json_object *document = diagnose(parent, NOT_HUNG);
+    json_object *document = diagnose_expecting(parent, EXIT_NO_HANG);
     expect_origin(document, forked, "forked", "at-random-same");
     expect_origin(document, execed, "exec", "at-random-different");
     expect_no_fork_finding(document);
@@ -208,7 +187,7 @@ static void expect_python_origins(const char *python, bool without_aslr)
     pid_t main_pid = fixture.pids[0], forkserver = fixture.pids[4];
     if (without_aslr)
         cr_assert(aslr_off(main_pid), "setarch -R turned ASLR off");
-    json_object *document = diagnose(main_pid, NOT_HUNG);
+    json_object *document = diagnose_expecting(main_pid, EXIT_NO_HANG);
     cr_assert_not(json_bool_at(document, "verdict.hung"), "%s", json_object_to_json_string(json_at(document, "verdict")));
     expect_no_fork_finding(document);
     cr_assert_str_eq(json_string_at(json_process(document, main_pid), "python_role"), "main");

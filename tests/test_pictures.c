@@ -11,7 +11,7 @@
 TestSuite(pictures, .fini = fixture_stop_all, .timeout = 120);
 
 /* Exit statuses of hangdoc (cmd/exit_codes.h) */
-enum { NOT_HUNG = 0, HUNG = 1, HUNG_BY_FORK = 2, USAGE = 64, TIMED_OUT = 124 };
+enum { TIMED_OUT = 124 };
 
 /* The colours of render_dot.c: the root cause's fill, a knot's edge */
 #define ROOT_CAUSE_FILL "fill=\"#ff9e9e\""
@@ -163,7 +163,7 @@ Test(pictures, dot_of_an_inherited_lock_highlights_the_root_cause_and_the_knot, 
     struct fixture fixture;
     fixture_start(&fixture, "inherited_mutex");
     pid_t parent = fixture.pids[0], holder = fixture.pids[1], child = fixture.pids[2];
-    char *dot = hangdoc_dot(parent, HUNG_BY_FORK);
+    char *dot = hangdoc_dot(parent, EXIT_HANG_FORK_UNSAFE);
     char *svg = render_svg(dot);
     char title[64], words[128];
 
@@ -202,7 +202,7 @@ Test(pictures, dot_of_a_lock_cycle_draws_both_locks_as_the_knot, .init = make_di
     struct fixture fixture;
     fixture_start(&fixture, "lock_cycle");
     pid_t pid = fixture.pids[0], first = fixture.pids[1], second = fixture.pids[2];
-    char *dot = hangdoc_dot(pid, HUNG);
+    char *dot = hangdoc_dot(pid, EXIT_HANG);
     char *svg = render_svg(dot);
     char title[64];
     snprintf(title, sizeof title, "t%d->t%d", (int)first, (int)second);
@@ -237,7 +237,7 @@ Test(pictures, dot_of_hostile_names_renders_them_escaped, .init = make_directory
     struct fixture fixture;
     fixture_start(&fixture, "weird_names");
     pid_t pid = fixture.pids[0];
-    char *dot = hangdoc_dot(pid, NOT_HUNG);
+    char *dot = hangdoc_dot(pid, EXIT_NO_HANG);
     for (const char *c = dot; *c; c++)
         cr_assert((unsigned char)*c >= 0x20 || *c == '\n', "no control byte in the DOT: 0x%02x", (unsigned char)*c);
     /* the comm "\x1b]0;x\x07) S\n" as the text report escapes it, its backslashes doubled for DOT */
@@ -259,7 +259,7 @@ Test(pictures, dot_and_json_are_exclusive)
 {
     struct run_result result;
     hangdoc_run_once(&result, (const char *[]){ "--dot", "--json", "1", NULL });
-    cr_assert_eq(result.exit_status, USAGE, "%s", result.err);
+    cr_assert_eq(result.exit_status, EXIT_USAGE, "%s", result.err);
     cr_assert(strstr(result.err, "--json and --dot are exclusive"), "%s", result.err);
     run_result_free(&result);
 }
@@ -268,7 +268,7 @@ Test(pictures, demo_draws_its_hang, .init = make_directory, .fini = remove_direc
 {
     struct run_result result;
     hangdoc_run_once(&result, (const char *[]){ "demo", "--dot", "--samples", "2", "--interval", "100ms", NULL });
-    cr_assert_eq(result.exit_status, HUNG_BY_FORK, "%s", result.err);
+    cr_assert_eq(result.exit_status, EXIT_HANG_FORK_UNSAFE, "%s", result.err);
     cr_assert(strncmp(result.out, "digraph hangdoc {\n", 18) == 0, "the introduction goes to stderr: %s", result.out);
     cr_assert(strstr(result.err, "hangdoc demo: started demo-trainer"), "%s", result.err);
     char *svg = render_svg(result.out);

@@ -19,11 +19,7 @@
 
 TestSuite(pipes, .fini = fixture_stop_all, .timeout = 300);
 
-enum { NOT_HUNG = 0, HUNG = 1 };
-
 /* Findings that would blame fork(): none of these programs has state inherited through it */
-static const char *const FORK_FINDINGS[] = { "inherited-lock", "orphaned-wait", "fork-unsafe-runtime",
-                                             "cuda-inherited" };
 
 /* Does one value of evidence `name` (a string or an array of them) start with `prefix`? */
 static bool evidence_starts_with(json_object *finding, const char *name, const char *prefix)
@@ -56,21 +52,6 @@ static bool has_remedy(json_object *finding, const char *part)
         if (strstr(json_object_get_string(json_object_array_get_idx(remedies, i)), part))
             return true;
     return false;
-}
-
-static const char *findings_text(json_object *document)
-{
-    return json_object_to_json_string(json_at(document, "findings"));
-}
-
-/* hangdoc --json on `pid`; fails unless it exits with `expected_status`. */
-static json_object *diagnose(pid_t pid, int expected_status)
-{
-    int status = -1;
-    json_object *document = hangdoc_json(pid, &status);
-    cr_assert_eq(status, expected_status, "hangdoc exits %d, got %d; verdict %s; findings %s", expected_status, status,
-                 json_object_to_json_string(json_at(document, "verdict")), findings_text(document));
-    return document;
 }
 
 static void expect_same_string(json_object *first, json_object *second, const char *key)
@@ -109,13 +90,6 @@ static void expect_same_verdict(json_object *first, json_object *second)
     }
     cr_expect_eq(count_hang_findings(first, NULL), count_hang_findings(second, NULL), "%s\nthen %s",
                  findings_text(first), findings_text(second));
-}
-
-static void expect_no_fork_finding(json_object *document)
-{
-    for (size_t i = 0; i < sizeof FORK_FINDINGS / sizeof FORK_FINDINGS[0]; i++)
-        cr_expect_eq(json_count_findings(document, FORK_FINDINGS[i], 0), 0, "no '%s': nothing came through fork: %s",
-                     FORK_FINDINGS[i], findings_text(document));
 }
 
 /* The deadlock on a full pipe: `writer` (a thread of `child`) blocked writing, the parent's main thread its reader,
@@ -178,12 +152,12 @@ static void expect_deadlock_on_full_pipe_with(const char *python, const char *fi
     pid_t parent = fixture.pids[0], child = fixture.pids[1], waiter = fixture.pids[2], writer = fixture.pids[3];
     cr_assert_eq(waiter, parent, "the parent's main thread waits for the child");
 
-    json_object *first = diagnose(parent, HUNG);
+    json_object *first = diagnose_expecting(parent, EXIT_HANG);
     expect_full_pipe(first, parent, child, writer, remedy_parts, other_remedy);
     const char *child_origin = json_string_at(json_process(first, child), "origin");
     cr_expect(child_origin && strcmp(child_origin, origin) == 0, "the child's origin is %s, not %s", origin,
               child_origin ? child_origin : "(none)");
-    json_object *second = diagnose(parent, HUNG);
+    json_object *second = diagnose_expecting(parent, EXIT_HANG);
     expect_same_verdict(first, second);
     json_object_put(first);
     json_object_put(second);
@@ -230,7 +204,7 @@ static void expect_queue_join_through_the_forkserver(struct fixture *started)
     pid_t parent = fixture.pids[0], child = fixture.pids[1], poller = fixture.pids[2], writer = fixture.pids[3];
     cr_assert_eq(poller, parent, "the parent's main thread polls the child's sentinel");
     for (int look = 0; look < 2; look++) {
-        json_object *document = diagnose(parent, HUNG);
+        json_object *document = diagnose_expecting(parent, EXIT_HANG);
         pid_t forkserver = parent_in_report(document, child);
         cr_assert(forkserver > 0 && forkserver != parent, "the child is the forkserver's: %d", (int)forkserver);
         cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "full-pipe", "%s", findings_text(document));
@@ -310,13 +284,13 @@ static void expect_not_hung_twice(const char *fixture_name)
 {
     struct fixture fixture;
     fixture_start_within(&fixture, fixture_name, PYTHON_READY_TIMEOUT_MS);
-    json_object *first = diagnose(fixture.pids[0], NOT_HUNG);
+    json_object *first = diagnose_expecting(fixture.pids[0], EXIT_NO_HANG);
     cr_assert(!json_bool_at(first, "verdict.hung"), "verdict: %s",
               json_object_to_json_string(json_at(first, "verdict")));
     cr_assert_eq(json_count_findings(first, "full-pipe", 0), 0, "%s", findings_text(first));
     cr_assert_eq(json_count_findings(first, "wait-cycle", 0), 0, "%s", findings_text(first));
     expect_no_fork_finding(first);
-    json_object *second = diagnose(fixture.pids[0], NOT_HUNG);
+    json_object *second = diagnose_expecting(fixture.pids[0], EXIT_NO_HANG);
     expect_same_verdict(first, second);
     json_object_put(first);
     json_object_put(second);
@@ -379,7 +353,7 @@ static void expect_pipe_held_open(const char *mode, const char *reader_name, con
     struct fixture fixture;
     start_held_pipe(&fixture, mode);
     pid_t reader = fixture.pids[0], holder = fixture.pids[1];
-    json_object *document = diagnose_stuck_after_a_second(reader, HUNG);
+    json_object *document = diagnose_stuck_after_a_second(reader, EXIT_HANG);
     cr_assert_str_eq(json_string_at(document, "verdict.cause"), "pipe-held-open", "%s", findings_text(document));
     cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "pipe-held-open");
     cr_assert_eq(json_count_findings(document, "pipe-held-open", 0), 1, "%s", findings_text(document));
@@ -434,7 +408,7 @@ static void expect_no_held_pipe(const char *mode, size_t diagnosed)
 {
     struct fixture fixture;
     start_held_pipe(&fixture, mode);
-    json_object *document = diagnose_stuck_after_a_second(fixture.pids[diagnosed], NOT_HUNG);
+    json_object *document = diagnose_stuck_after_a_second(fixture.pids[diagnosed], EXIT_NO_HANG);
     cr_assert_eq(json_count_findings(document, "pipe-held-open", 0), 0, "%s", findings_text(document));
     json_object_put(document);
     fixture_stop(&fixture);

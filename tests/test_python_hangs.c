@@ -255,7 +255,6 @@ Test(python_hangs, h5py_lock_held_at_fork_is_an_orphaned_wait_inside_hdf5)
     python_each_version(0, expect_h5py_lock_held_at_fork);
 }
 
-
 /* The look-alike: a child that opened the file itself waits on a pipe for its parent's next request: not hung. */
 static void expect_h5py_child_not_hung(const char *python, unsigned minor)
 {

@@ -18,7 +18,6 @@
 TestSuite(scale, .fini = fixture_stop_all, .timeout = 300);
 
 /* Exit statuses of hangdoc (cmd/exit_codes.h) */
-enum { NOT_HUNG = 0, HUNG = 1, HUNG_BY_FORK = 2, INTERNAL_ERROR = 70 };
 enum { RUN_TIMED_OUT = 124 };
 
 /* The sizes the fixtures have by default (scenarios/scale_*.c) */
@@ -192,7 +191,7 @@ Test(scale, ten_thousand_idle_threads_of_one_process_are_all_reported_and_none_i
     struct census census = { 0 };
     count_tree(pid, &census);
     cr_assert_eq(census.threads, SCALE_THREADS, "the fixture has its %d threads", SCALE_THREADS);
-    json_object *document = diagnose(pid, NOT_HUNG);
+    json_object *document = diagnose(pid, EXIT_NO_HANG);
     expect_complete(document, &census);
     expect_not_hung(document);
     json_object_put(document);
@@ -218,7 +217,7 @@ Test(scale, a_tree_of_a_thousand_processes_is_all_reported_and_none_is_hung)
     count_tree(parent, &census);
     cr_assert_eq(census.processes, processes);
     cr_assert_eq(census.threads, processes * (SCALE_TREE_THREADS / SCALE_TREE_PROCESSES));
-    json_object *document = diagnose(parent, NOT_HUNG);
+    json_object *document = diagnose(parent, EXIT_NO_HANG);
     expect_complete(document, &census);
     expect_not_hung(document);
     json_object_put(document);
@@ -233,7 +232,7 @@ Test(scale, a_lock_cycle_hidden_among_two_thousand_idle_threads_is_found_and_not
     struct census census = { 0 };
     count_tree(pid, &census);
     cr_assert_eq(census.threads, SCALE_DEADLOCK_THREADS);
-    json_object *document = diagnose(pid, HUNG);
+    json_object *document = diagnose(pid, EXIT_HANG);
     expect_complete(document, &census);
 
     cr_assert(json_bool_at(document, "verdict.hung"), "verdict: %s",
@@ -269,8 +268,8 @@ Test(scale, a_timeout_far_too_short_still_ends_in_a_report_that_says_what_was_sk
     pid_t pid = fixture.pids[0];
     int status;
     json_object *document = diagnose_with(pid, (const char *const[]){ "--timeout", "1s", NULL }, &status);
-    cr_assert_neq(status, INTERNAL_ERROR, "a report, not a give-up");
-    cr_assert(status == NOT_HUNG || status == HUNG || status == HUNG_BY_FORK, "a verdict's exit status: %d", status);
+    cr_assert_neq(status, EXIT_INTERNAL, "a report, not a give-up");
+    cr_assert(status == EXIT_NO_HANG || status == EXIT_HANG || status == EXIT_HANG_FORK_UNSAFE, "a verdict's exit status: %d", status);
     cr_assert(json_object_is_type(json_at(document, "verdict.hung"), json_type_boolean), "a verdict: %s",
               json_object_to_json_string(json_at(document, "verdict")));
     cr_assert_not_null(json_at(document, "processes"));
@@ -283,7 +282,7 @@ Test(scale, a_timeout_far_too_short_still_ends_in_a_report_that_says_what_was_sk
     snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
     struct run_result result;
     hangdoc_run_once(&result, (const char *[]){ "--timeout", "1s", pid_text, NULL });
-    cr_assert_neq(result.exit_status, INTERNAL_ERROR, "stderr: %s", result.err);
+    cr_assert_neq(result.exit_status, EXIT_INTERNAL, "stderr: %s", result.err);
     cr_assert(strncmp(result.out, "verdict: ", 9) == 0, "the verdict comes first: %.500s", result.out);
     cr_assert(strstr(result.out, "--timeout"), "the text says what the --timeout cut short: %.2000s", result.out);
     run_result_free(&result);

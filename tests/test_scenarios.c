@@ -23,7 +23,6 @@ TestSuite(scenarios, .fini = fixture_stop_all, .timeout = 120);
 #endif
 
 /* Exit statuses of hangdoc (cmd/exit_codes.h) */
-enum { NOT_HUNG = 0, HUNG = 1, HUNG_BY_FORK = 2 };
 
 /* The text report says the same as the JSON one: every finding, with its subject, and the same exit status. */
 static void expect_same_findings_in_text(pid_t pid, json_object *document, int expected_status)
@@ -105,7 +104,7 @@ Test(scenarios, child_blocked_on_mutex_inherited_locked_through_fork)
     fixture_start(&fixture, "inherited_mutex");
     pid_t parent = fixture.pids[0], holder = fixture.pids[1], child = fixture.pids[2];
     usleep(1500 * 1000); /* the child has slept at least this long when hangdoc looks */
-    json_object *document = diagnose(parent, HUNG_BY_FORK);
+    json_object *document = diagnose(parent, EXIT_HANG_FORK_UNSAFE);
 
     json_object *child_process = json_process(document, child);
     cr_assert_not_null(child_process, "the child %d is in the tree of %d", child, parent);
@@ -180,7 +179,7 @@ Test(scenarios, text_report_shows_the_futex_wait_with_its_duration)
     const char *arguments[] = { "--samples", "2", "--interval", "50ms", pid, NULL };
     struct run_result result;
     hangdoc_run(&result, arguments);
-    cr_assert_eq(result.exit_status, HUNG_BY_FORK, "stderr: %s", result.err);
+    cr_assert_eq(result.exit_status, EXIT_HANG_FORK_UNSAFE, "stderr: %s", result.err);
     snprintf(expected, sizeof expected, "thread %d 'locker' S [futex wait, ", fixture.pids[2]);
     cr_assert(strstr(result.out, expected), "text names the wait: %s", result.out);
     cr_assert(strstr(result.out, "private, expected 2, no timeout"), "%s", result.out);
@@ -208,7 +207,7 @@ Test(scenarios, vfork_parent_is_in_uninterruptible_sleep)
     struct fixture fixture;
     fixture_start(&fixture, "vfork_parent");
     pid_t parent = fixture.pids[0], child = fixture.pids[1];
-    json_object *document = diagnose(parent, HUNG);
+    json_object *document = diagnose(parent, EXIT_HANG);
     json_object *process = json_process(document, parent);
     cr_assert_str_eq(json_string_at(process, "state"), "D");
     json_object *finding = expect_findings(document, "uninterruptible", 1);
@@ -241,7 +240,7 @@ Test(scenarios, sigstopped_process_is_in_state_t)
     struct fixture fixture;
     fixture_start(&fixture, "sigstopped");
     pid_t stopped = fixture.pids[0];
-    json_object *document = diagnose(fixture.leader, HUNG);
+    json_object *document = diagnose(fixture.leader, EXIT_HANG);
     json_object *finding = expect_findings(document, "stopped", 1);
     cr_assert_eq(json_int_at(finding, "pid", -1), stopped);
     cr_assert_str_eq(json_string_at(finding, "evidence.state"), "T");
@@ -266,7 +265,7 @@ Test(scenarios, busy_loop_is_spinning_in_one_function)
     struct fixture fixture;
     fixture_start(&fixture, "busy_loop");
     pid_t pid = fixture.pids[0];
-    json_object *document = diagnose(pid, HUNG);
+    json_object *document = diagnose(pid, EXIT_HANG);
     json_object *thread = json_thread(json_process(document, pid), pid);
     cr_assert_not_null(thread);
     cr_assert_str_eq(json_string_at(thread, "name"), "spinner");
@@ -288,7 +287,7 @@ Test(scenarios, busy_loop_is_spinning_in_one_function)
     snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
     struct run_result result;
     hangdoc_run(&result, (const char *[]){ "--json", "--no-ptrace", "-n", "3", "-i", "100ms", pid_text, NULL });
-    cr_assert_eq(result.exit_status, NOT_HUNG, "%s", result.err);
+    cr_assert_eq(result.exit_status, EXIT_NO_HANG, "%s", result.err);
     document = json_tokener_parse(result.out);
     expect_only_findings(document, HEALTHY);
     json_object_put(document);
@@ -301,7 +300,7 @@ Test(scenarios, healthy_poll_with_timeout)
     struct fixture fixture;
     fixture_start(&fixture, "poll_timeout");
     pid_t pid = fixture.pids[0], ticker = fixture.pids[1];
-    json_object *document = diagnose(pid, NOT_HUNG);
+    json_object *document = diagnose(pid, EXIT_NO_HANG);
     expect_only_findings(document, HEALTHY);
     expect_verdict(document, false, "none", NULL, 0);
     json_object *process = json_process(document, pid);
@@ -324,7 +323,7 @@ Test(scenarios, zombie_child_with_its_exit_status)
     struct fixture fixture;
     fixture_start(&fixture, "zombie");
     pid_t zombie = fixture.pids[1];
-    json_object *document = diagnose(fixture.pids[0], NOT_HUNG);
+    json_object *document = diagnose(fixture.pids[0], EXIT_NO_HANG);
     json_object *process = json_process(document, zombie);
     cr_assert_not_null(process);
     cr_assert_str_eq(json_string_at(process, "state"), "Z");
@@ -345,7 +344,7 @@ Test(scenarios, hostile_names_are_escaped_in_text_and_exact_in_json)
     const char *arguments[] = { "--samples", "1", pid_text, NULL };
     struct run_result result;
     hangdoc_run(&result, arguments);
-    cr_assert_eq(result.exit_status, NOT_HUNG);
+    cr_assert_eq(result.exit_status, EXIT_NO_HANG);
     for (const unsigned char *p = (const unsigned char *)result.out; *p; p++)
         cr_assert(*p >= 0x20 || *p == '\n', "no control byte 0x%02x in the text report", *p);
     cr_assert_null(strstr(result.out, "\xe2\x80\xae"), "no right-to-left override");
@@ -382,7 +381,7 @@ Test(scenarios, threads_and_processes_that_come_and_go)
     for (int run = 0; run < 3; run++) {
         int status = -1;
         json_object *document = hangdoc_json(pid, &status);
-        cr_assert_eq(status, NOT_HUNG, "run %d: a churning tree is not hung: %s", run,
+        cr_assert_eq(status, EXIT_NO_HANG, "run %d: a churning tree is not hung: %s", run,
                      json_object_to_json_string(json_at(document, "verdict")));
         json_object *process = json_process(document, pid);
         cr_assert_not_null(process, "the churning process itself is always there");
@@ -394,7 +393,7 @@ Test(scenarios, threads_and_processes_that_come_and_go)
 
 Test(scenarios, kernel_thread_has_no_user_side)
 {
-    json_object *document = diagnose(2, NOT_HUNG); /* kthreadd: every kernel thread descends from it */
+    json_object *document = diagnose(2, EXIT_NO_HANG); /* kthreadd: every kernel thread descends from it */
     json_object *process = json_process(document, 2);
     cr_assert_not_null(process);
     cr_assert(json_bool_at(process, "kernel_thread"));
@@ -414,7 +413,7 @@ Test(scenarios, another_users_process_gets_notes_not_a_failure)
     const char *arguments[] = { "--json", "--samples", "1", pid, NULL };
     struct run_result result;
     hangdoc_run_as(&result, 65534, arguments); /* nobody, reading root's process */
-    cr_assert_eq(result.exit_status, NOT_HUNG, "no lock can be read, so no verdict; stderr: %s", result.err);
+    cr_assert_eq(result.exit_status, EXIT_NO_HANG, "no lock can be read, so no verdict; stderr: %s", result.err);
     json_object *document = json_tokener_parse(result.out);
     cr_assert_not_null(document);
     json_validate(result.out);
@@ -434,7 +433,7 @@ Test(scenarios, a_thread_id_diagnoses_its_process)
     struct fixture fixture;
     fixture_start(&fixture, "inherited_mutex");
     pid_t holder = fixture.pids[1];
-    json_object *document = diagnose(holder, HUNG_BY_FORK);
+    json_object *document = diagnose(holder, EXIT_HANG_FORK_UNSAFE);
     cr_assert_not_null(json_process(document, fixture.pids[0]));
     cr_assert(json_has_note(document, "is a thread of process"));
     json_object_put(document);
@@ -449,7 +448,7 @@ static void expect_inherited_lock(const char *fixture_name, const char *kind, co
     struct fixture fixture;
     fixture_start(&fixture, fixture_name);
     pid_t parent = fixture.pids[0], holder = fixture.pids[1], child = fixture.pids[2];
-    json_object *document = diagnose(parent, HUNG_BY_FORK);
+    json_object *document = diagnose(parent, EXIT_HANG_FORK_UNSAFE);
     json_object *locker = json_thread(json_process(document, child), child);
     cr_assert_str_eq(json_string_at(locker, "wait.lock.kind"), kind);
     cr_assert_str_eq(json_string_at(locker, "wait.lock.type"), type);
@@ -508,7 +507,7 @@ static void fixture_start_in_sid(struct fixture *fixture, const char *name)
 static void expect_lock_order_deadlock(struct fixture *fixture)
 {
     pid_t pid = fixture->pids[0], first = fixture->pids[1], second = fixture->pids[2];
-    json_object *document = diagnose(pid, HUNG);
+    json_object *document = diagnose(pid, EXIT_HANG);
     json_object *cycle = expect_findings(document, "lock-cycle", 1);
     cr_assert(member_tid(cycle, first) && member_tid(cycle, second), "both threads are in the cycle");
     cr_assert_eq(json_object_array_length(json_at(cycle, "members")), 2);
@@ -526,7 +525,7 @@ static void expect_lock_order_deadlock(struct fixture *fixture)
     snprintf(pid_text, sizeof pid_text, "%d", pid);
     struct run_result result;
     hangdoc_run(&result, (const char *[]){ "--samples", "1", pid_text, NULL });
-    cr_assert_eq(result.exit_status, HUNG);
+    cr_assert_eq(result.exit_status, EXIT_HANG);
     char expected[256];
     snprintf(expected, sizeof expected, "\nFound one deadlock (lock cycle):\n  thread %d 'takes-a-then-b' of process %d "
              "waits for normal mutex 0x", first, pid);
@@ -559,7 +558,7 @@ Test(scenarios, lock_order_deadlock_over_glibc_2_43_of_the_development_suite)
 static void expect_lock_order_deadlock_without_owners(struct fixture *fixture)
 {
     pid_t pid = fixture->pids[0], first = fixture->pids[1], second = fixture->pids[2];
-    json_object *document = diagnose(pid, HUNG);
+    json_object *document = diagnose(pid, EXIT_HANG);
     json_object *cycle = expect_findings(document, "wait-cycle", 1);
     cr_assert_eq(json_int_at(cycle, "tid", -1), pid);
     cr_assert(member_tid(cycle, pid) && member_tid(cycle, first), "the joiner and the joined");
@@ -607,7 +606,7 @@ Test(scenarios, thread_exited_holding_a_mutex)
     struct fixture fixture;
     fixture_start(&fixture, "abandoned_lock");
     pid_t pid = fixture.pids[0], quitter = fixture.pids[1];
-    json_object *document = diagnose(pid, HUNG);
+    json_object *document = diagnose(pid, EXIT_HANG);
     json_object *waiter = json_thread(json_process(document, pid), pid);
     cr_assert_eq(json_int_at(waiter, "wait.owner_tid", -1), quitter);
     cr_assert_str_eq(json_string_at(waiter, "wait.lock.owner_whereabouts"), "gone");
@@ -625,7 +624,7 @@ Test(scenarios, gnu_openmp_parallel_region_after_fork)
     struct fixture fixture;
     fixture_start(&fixture, "openmp_fork");
     pid_t parent = fixture.pids[0], child = fixture.pids[1];
-    json_object *document = diagnose(parent, HUNG_BY_FORK);
+    json_object *document = diagnose(parent, EXIT_HANG_FORK_UNSAFE);
     json_object *worker = json_thread(json_process(document, child), child);
     cr_assert_str_eq(json_string_at(worker, "wait.kind"), "futex");
     cr_assert(json_bool_at(worker, "wait.private"));
@@ -662,7 +661,7 @@ Test(scenarios, parent_reading_a_pipe_from_a_hung_child)
     struct fixture fixture;
     fixture_start(&fixture, "pipe_waiter");
     pid_t parent = fixture.pids[0], child = fixture.pids[2];
-    json_object *document = diagnose(parent, HUNG_BY_FORK);
+    json_object *document = diagnose(parent, EXIT_HANG_FORK_UNSAFE);
     json_object *reader = json_thread(json_process(document, parent), parent);
     cr_assert_str_eq(json_string_at(reader, "wait.kind"), "read");
     json_object *waiting = expect_findings(document, "waiting-on-workers", 1);
@@ -694,7 +693,7 @@ Test(scenarios, healthy_idle_pool_with_live_producer)
     struct fixture fixture;
     fixture_start(&fixture, "idle_pool");
     pid_t pid = fixture.pids[0], first = fixture.pids[1], second = fixture.pids[2];
-    json_object *document = diagnose(pid, NOT_HUNG);
+    json_object *document = diagnose(pid, EXIT_NO_HANG);
     expect_only_findings(document, HEALTHY);
     expect_verdict(document, false, "none", NULL, 0);
     json_object *findings = json_at(document, "findings");
@@ -714,7 +713,7 @@ Test(scenarios, healthy_reader_of_a_pipe_with_a_live_writer)
     struct fixture fixture;
     fixture_start(&fixture, "healthy_pipe");
     pid_t parent = fixture.pids[0], writer = fixture.pids[1];
-    json_object *document = diagnose(parent, NOT_HUNG);
+    json_object *document = diagnose(parent, EXIT_NO_HANG);
     expect_only_findings(document, HEALTHY);
     json_object *idle = expect_findings(document, "idle", 1);
     cr_assert_eq(json_int_at(idle, "tid", -1), parent);
@@ -737,7 +736,7 @@ static void expect_atexit_lock_held_at_fork(const char *attributed_by, const cha
     struct fixture fixture;
     fixture_start(&fixture, "atexit_fork");
     pid_t parent = fixture.pids[0], child = fixture.pids[1];
-    json_object *document = diagnose(parent, HUNG_BY_FORK);
+    json_object *document = diagnose(parent, EXIT_HANG_FORK_UNSAFE);
     json_object *thread = json_thread(json_process(document, child), child);
     cr_assert_str_eq(json_string_at(thread, "wait.kind"), "futex");
     cr_assert_str_eq(json_string_at(thread, "wait.lock.kind"), "unknown", "a libc low-level lock records no owner");
@@ -793,7 +792,7 @@ static void expect_time_zone_lock_held_at_fork(const char *function)
     struct fixture fixture;
     fixture_start(&fixture, "tz_fork");
     pid_t parent = fixture.pids[0], child = fixture.pids[1];
-    json_object *document = diagnose(parent, HUNG_BY_FORK);
+    json_object *document = diagnose(parent, EXIT_HANG_FORK_UNSAFE);
     json_object *orphaned = expect_findings(document, "orphaned-wait", 1);
     cr_assert_eq(json_int_at(orphaned, "tid", -1), child);
     cr_assert_str_eq(json_string_at(orphaned, "evidence.runtime"), "glibc-tz");
@@ -837,7 +836,7 @@ static void expect_worker_died(const char *fixture_name, const char *exit_text, 
     struct fixture fixture;
     fixture_start(&fixture, fixture_name);
     pid_t parent = fixture.pids[0], worker = fixture.pids[1];
-    json_object *document = diagnose(parent, HUNG);
+    json_object *document = diagnose(parent, EXIT_HANG);
     json_object *zombie = json_process(document, worker);
     cr_assert_not_null(zombie, "the dead worker is still in the tree, as a zombie");
     cr_assert_str_eq(json_string_at(zombie, "state"), "Z");
@@ -888,7 +887,7 @@ Test(scenarios, worker_that_vanished_during_sampling_while_its_parent_polls)
             continue;
         }
         json_validate(result.out);
-        cr_assert_eq(result.exit_status, HUNG);
+        cr_assert_eq(result.exit_status, EXIT_HANG);
         cr_assert_null(json_process(document, worker), "gone by the last sample");
         json_object *died = expect_findings(document, "worker-died", 1);
         cr_assert_eq(json_int_at(died, "pid", -1), worker);
@@ -932,11 +931,11 @@ Test(scenarios, healthy_python_loop_of_short_subprocesses_is_not_a_dead_worker)
                  json_object_to_json_string(json_at(document, "findings")));
     expect_only_findings(document, HEALTHY);
     expect_verdict(document, false, "none", NULL, 0);
-    cr_assert_eq(result.exit_status, NOT_HUNG);
+    cr_assert_eq(result.exit_status, EXIT_NO_HANG);
     json_object_put(document);
     run_result_free(&result);
     hangdoc_run(&result, (const char *[]){ "-n", "7", "-i", "200ms", pid_text, NULL });
-    cr_assert_eq(result.exit_status, NOT_HUNG, "%s", result.out);
+    cr_assert_eq(result.exit_status, EXIT_NO_HANG, "%s", result.out);
     cr_assert_null(strstr(result.out, "worker-died"), "%s", result.out);
     run_result_free(&result);
     fixture_stop(&fixture);
@@ -949,7 +948,7 @@ Test(scenarios, python_child_forked_while_a_thread_holds_a_lock)
     struct fixture fixture;
     fixture_start(&fixture, "python_fork_lock");
     pid_t parent = fixture.pids[0], child = fixture.pids[1];
-    json_object *document = diagnose(parent, HUNG_BY_FORK);
+    json_object *document = diagnose(parent, EXIT_HANG_FORK_UNSAFE);
     json_object *orphaned = expect_findings(document, "orphaned-wait", 1);
     cr_assert_eq(json_int_at(orphaned, "tid", -1), child);
     expect_verdict(document, true, "fork-inheritance", "orphaned-wait", child);
@@ -999,7 +998,7 @@ Test(scenarios, two_independent_hangs_are_reported_each_with_its_root_cause)
     snprintf(second, sizeof second, "%d", died.pids[0]);
     struct run_result result;
     hangdoc_run(&result, (const char *[]){ "--json", "-n", "3", "-i", "100ms", first, second, NULL });
-    cr_assert_eq(result.exit_status, HUNG_BY_FORK, "the first hang decides the status; stderr: %s", result.err);
+    cr_assert_eq(result.exit_status, EXIT_HANG_FORK_UNSAFE, "the first hang decides the status; stderr: %s", result.err);
     json_validate(result.out);
     json_object *document = json_tokener_parse(result.out);
     expect_verdict(document, true, "fork-inheritance", "inherited-lock", inherited.pids[2]);

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { HUNG_BY_FORK = 2, TASKS = 4, HUNG_RANK = 2 };
+enum { TASKS = 4, HUNG_RANK = 2 };
 
 static struct cluster {
     char directory[256];
@@ -322,7 +322,7 @@ static json_object *collect(char *report_path, size_t size)
     program_run_as(&result, -1, (const char *[]){ "/usr/bin/srun", "--jobid", cluster.job, "--overlap",
                                                   "--ntasks-per-node=1", "-N", "1", "-o", output,
                                                   getenv("HANGDOC_BIN"), "--job", cluster.job, "--json", NULL });
-    cr_assert_eq(result.exit_status, HUNG_BY_FORK, "srun passes hangdoc's exit status on: %d (%s)",
+    cr_assert_eq(result.exit_status, EXIT_HANG_FORK_UNSAFE, "srun passes hangdoc's exit status on: %d (%s)",
                  result.exit_status, result.err);
     run_result_free(&result);
     snprintf(report_path, size, "%s/job/hangdoc-%s.json", cluster.directory, cluster.node);
@@ -338,7 +338,7 @@ static void expect_merge_names_rank_2(const char *report)
 {
     struct run_result result;
     hangdoc_run_once(&result, (const char *[]){ "merge", report, NULL });
-    cr_assert_eq(result.exit_status, HUNG_BY_FORK, "merge: exit %d: %s", result.exit_status, result.err);
+    cr_assert_eq(result.exit_status, EXIT_HANG_FORK_UNSAFE, "merge: exit %d: %s", result.exit_status, result.err);
     cr_assert(strstr(result.out, "ranks: 4 seen of WORLD_SIZE 4 (the rank from SLURM_PROCID)"), "%s", result.out);
     cr_assert(strstr(result.out, "ranks 0-1,3 (3) · the most common"), "%s", result.out);
     char culprit[128];
@@ -349,7 +349,7 @@ static void expect_merge_names_rank_2(const char *report)
     run_result_free(&result);
 
     hangdoc_run_once(&result, (const char *[]){ "merge", "--json", report, NULL });
-    cr_assert_eq(result.exit_status, HUNG_BY_FORK);
+    cr_assert_eq(result.exit_status, EXIT_HANG_FORK_UNSAFE);
     json_object *merged = json_tokener_parse(result.out);
     cr_assert_not_null(merged, "%s", result.err);
     json_validate_against(result.out, "hangdoc.merge-1.schema.json");

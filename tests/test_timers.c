@@ -16,8 +16,6 @@
 
 TestSuite(timers, .fini = fixture_stop_all, .timeout = 180);
 
-enum { NOT_HUNG = 0, HUNG = 1, HUNG_BY_FORK = 2 };
-
 static json_object *diagnose(pid_t pid, int expected_status)
 {
     char pid_text[16];
@@ -64,7 +62,7 @@ Test(timers, a_thread_that_only_timer_threads_could_wake_is_likely_hung)
     start_mode(&fixture, "stuck");
     pid_t pid = fixture.pids[0];
     sleep(2); /* asleep longer than the threshold */
-    json_object *document = diagnose(pid, HUNG);
+    json_object *document = diagnose(pid, EXIT_HANG);
     json_object *finding = the_finding(document, "timer-only-wakers", pid);
     cr_assert_eq(json_int_at(finding, "tid", -1), pid, "about the main thread");
     cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
@@ -85,7 +83,7 @@ static void expect_not_hung(const char *mode)
     struct fixture fixture;
     start_mode(&fixture, mode);
     sleep(2);
-    json_object *document = diagnose(fixture.pids[0], NOT_HUNG);
+    json_object *document = diagnose(fixture.pids[0], EXIT_NO_HANG);
     cr_assert_eq(json_count_findings(document, "timer-only-wakers", 0), 0);
     json_object_put(document);
     fixture_stop(&fixture);
@@ -116,7 +114,7 @@ static void expect_replaced_worker(const char *python)
     struct fixture fixture;
     fixture_start_python_with(&fixture, python, "pool_killed.py", NULL, NULL, PYTHON_READY_TIMEOUT_MS);
     pid_t parent = fixture.pids[0], replacement = fixture.pids[1];
-    json_object *document = diagnose(parent, HUNG);
+    json_object *document = diagnose(parent, EXIT_HANG);
     json_object *finding = the_finding(document, "replaced-worker", parent);
     cr_assert_eq(json_int_at(finding, "tid", -1), parent, "the waiting main thread");
     char young[32];
@@ -154,7 +152,7 @@ static void expect_python_look_alike_not_hung(const char *script, const char *mo
     struct fixture fixture;
     fixture_start_python(&fixture, script, mode, NULL, PYTHON_READY_TIMEOUT_MS);
     sleep(settle_s);
-    json_object *document = diagnose(fixture.pids[0], NOT_HUNG);
+    json_object *document = diagnose(fixture.pids[0], EXIT_NO_HANG);
     cr_assert_eq(json_count_findings(document, "fork-unsafe-runtime", 0), 0);
     cr_assert_eq(json_count_findings(document, "timer-only-wakers", 0), 0);
     json_object_put(document);
@@ -169,7 +167,7 @@ Test(timers, qt_wait_for_done_in_a_forked_child_is_fork_inheritance)
     fixture_start_python(&fixture, "qt_fork.py", "hang", NULL, PYTHON_READY_TIMEOUT_MS);
     pid_t child = fixture.pids[1];
     sleep(1);
-    json_object *document = diagnose(fixture.pids[0], HUNG_BY_FORK);
+    json_object *document = diagnose(fixture.pids[0], EXIT_HANG_FORK_UNSAFE);
     json_object *finding = the_finding(document, "fork-unsafe-runtime", child);
     cr_assert_eq(json_int_at(finding, "tid", -1), child);
     cr_assert_str_eq(json_string_at(finding, "evidence.runtime"), "qt");
@@ -196,7 +194,7 @@ static void expect_grpc_call_in_a_forked_child(const char *python)
     struct fixture fixture;
     fixture_start_python_with(&fixture, python, "grpc_fork.py", "hang", NULL, PYTHON_READY_TIMEOUT_MS);
     pid_t child = fixture.pids[1];
-    json_object *document = diagnose(fixture.pids[0], HUNG_BY_FORK);
+    json_object *document = diagnose(fixture.pids[0], EXIT_HANG_FORK_UNSAFE);
     json_object *finding = the_finding(document, "fork-unsafe-runtime", child);
     cr_assert_eq(json_int_at(finding, "tid", -1), child, "the child's main thread, in the call");
     cr_assert_str_eq(json_string_at(finding, "evidence.runtime"), "grpc");
@@ -232,7 +230,7 @@ Test(timers, a_dataloader_whose_worker_init_takes_40_s_is_not_hung)
     struct fixture fixture;
     fixture_start_within(&fixture, "torch_dataloader_slow_init", 120000);
     sleep(2);
-    json_object *document = diagnose(fixture.pids[0], NOT_HUNG);
+    json_object *document = diagnose(fixture.pids[0], EXIT_NO_HANG);
     cr_assert_eq(json_count_findings(document, "timer-only-wakers", 0), 0);
     cr_assert_eq(json_count_findings(document, "fork-unsafe-runtime", 0), 0);
     json_object_put(document);
@@ -254,7 +252,7 @@ static json_object *diagnose_once(pid_t pid, const char *stuck_after, bool ledge
     json_object *document = json_tokener_parse(result.out);
     cr_assert_not_null(document, "hangdoc printed JSON (exit %d): %s", result.exit_status, result.err);
     json_validate(result.out);
-    cr_assert_leq(result.exit_status, HUNG_BY_FORK, "hangdoc exits %d: %s", result.exit_status, result.err);
+    cr_assert_leq(result.exit_status, EXIT_HANG_FORK_UNSAFE, "hangdoc exits %d: %s", result.exit_status, result.err);
     *exit_status = result.exit_status;
     run_result_free(&result);
     return document;
@@ -279,12 +277,12 @@ Test(timers, a_second_diagnosis_sees_the_wait_begin_where_it_began, .timeout = 6
     sleep(4);
     int status;
     json_object *first = diagnose_once(pid, "3s", true, &status);
-    cr_assert_eq(status, HUNG, "the first diagnosis exits %d: %s", status,
+    cr_assert_eq(status, EXIT_HANG, "the first diagnosis exits %d: %s", status,
                  json_object_to_json_string(json_at(first, "findings")));
     cr_assert_eq(json_count_findings(first, "timer-only-wakers", pid), 1);
     double first_blocked = main_thread_blocked_for(first, pid);
     json_object *second = diagnose_once(pid, "3s", true, &status);
-    cr_assert_eq(status, HUNG, "the second diagnosis exits %d: %s", status,
+    cr_assert_eq(status, EXIT_HANG, "the second diagnosis exits %d: %s", status,
                  json_object_to_json_string(json_at(second, "findings")));
     json_object *finding = the_finding(second, "timer-only-wakers", pid);
     json_object *thread = json_thread(json_process(second, pid), pid);
@@ -309,7 +307,7 @@ Test(timers, a_second_diagnosis_sees_the_wait_begin_where_it_began, .timeout = 6
     cr_assert_lt(main_thread_blocked_for(third, pid), 3.0);
     cr_assert_null(json_at(json_thread(json_process(third, pid), pid), "blocked_before_stop_s"));
     cr_assert_eq(json_count_findings(third, "timer-only-wakers", pid), 0);
-    cr_assert_eq(status, NOT_HUNG);
+    cr_assert_eq(status, EXIT_NO_HANG);
     json_object_put(first);
     json_object_put(second);
     json_object_put(third);

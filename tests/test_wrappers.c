@@ -10,22 +10,6 @@
 
 TestSuite(wrappers, .fini = fixture_stop_all, .timeout = 300);
 
-enum { NOT_HUNG = 0, HUNG = 1 };
-
-static const char *findings_text(json_object *document)
-{
-    return json_object_to_json_string(json_at(document, "findings"));
-}
-
-static json_object *diagnose(pid_t pid, int expected_status)
-{
-    int status = -1;
-    json_object *document = hangdoc_json(pid, &status);
-    cr_assert_eq(status, expected_status, "hangdoc exits %d, got %d; verdict %s; findings %s", expected_status, status,
-                 json_object_to_json_string(json_at(document, "verdict")), findings_text(document));
-    return document;
-}
-
 /* Does the graph say that thread `from` waits for SIGCHLD from process `child`? */
 static bool waits_for_sigchld_from(json_object *document, pid_t from, pid_t child)
 {
@@ -69,7 +53,7 @@ Test(wrappers, timeout_around_a_working_loop_is_not_hung)
                           10000);
     pid_t wrapper = fixture.leader, job = fixture.pids[0];
     for (int look = 0; look < 2; look++) {
-        json_object *document = diagnose(wrapper, NOT_HUNG);
+        json_object *document = diagnose_expecting(wrapper, EXIT_NO_HANG);
         cr_assert(!json_bool_at(document, "verdict.hung"), "%s", findings_text(document));
         cr_expect(ends_on(document, wrapper, "SIGCHLD"), "timeout's wait ends on SIGCHLD: %s",
                   json_object_to_json_string(json_at(document, "graph.nodes")));
@@ -88,7 +72,7 @@ static void expect_the_jobs_lock_cycle(const char *path, const char *const *argv
     fixture_start_command(&fixture, path, argv, 10000);
     pid_t wrapper = fixture.leader, job = fixture.pids[0];
     for (int look = 0; look < 2; look++) {
-        json_object *document = diagnose(wrapper, HUNG);
+        json_object *document = diagnose_expecting(wrapper, EXIT_HANG);
         cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "lock-cycle", "%s", findings_text(document));
         cr_expect_eq(json_int_at(document, "verdict.pid", -1), job);
         json_object *chain = json_at(document, "verdict.chain");
