@@ -93,39 +93,33 @@ static bool only_back_into_the_same_wait(const struct hd_thread *last, const str
     return away;
 }
 
-/* Two leaves in the same place: the same function, or, where no symbol names them ("module+0xoffset"), the same
- * module within UNNAMED_LEAF_SPAN bytes. */
-static bool same_leaf(const char *a, const char *b)
+/* Two leaves in the same place: the same function, or, where no symbol names them, the same module within
+ * UNNAMED_LEAF_SPAN bytes. */
+static bool same_leaf(const struct hd_thread_sample *a, const struct hd_thread_sample *b)
 {
-    if (strcmp(a, b) == 0)
-        return true;
-    const char *plus_a = strrchr(a, '+'), *plus_b = strrchr(b, '+');
-    if (!plus_a || !plus_b || plus_a - a != plus_b - b || strncmp(a, b, (size_t)(plus_a - a)) != 0 ||
-        strncmp(plus_a, "+0x", 3) != 0 || strncmp(plus_b, "+0x", 3) != 0)
-        return false;
-    char *end_a, *end_b;
-    unsigned long long offset_a = strtoull(plus_a + 3, &end_a, 16), offset_b = strtoull(plus_b + 3, &end_b, 16);
-    if (*end_a || *end_b)
-        return false;
-    return (offset_a > offset_b ? offset_a - offset_b : offset_b - offset_a) <= UNNAMED_LEAF_SPAN;
+    if (a->leaf_module && b->leaf_module) {
+        uint64_t x = a->leaf_module_offset, y = b->leaf_module_offset;
+        return strcmp(a->leaf_module, b->leaf_module) == 0 && (x > y ? x - y : y - x) <= UNNAMED_LEAF_SPAN;
+    }
+    return !a->leaf_module && !b->leaf_module && strcmp(a->leaf_function, b->leaf_function) == 0;
 }
 
 /* The function the thread ran at in each sample that stopped it while running, and whether all are one place. */
 static void fold_leaves(const struct hd_thread *thread, struct report_history *out)
 {
-    const char *first = NULL;
+    const struct hd_thread_sample last = hd_thread_as_sample(thread);
+    const struct hd_thread_sample *first = NULL;
     out->leaf_same = true;
     for (size_t s = 0; s <= thread->nearlier; s++) {
-        const struct hd_thread_sample *sample = s < thread->nearlier ? &thread->earlier[s] : NULL;
-        const char *name = sample ? (sample->present ? sample->leaf_function : NULL) : thread->leaf_function;
-        if (!name)
+        const struct hd_thread_sample *sample = s < thread->nearlier ? &thread->earlier[s] : &last;
+        if (!sample->present || !sample->leaf_function)
             continue;
         out->leaf_samples++;
-        out->leaf_function = name;
+        out->leaf_function = sample->leaf_function;
         if (!first)
-            first = name;
+            first = sample;
         else
-            out->leaf_same &= same_leaf(name, first);
+            out->leaf_same &= same_leaf(sample, first);
     }
     out->leaf_same &= out->leaf_samples > 0;
 }

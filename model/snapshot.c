@@ -35,8 +35,11 @@ static void process_free(struct hd_process *process)
         free(process->threads[i].wait.mapping.path);
         hd_stack_release(&process->threads[i].stack);
         free(process->threads[i].leaf_function);
-        for (size_t s = 0; s < process->threads[i].nearlier; s++)
+        free(process->threads[i].leaf_module);
+        for (size_t s = 0; s < process->threads[i].nearlier; s++) {
             free(process->threads[i].earlier[s].leaf_function);
+            free(process->threads[i].earlier[s].leaf_module);
+        }
         free(process->threads[i].earlier);
         hd_python_frames_release(&process->threads[i]);
     }
@@ -550,5 +553,7 @@ struct hd_thread_sample hd_thread_as_sample(const struct hd_thread *thread)
         .futex_private = thread->wait.futex_private,
         .timeout = thread->wait.timeout,
         .leaf_function = thread->leaf_function,
+        .leaf_module = thread->leaf_module,
+        .leaf_module_offset = thread->leaf_module_offset,
     };
 }

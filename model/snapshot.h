@@ -258,6 +258,8 @@ struct hd_thread_sample {
     bool futex_private;
     struct hd_timeout timeout;
     char *leaf_function; /* running in user space when stopped for it: the innermost frame's function (owned) */
+    char *leaf_module;   /* and when no symbol names it, the module it is in (owned) and the offset there */
+    uint64_t leaf_module_offset;
 };
 
 /* A process as one earlier sample read it. */
@@ -304,6 +306,8 @@ struct hd_thread {
     /* Running in user space at the last sample: the function its innermost frame was in (symbol, or
      * module+0xoffset; owned), NULL otherwise. Each earlier sample has its own (hd_thread_sample). */
     char *leaf_function;
+    char *leaf_module; /* when no symbol names it: the module (path, owned) and the offset in it */
+    uint64_t leaf_module_offset;
 
     /* Python (probe/python.h): the thread's Python stack, innermost first, read without stopping the process */
     struct hd_python_frame *python_frames;

@@ -161,8 +161,9 @@ static bool copy_sample(const struct hd_thread *thread, struct hd_thread_sample 
 {
     *out = hd_thread_as_sample(thread);
     out->restart = probe_syscall_is_restart(&thread->syscall);
-    out->leaf_function = NULL;
-    return !thread->leaf_function || (out->leaf_function = strdup(thread->leaf_function));
+    out->leaf_function = thread->leaf_function ? strdup(thread->leaf_function) : NULL;
+    out->leaf_module = thread->leaf_module ? strdup(thread->leaf_module) : NULL;
+    return (!thread->leaf_function || out->leaf_function) && (!thread->leaf_module || out->leaf_module);
 }
 
 /* Gives every thread and process of the last sample what each earlier sample saw of it, oldest first: the raw
@@ -205,10 +206,9 @@ static void name_final_leaves(struct hd_snapshot *final)
     for (size_t p = 0; p < final->nprocesses; p++)
         for (size_t t = 0; t < final->processes[p].nthreads; t++) {
             struct hd_thread *thread = &final->processes[p].threads[t];
-            free(thread->leaf_function);
-            thread->leaf_function = NULL;
-            if (thread->state == 'R' && thread->stack.state == HD_STACK_TAKEN && thread->stack.nframes > 0)
-                thread->leaf_function = probe_symbols_frame_name(&thread->stack.frames[0]);
+            bool stopped_running =
+                thread->state == 'R' && thread->stack.state == HD_STACK_TAKEN && thread->stack.nframes > 0;
+            probe_symbols_set_leaf(thread, stopped_running ? &thread->stack.frames[0] : NULL);
         }
 }
 

@@ -418,8 +418,7 @@ static void sample_process_leaves(struct probe_stacks *stacks, struct hd_process
         }
         struct hd_frame frame = { .pc = pc };
         probe_symbols_resolve(stacks->symbols, process->pid, mappings, nmappings, &frame);
-        free(thread->leaf_function);
-        thread->leaf_function = probe_symbols_frame_name(&frame);
+        probe_symbols_set_leaf(thread, &frame);
         free(frame.module);
         free(frame.symbol);
     }

@@ -41,7 +41,7 @@ struct probe_stacks_skipped {
  * the process stopped when it came are not unwound; their stacks are HD_STACK_NOT_TAKEN, why_not says so. */
 struct probe_stacks_skipped probe_stacks_take(struct probe_stacks *stacks, struct hd_snapshot *snapshot,
                                               double deadline);
-/* Names the function each thread in state R of `sample` is running (thread->leaf_function, leaf_samples 1). */
+/* Names the function each thread in state R of `sample` is running (thread->leaf_function, and leaf_module where no symbol names it). */
 void probe_stacks_sample_leaves(struct probe_stacks *stacks, struct hd_snapshot *sample);
 /* Writes how long each process of `snapshot` was stopped over the run into its stopped_for_s, and sets
  * ptrace_used / ptrace_why_not. */

@@ -849,3 +849,12 @@ char *probe_symbols_frame_name(const struct hd_frame *frame)
     }
     return length < 0 ? NULL : name;
 }
+
+void probe_symbols_set_leaf(struct hd_thread *thread, const struct hd_frame *frame)
+{
+    free(thread->leaf_function);
+    free(thread->leaf_module);
+    thread->leaf_function = frame ? probe_symbols_frame_name(frame) : NULL;
+    thread->leaf_module = frame && !frame->symbol && frame->module ? strdup(frame->module) : NULL;
+    thread->leaf_module_offset = thread->leaf_module ? frame->module_offset : 0;
+}

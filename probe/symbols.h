@@ -58,3 +58,6 @@ bool probe_symbols_unwind_table(struct probe_symbols *symbols, pid_t pid, const 
 
 /* "symbol", or "module-basename+0xoffset", or "0xpc" for the frame: malloc'd, NULL when memory ran out. */
 char *probe_symbols_frame_name(const struct hd_frame *frame);
+/* The thread's leaf (the function its innermost frame is in, and where no symbol names it, the module and offset)
+ * from `frame`; none when `frame` is NULL. Frees what it had. */
+void probe_symbols_set_leaf(struct hd_thread *thread, const struct hd_frame *frame);

@@ -396,6 +396,7 @@ static struct hd_thread_sample sample_of(const struct hd_thread *thread)
 {
     struct hd_thread_sample sample = hd_thread_as_sample(thread);
     sample.leaf_function = thread->leaf_function ? strdup(thread->leaf_function) : NULL; /* its own */
+    sample.leaf_module = thread->leaf_module ? strdup(thread->leaf_module) : NULL;
     return sample;
 }
 
@@ -427,7 +428,7 @@ void ran(const struct hd_snapshot *snapshot, struct hd_thread *thread, uint64_t 
 void same_in_every_sample(struct hd_thread *thread)
 {
     for (size_t s = 0; s < thread->nearlier; s++)
-        free(thread->earlier[s].leaf_function);
+        free(thread->earlier[s].leaf_function), free(thread->earlier[s].leaf_module);
     free(thread->earlier);
     thread->earlier = NULL;
     thread->nearlier = 0;

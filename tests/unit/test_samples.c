@@ -113,25 +113,53 @@ Test(samples, a_sample_that_did_not_see_the_thread_is_not_counted)
     hd_snapshot_free(snapshot);
 }
 
+/* Where the leaf was: `name` as the report says it; for an unnamed one, "module+0xoffset" and the module and
+ * offset apart. */
+static void put_leaf(char **function, char **module, uint64_t *offset, const char *name)
+{
+    free(*function), free(*module);
+    *function = strdup(name);
+    *module = NULL;
+    *offset = 0;
+    const char *plus = strstr(name, "+0x");
+    if (plus) {
+        *module = strndup(name, (size_t)(plus - name));
+        *offset = strtoull(plus + 3, NULL, 16);
+    }
+}
+
+static void sample_leaf(struct hd_thread_sample *sample, const char *name)
+{
+    put_leaf(&sample->leaf_function, &sample->leaf_module, &sample->leaf_module_offset, name);
+}
+
+static void last_leaf(struct hd_thread *thread, const char *name)
+{
+    put_leaf(&thread->leaf_function, &thread->leaf_module, &thread->leaf_module_offset, name);
+}
+
 /* Unnamed leaves (a stripped library's spin loop) within 4 KiB of each other in one module are one place; a named
- * function elsewhere is another. */
+ * function elsewhere is another, and so is the same offset in another module. */
 Test(samples, leaves_in_one_place)
 {
     struct hd_thread *thread;
     struct hd_snapshot *snapshot = asleep(3, &thread);
-    thread->earlier[0].leaf_function = strdup("libopenblas.so.0+0x1b640");
-    thread->earlier[1].leaf_function = strdup("libopenblas.so.0+0x1b9f0");
-    thread->leaf_function = strdup("libopenblas.so.0+0x1b6a8");
+    sample_leaf(&thread->earlier[0], "/usr/lib/libopenblas.so.0+0x1b640");
+    sample_leaf(&thread->earlier[1], "/usr/lib/libopenblas.so.0+0x1b9f0");
+    last_leaf(thread, "/usr/lib/libopenblas.so.0+0x1b6a8");
     struct report_history history = fold(thread);
     cr_assert_eq(history.leaf_samples, 3);
     cr_assert(history.leaf_same);
-    cr_assert_str_eq(history.leaf_function, "libopenblas.so.0+0x1b6a8", "the last one seen");
-    free(thread->leaf_function);
-    thread->leaf_function = strdup("libopenblas.so.0+0x3c000");
+    cr_assert_str_eq(history.leaf_function, "/usr/lib/libopenblas.so.0+0x1b6a8", "the last one seen");
+    last_leaf(thread, "/usr/lib/libopenblas.so.0+0x3c000");
     cr_assert_not(fold(thread).leaf_same, "kilobytes apart: a computation moving on");
-    free(thread->leaf_function);
-    thread->leaf_function = strdup("dgemm_kernel");
+    last_leaf(thread, "/usr/lib/libgomp.so.1+0x1b6a8");
+    cr_assert_not(fold(thread).leaf_same, "another module");
+    last_leaf(thread, "dgemm_kernel");
     cr_assert_not(fold(thread).leaf_same);
+    sample_leaf(&thread->earlier[0], "dgemm_kernel");
+    sample_leaf(&thread->earlier[1], "dgemm_kernel");
+    cr_assert(fold(thread).leaf_same, "one named function");
     hd_snapshot_free(snapshot);
 }
 
