@@ -625,11 +625,11 @@ const char *hd_origin_name(enum hd_origin origin);
 const char *hd_origin_basis_name(enum hd_origin_basis basis);
 const char *hd_fd_class_name(enum hd_fd_class fd_class);
 const char *hd_python_start_method_name(enum hd_python_start_method method); /* NULL for HD_PYTHON_NONE */
-const char *hd_python_role_name(enum hd_python_role role);
+const char *hd_python_role_name(enum hd_python_role role);                   /* NULL for HD_PYTHON_ROLE_NONE */
 /* What a sample sees of `thread` as it is now (its leaf function borrowed; `restart` false). */
 struct hd_thread_sample hd_thread_as_sample(const struct hd_thread *thread);
 /* The latest earlier sample that saw `thread` in a futex wait; NULL when none did. */
-const struct hd_thread_sample *hd_thread_earlier_futex(const struct hd_thread *thread);                   /* NULL for HD_PYTHON_ROLE_NONE */
+const struct hd_thread_sample *hd_thread_earlier_futex(const struct hd_thread *thread);
 /* The library of `process` whose mappings hold `address`, or NULL. */
 const struct hd_library *hd_process_find_library(const struct hd_process *process, uint64_t address);
 /* The library whose data `address` lies in: its own mappings, or the anonymous mapping right after its last one
