@@ -218,11 +218,7 @@ static bool futex_edges(struct builder *b, size_t from, const struct hd_process 
 
 /* ---- pipes and sockets --------------------------------------------------------------------------------------- */
 
-static int compare_peer_inode(const void *key, const void *element)
-{
-    uint64_t inode = *(const uint64_t *)key, other = ((const struct hd_socket_peer *)element)->inode;
-    return inode < other ? -1 : inode > other;
-}
+HD_KEY_COMPARATOR(compare_peer_inode, uint64_t, struct hd_socket_peer, .inode)
 
 static uint64_t unix_peer_of(const struct hd_snapshot *snapshot, uint64_t inode)
 {

@@ -64,6 +64,16 @@ static inline int steal_fd(int *fd)
  * value: `struct search s cleanup_with(search_release) = { 0 };` */
 #define cleanup_with(function) __attribute__((cleanup(function)))
 
+/* A comparator of hd_lower_bound()'s shape, `static int name(const void *key, const void *element)`, for a key of
+ * `key_type` against the `member` of an element of `element_type` (`.inode`; nothing for an array of keys):
+ *     HD_KEY_COMPARATOR(compare_tid, pid_t, struct hd_thread, .tid) */
+#define HD_KEY_COMPARATOR(name, key_type, element_type, member)                                                       \
+    static int name(const void *key, const void *element)                                                            \
+    {                                                                                                                \
+        key_type wanted = *(const key_type *)key, found = (*(const element_type *)element)member;                    \
+        return wanted < found ? -1 : wanted > found;                                                                 \
+    }
+
 /* The index of the first of `count` sorted elements of `size` bytes at `base` that does not come before `key`;
  * `count` when all do. `compare(key, element)` as bsearch's: negative, zero or positive as the key comes before,
  * at or after the element. */

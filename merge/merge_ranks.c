@@ -7,11 +7,7 @@
 #include <string.h>
 
 /* The index of the first rank >= `rank`. */
-static int compare_int(const void *key, const void *element)
-{
-    int a = *(const int *)key, b = *(const int *)element;
-    return a < b ? -1 : a > b;
-}
+HD_KEY_COMPARATOR(compare_int, int, int, )
 
 static size_t lower_bound(const struct report_rank_set *set, int rank)
 {

@@ -234,11 +234,7 @@ static int compare_classes(const void *a, const void *b)
     return x->ranks.ranks[0] < y->ranks.ranks[0] ? -1 : x->ranks.ranks[0] > y->ranks.ranks[0];
 }
 
-static int compare_rank(const void *key, const void *element)
-{
-    int rank = *(const int *)key, other = ((const struct report_merge_rank *)element)->rank;
-    return rank < other ? -1 : rank > other;
-}
+HD_KEY_COMPARATOR(compare_rank, int, struct report_merge_rank, .rank)
 
 size_t report_merge_rank_index(const struct report_merge_job *job, int rank)
 {

@@ -194,11 +194,7 @@ static const struct hd_snapshot_index *usable_index(const struct hd_snapshot *sn
                                                                                                          : NULL;
 }
 
-static int compare_id(const void *key, const void *element)
-{
-    pid_t id = *(const pid_t *)key, other = ((const struct index_entry *)element)->id;
-    return id < other ? -1 : id > other;
-}
+HD_KEY_COMPARATOR(compare_id, pid_t, struct index_entry, .id)
 
 static const struct index_entry *index_lookup(const struct index_entry *entries, size_t count, pid_t id)
 {
@@ -221,11 +217,7 @@ struct hd_process *hd_snapshot_find_process(const struct hd_snapshot *snapshot, 
     return NULL;
 }
 
-static int compare_tid(const void *key, const void *element)
-{
-    pid_t tid = *(const pid_t *)key, other = ((const struct hd_thread *)element)->tid;
-    return tid < other ? -1 : tid > other;
-}
+HD_KEY_COMPARATOR(compare_tid, pid_t, struct hd_thread, .tid)
 
 struct hd_thread *hd_process_find_thread(const struct hd_process *process, pid_t tid)
 {

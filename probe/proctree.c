@@ -116,11 +116,7 @@ static bool member_add(struct member_list *members, pid_t pid)
     return true;
 }
 
-static int compare_ppid(const void *key, const void *element)
-{
-    pid_t pid = *(const pid_t *)key, ppid = ((const struct probe_process_link *)element)->ppid;
-    return pid < ppid ? -1 : pid > ppid;
-}
+HD_KEY_COMPARATOR(compare_ppid, pid_t, struct probe_process_link, .ppid)
 
 /* Depth-first from `pid`, children in pid order; `links` is sorted by (ppid, pid). */
 static bool add_subtree(struct member_list *members, const struct probe_process_link *links, size_t nlinks, pid_t pid,

@@ -299,11 +299,7 @@ static char task_state(pid_t pid, pid_t tid)
     return close && close[1] == ' ' ? close[2] : '?';
 }
 
-static int compare_pid(const void *key, const void *element)
-{
-    pid_t a = *(const pid_t *)key, b = *(const pid_t *)element;
-    return a < b ? -1 : a > b;
-}
+HD_KEY_COMPARATOR(compare_pid, pid_t, pid_t, )
 
 static char hinted_state(const struct probe_stop_hint *hint, pid_t pid, pid_t tid)
 {

@@ -12,11 +12,7 @@ struct syscall_name {
 
 #include "syscall_names.inc"
 
-static int compare_nr(const void *key, const void *element)
-{
-    long nr = *(const long *)key, other = ((const struct syscall_name *)element)->nr;
-    return nr < other ? -1 : nr > other;
-}
+HD_KEY_COMPARATOR(compare_nr, long, struct syscall_name, .nr)
 
 const char *probe_syscall_name(enum hd_arch arch, long nr)
 {

@@ -16,11 +16,7 @@
 
 #define HOLDERS_LISTED_MAX 8
 
-static int compare_holder_inode(const void *key, const void *element)
-{
-    uint64_t inode = *(const uint64_t *)key, other = ((const struct hd_pipe_holder *)element)->inode;
-    return inode < other ? -1 : inode > other;
-}
+HD_KEY_COMPARATOR(compare_holder_inode, uint64_t, struct hd_pipe_holder, .inode)
 
 /* The outside holders of `inode` (snapshot.h: sorted by inode): the first, and how many through *count. */
 static const struct hd_pipe_holder *holders_of(const struct hd_snapshot *snapshot, uint64_t inode, size_t *count)
