@@ -58,38 +58,46 @@ static int install_filter(const struct refusals *refusals)
                         &filter);
 }
 
-static void send_fd(int socket, int fd)
-{
-    char data = 'f';
-    struct iovec iov = { .iov_base = &data, .iov_len = 1 };
+/* One byte of data and room for one descriptor: what passes the listener from the child to this process. */
+struct fd_message {
+    char data;
+    struct iovec iov;
     union {
         char buffer[CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
-    } control = { 0 };
-    struct msghdr message = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buffer,
-                              .msg_controllen = sizeof control.buffer };
-    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    } control;
+    struct msghdr header;
+};
+
+static void fd_message_init(struct fd_message *message)
+{
+    *message = (struct fd_message){ .data = 'f' };
+    message->iov = (struct iovec){ .iov_base = &message->data, .iov_len = 1 };
+    message->header = (struct msghdr){ .msg_iov = &message->iov, .msg_iovlen = 1,
+                                       .msg_control = message->control.buffer,
+                                       .msg_controllen = sizeof message->control.buffer };
+}
+
+static void send_fd(int socket, int fd)
+{
+    struct fd_message message;
+    fd_message_init(&message);
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message.header);
     header->cmsg_level = SOL_SOCKET;
     header->cmsg_type = SCM_RIGHTS;
     header->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(header), &fd, sizeof fd);
-    if (sendmsg(socket, &message, 0) != 1)
+    if (sendmsg(socket, &message.header, 0) != 1)
         _exit(125);
 }
 
 static int receive_fd(int socket)
 {
-    char data;
-    struct iovec iov = { .iov_base = &data, .iov_len = 1 };
-    union {
-        char buffer[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } control = { 0 };
-    struct msghdr message = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buffer,
-                              .msg_controllen = sizeof control.buffer };
-    if (recvmsg(socket, &message, 0) != 1)
+    struct fd_message message;
+    fd_message_init(&message);
+    if (recvmsg(socket, &message.header, 0) != 1)
         return -1;
-    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message.header);
     if (!header || header->cmsg_type != SCM_RIGHTS)
         return -1;
     int fd;
