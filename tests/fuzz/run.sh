@@ -14,7 +14,7 @@ flags=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O
 # harness: the sources of the project it needs
 declare -A sources=(
     [procfs]="base/util.c probe/procfs.c probe/maps.c probe/fds.c probe/memory.c probe/facilities.c model/snapshot.c"
-    [text]="analysis/buffer.c render/json_writer.c"
+    [text]="analysis/buffer.c base/json_writer.c"
     [catalogue]="base/util.c analysis/catalogue.c model/snapshot.c"
     [waits]="base/util.c probe/syscalls.c probe/locks.c probe/memory.c probe/facilities.c probe/procfs.c
              model/snapshot.c"

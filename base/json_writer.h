@@ -1,4 +1,5 @@
-/* A streaming JSON writer for the renderers (render_json.c, render_stacks.c, render_inheritance.c).
+/* A streaming JSON writer: the renderers' reports (render_json.c, render_stacks.c, render_inheritance.c) and the
+ * snapshot files (record/).
  *
  * Why not json-c's tree: a report of 10,000 threads is a tree of about a million json-c objects, each a malloc'd
  * hash table or string, built in full before the first byte is written; that cost more than the whole probe
@@ -12,8 +13,6 @@
  * precision past 2^53). Errors (memory, the stream) are remembered and reported once by report_json_finish.
  */
 #pragma once
-
-#include "buffer.h"
 
 #include <stdbool.h>
 #include <stdint.h>
