@@ -76,7 +76,23 @@ void hd_snapshot_free(struct hd_snapshot *snapshot)
     free(snapshot->outside_pipe_holders);
     free(snapshot->departed);
     index_free(snapshot->index);
+    for (size_t i = 0; i < snapshot->nkept_strings; i++)
+        free(snapshot->kept_strings[i]);
+    free(snapshot->kept_strings);
     free(snapshot);
+}
+
+const char *hd_snapshot_keep_string(struct hd_snapshot *snapshot, char *owned)
+{
+    char **grown = hd_grow(snapshot->kept_strings, &snapshot->kept_strings_capacity, snapshot->nkept_strings,
+                           sizeof *grown);
+    if (!grown) {
+        free(owned);
+        return NULL;
+    }
+    snapshot->kept_strings = grown;
+    snapshot->kept_strings[snapshot->nkept_strings++] = owned;
+    return owned;
 }
 
 void *hd_grow(void *array, size_t *capacity, size_t count, size_t size)

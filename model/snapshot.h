@@ -578,6 +578,11 @@ struct hd_snapshot {
     size_t departed_capacity;
     enum hd_python_start_method python_start_method; /* of the tree: the method its Python children show */
     struct hd_snapshot_index *index; /* owned; the find functions' index (hd_snapshot_index_build), or NULL */
+    /* The strings marked "static" above, when the snapshot was read from a file (record/): owned here, since no
+     * table of hangdoc's holds them; empty for a snapshot probe made. */
+    char **kept_strings;
+    size_t nkept_strings;
+    size_t kept_strings_capacity;
 };
 
 void hd_snapshot_free(struct hd_snapshot *snapshot);
@@ -588,6 +593,10 @@ void hd_stack_release(struct hd_stack *stack);
 /* Adds a note; the text is formatted like printf. Returns false only when memory ran out. */
 bool hd_snapshot_note(struct hd_snapshot *snapshot, enum hd_note_kind kind, pid_t pid, pid_t tid,
                       const char *format, ...) __attribute__((format(printf, 5, 6)));
+
+/* Keeps `owned` (a malloc'd string) until the snapshot is freed and returns it: a "static" string of a snapshot read
+ * from a file. NULL, with `owned` freed, only when memory ran out. */
+const char *hd_snapshot_keep_string(struct hd_snapshot *snapshot, char *owned);
 
 /* Records a process that vanished during sampling. False only when memory ran out. */
 bool hd_snapshot_add_departed(struct hd_snapshot *snapshot, const struct hd_process *process);
