@@ -26,10 +26,11 @@ cd "$(dirname "$0")"
 # debhelper and dpkg-dev build the Debian package that `setup.sh portability` (run by CI after the suite) installs.
 # `packages` is every package setup.sh installs; the demo and the release take the build's alone.
 packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev
-          libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy libc6-dbg libgfortran5
-          python3-pyqt5 python3-grpcio python3-h5py clang libclang-rt-14-dev lld gdb strace slurm-wlm munge
+          zlib1g-dev libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy libc6-dbg
+          libgfortran5 python3-pyqt5 python3-grpcio python3-h5py clang libclang-rt-14-dev lld gdb strace slurm-wlm munge
           graphviz postgresql-15 nginx-light redis-server tmux tini dumb-init debootstrap debhelper dpkg-dev)
-build_packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev)
+build_packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev
+                zlib1g-dev)
 
 # step WHAT COMMAND...: one line for the step; the command's own output goes to a log shown only if it fails
 log=${TMPDIR:-/tmp}/hangdoc-setup.$$.log

@@ -65,6 +65,15 @@ static size_t utf8_sequence(const unsigned char *bytes, size_t left)
     return length;
 }
 
+bool report_json_is_utf8(const char *bytes, size_t length)
+{
+    const unsigned char *text = (const unsigned char *)bytes;
+    for (size_t i = 0, sequence; i < length; i += sequence)
+        if ((sequence = utf8_sequence(text + i, length - i)) == 0)
+            return false;
+    return true;
+}
+
 /* Any string as JSON: its exact value. Valid UTF-8 as it is, with JSON's escapes for the quote, the backslash and
  * control characters (DEL too), and each byte that is not part of valid UTF-8 as the lone surrogate U+DC00 + byte,
  * as Python's "surrogateescape" does, so that value.encode('utf-8', 'surrogateescape') gives the bytes back. Keys,

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -43,6 +44,8 @@ void report_json_end_array(struct report_json *json);
 void report_json_string(struct report_json *json, const char *key, const char *text);
 /* The same for `length` bytes that need not end in NUL. */
 void report_json_bytes(struct report_json *json, const char *key, const char *bytes, size_t length);
+/* Whether `length` bytes are valid UTF-8 (no overlong form, no surrogate), which a JSON string holds as they are. */
+bool report_json_is_utf8(const char *bytes, size_t length);
 /* A target's string, or null for NULL. */
 void report_json_string_or_null(struct report_json *json, const char *key, const char *text);
 /* One of hangdoc's own names (an enum's name, a finding id): the same exact form as a target's string; the name

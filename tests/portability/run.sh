@@ -33,7 +33,7 @@ say() {
 
 # Debian 11's packages for building hangdoc and running its unit and scenario tests
 build_packages="gcc libc6-dev binutils meson ninja-build pkg-config libunwind-dev libelf-dev libjson-c-dev
-libcriterion-dev python3 python3-jsonschema man-db"
+zlib1g-dev libcriterion-dev python3 python3-jsonschema man-db"
 
 # ensure_chroot ROOT [PACKAGES [SUITE]]: the chroot ROOT of SUITE (Debian 11 by default), with PACKAGES installed
 # (its stamp names them)
