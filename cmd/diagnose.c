@@ -2,6 +2,7 @@
 #include "diagnose.h"
 
 #include "probe.h"
+#include "record.h"
 #include "buffer.h"
 #include "catalogue.h"
 #include "render_dot.h"
@@ -69,11 +70,19 @@ int hangdoc_exit_for_verdict(enum report_hung hung, enum report_cause cause)
     return hung == REPORT_HUNG_YES ? by_cause[cause] : EXIT_NO_HANG;
 }
 
+/* The one report the options ask for, on standard output. */
+static struct hangdoc_outputs standard_output(const struct hangdoc_options *options)
+{
+    bool text = !options->json && !options->dot && !options->markdown;
+    return (struct hangdoc_outputs){ .text = { text ? stdout : NULL },
+                                     .json = options->json ? stdout : NULL,
+                                     .dot = options->dot ? stdout : NULL,
+                                     .summary = options->markdown ? stdout : NULL };
+}
+
 int hangdoc_diagnose(const struct hangdoc_options *options)
 {
-    struct hangdoc_outputs outputs = { .text = { options->json || options->dot ? NULL : stdout },
-                                       .json = options->json ? stdout : NULL,
-                                       .dot = options->dot ? stdout : NULL };
+    struct hangdoc_outputs outputs = standard_output(options);
     return hangdoc_diagnose_into(options, &outputs);
 }
 
@@ -147,6 +156,8 @@ int hangdoc_check_catalogue(const char *path)
 
 static int diagnose_with(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs,
                          const struct report_catalogue *catalogue);
+static int report_and_exit_status(const struct hd_snapshot *snapshot, const struct report_options *settings,
+                                  const struct hangdoc_options *options, const struct hangdoc_outputs *outputs);
 
 int hangdoc_diagnose_into(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs)
 {
@@ -199,7 +210,24 @@ static int diagnose_with(const struct hangdoc_options *options, const struct han
         .catalogue = catalogue,
         .stuck_after_s = hangdoc_stuck_after_s(options->stuck_after_ms, oldest_age_s),
     };
-    struct report_analysis *analysis hd_cleanup(report_analysis_free) = report_analyze_with(snapshot, &settings);
+    /* saved before the report is made, so that a report that fails still leaves what it was made from */
+    bool saved = true;
+    if (options->save_path) {
+        char why[512];
+        const struct record_analysis recorded = { .stuck_after_s = settings.stuck_after_s };
+        saved = record_save(options->save_path, snapshot, &recorded, why, sizeof why) == 0;
+        if (!saved)
+            fprintf(stderr, "hangdoc: --save: %s\n", why);
+    }
+    int status = report_and_exit_status(snapshot, &settings, options, outputs);
+    return saved || status == EXIT_INTERNAL ? status : EXIT_CANNOT_CREATE;
+}
+
+/* Analyses the snapshot, renders the reports, and gives the exit status of the verdict. */
+static int report_and_exit_status(const struct hd_snapshot *snapshot, const struct report_options *settings,
+                                  const struct hangdoc_options *options, const struct hangdoc_outputs *outputs)
+{
+    struct report_analysis *analysis hd_cleanup(report_analysis_free) = report_analyze_with(snapshot, settings);
     if (!analysis) {
         fprintf(stderr, "hangdoc: out of memory\n");
         return EXIT_INTERNAL;
@@ -209,6 +237,33 @@ static int diagnose_with(const struct hangdoc_options *options, const struct han
         return EXIT_INTERNAL;
     }
     return hangdoc_exit_for_verdict(analysis->verdict.hung, analysis->verdict.cause);
+}
+
+int hangdoc_analyze(const struct hangdoc_options *options, const char *path)
+{
+    int status = 0;
+    struct report_catalogue *catalogue hd_cleanup(report_catalogue_free) =
+        load_catalogue(options->catalogue_path, &status);
+    if (!catalogue)
+        return status;
+    struct hd_snapshot *snapshot hd_cleanup(hd_snapshot_free) = NULL;
+    struct record_analysis recorded;
+    char why[768];
+    int loaded = record_load(path, &snapshot, &recorded, why, sizeof why);
+    if (loaded == -ENOMEM) {
+        fprintf(stderr, "hangdoc: analyze: out of memory\n");
+        return EXIT_INTERNAL;
+    }
+    if (loaded != 0) {
+        fprintf(stderr, "hangdoc: analyze: %s\n", why);
+        return EXIT_NO_INPUT;
+    }
+    const struct report_options settings = {
+        .catalogue = catalogue,
+        .stuck_after_s = options->stuck_after_given ? options->stuck_after_ms / 1000.0 : recorded.stuck_after_s,
+    };
+    const struct hangdoc_outputs outputs = standard_output(options);
+    return report_and_exit_status(snapshot, &settings, options, &outputs);
 }
 
 bool hangdoc_report_unfinished(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs,

@@ -8,7 +8,8 @@
 #include <stdio.h>
 
 /* Returns an exit status (exit_codes.h); messages for the user go to stderr. The report goes to stdout, as text,
- * JSON (options->json) or DOT (options->dot). */
+ * JSON (options->json), DOT (options->dot) or Markdown (options->markdown); the snapshot to options->save_path too
+ * when set. */
 int hangdoc_diagnose(const struct hangdoc_options *options);
 
 /* Where the reports go: up to two text streams, one JSON, one DOT and one Markdown summary stream, each NULL when
@@ -19,6 +20,9 @@ struct hangdoc_outputs {
     FILE *dot;
     FILE *summary;
 };
+/* `hangdoc analyze`: the report of a snapshot saved by --save, to stdout as hangdoc_diagnose prints it; the exit
+ * status of its verdict, or EXIT_NO_INPUT when the file is not a snapshot this hangdoc reads. */
+int hangdoc_analyze(const struct hangdoc_options *options, const char *path);
 int hangdoc_diagnose_into(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs);
 /* Loads --catalogue FILE once to check it: 0, or the exit status after saying what is wrong (on stderr). */
 int hangdoc_check_catalogue(const char *path);

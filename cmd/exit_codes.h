@@ -6,9 +6,9 @@ enum hangdoc_exit {
     EXIT_HANG = 1,             /* hang found, cause other than fork inheritance */
     EXIT_HANG_FORK_UNSAFE = 2, /* hang caused by fork-unsafe inheritance */
     EXIT_USAGE = 64,           /* EX_USAGE: bad arguments */
-    EXIT_NO_INPUT = 66,        /* EX_NOINPUT: `hangdoc merge` could read no report */
+    EXIT_NO_INPUT = 66,        /* EX_NOINPUT: `hangdoc merge` could read no report, `hangdoc analyze` no snapshot */
     EXIT_NO_TARGET = 69,       /* EX_UNAVAILABLE: the target process does not exist */
     EXIT_INTERNAL = 70,        /* EX_SOFTWARE: hangdoc failed (out of memory, /proc unreadable, deadline passed) */
-    EXIT_CANNOT_CREATE = 73,   /* EX_CANTCREAT: `hangdoc run` cannot write a report where it was asked to */
+    EXIT_CANNOT_CREATE = 73,   /* EX_CANTCREAT: a report or a --save snapshot cannot be written where asked */
     EXIT_PERMISSION = 77,      /* EX_NOPERM: the target cannot be read */
 };

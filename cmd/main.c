@@ -29,6 +29,7 @@
 static const char usage_text[] =
     "Usage: hangdoc [OPTION]... PID...\n"
     "       hangdoc [OPTION]... --job ID\n"
+    "       hangdoc analyze [OPTION]... SNAPSHOT\n"
     "       hangdoc demo [OPTION]...\n"
     "       hangdoc run [RUN OPTION]... [--] CMD [ARG]...\n"
     "       hangdoc merge [MERGE OPTION]... REPORT...\n"
@@ -36,6 +37,8 @@ static const char usage_text[] =
     "on, for how long, and whether it makes progress, with every thread's native stack. To take the stacks each\n"
     "process is stopped for a moment (ptrace), then let go; nothing is changed in the target.\n"
     "\n"
+    "  analyze              diagnose a snapshot saved by --save (\"-\": standard input), here or on another\n"
+    "                       machine, after the processes are gone: the report the run printed\n"
     "  demo                 start a real hung process tree, diagnose it, end it\n"
     "  run                  run CMD; when it times out, stalls or is cancelled, diagnose its whole tree,\n"
     "                       write the reports, end the tree (exit 124, as timeout(1))\n"
@@ -49,6 +52,7 @@ static const char usage_text[] =
     "      --report FILE    write the text report to FILE too (it always goes to stderr)\n"
     "      --json FILE      write the JSON report to FILE (in FILE, %h: host, %r: rank, %p: pid)\n"
     "      --summary FILE   append a Markdown summary with a Mermaid graph to FILE ($GITHUB_STEP_SUMMARY)\n"
+    "      --save DIR       keep the snapshot of each diagnosis in DIR, for hangdoc analyze (a CI artifact)\n"
     "      --signal SIG     end the tree with SIG (default TERM), then KILL after --kill-after\n"
     "      --kill-after DUR how long to wait after SIG (default 5s)\n"
     "      --keep-running   report, but leave the tree running\n"
@@ -62,6 +66,9 @@ static const char usage_text[] =
     "Options:\n"
     "  -j, --json           print one JSON document (schema hangdoc.report/2) instead of text\n"
     "      --dot            print the wait-for graph for Graphviz instead of text (pipe it to dot -Tsvg)\n"
+    "      --markdown       print the Markdown summary (with a Mermaid graph) instead of text\n"
+    "      --save FILE      also write everything read to FILE, a snapshot that hangdoc analyze turns into\n"
+    "                       this same report later, anywhere (gzip-compressed when over 1 MiB)\n"
     "  -n, --samples N      read the tree N times (default 5)\n"
     "  -i, --interval DUR   time between samples (default 250ms)\n"
     "  -t, --timeout DUR    be done within DUR: near it, report on what was read (default 30s; 0: never)\n"
@@ -87,10 +94,10 @@ static const char usage_text[] =
     "   1  a hang was found (cause other than fork inheritance)\n"
     "   2  a hang caused by fork-unsafe inheritance was found\n"
     "  64  usage error (bad option or pid, or hangdoc's own pid)\n"
-    "  66  hangdoc merge: no report could be read\n"
+    "  66  hangdoc merge: no report could be read; hangdoc analyze: the snapshot could not be read\n"
     "  69  the target process does not exist\n"
     "  70  internal error (out of memory, /proc unreadable, --timeout passed in a step that did not come back)\n"
-    "  73  hangdoc run, hangdoc merge -o: a report file cannot be written\n"
+    "  73  hangdoc run, hangdoc merge -o, --save: a report or snapshot file cannot be written\n"
     "  77  permission denied reading the target\n"
     "hangdoc run exits with the status of CMD (128 + N when signal N ended it), 124 when it ended CMD on\n"
     "--timeout or --stall, 126 when CMD cannot be executed, 127 when it is not found.\n";
@@ -136,7 +143,8 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         { "color", optional_argument, NULL, 'c' },  { "colour", optional_argument, NULL, 'c' },
         { "catalogue", required_argument, NULL, 'C' }, { "stuck-after", required_argument, NULL, 'A' },
         { "job", required_argument, NULL, 'J' },    { "slurm-job", required_argument, NULL, 'J' },
-        { "no-ledger", no_argument, NULL, 'L' },
+        { "no-ledger", no_argument, NULL, 'L' },    { "save", required_argument, NULL, 'S' },
+        { "markdown", no_argument, NULL, 'M' },
         { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -144,14 +152,20 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
     while ((option = getopt_long(argc, argv, ":jn:i:t:vhV", long_options, NULL)) != -1) {
         switch (option) {
         case 'j':
-            if (options->dot)
-                return usage_error("%s", "--json and --dot are exclusive: one report on standard output");
-            options->json = true;
-            break;
         case 'D':
-            if (options->json)
-                return usage_error("%s", "--json and --dot are exclusive: one report on standard output");
-            options->dot = true;
+        case 'M':
+        {
+            bool *chosen = option == 'j' ? &options->json : option == 'D' ? &options->dot : &options->markdown;
+            if (options->json + options->dot + options->markdown > *chosen)
+                return usage_error("%s", "--json, --dot and --markdown are exclusive: one report on standard "
+                                         "output");
+            *chosen = true;
+            break;
+        }
+        case 'S':
+            if (strcmp(optarg, "-") == 0)
+                return usage_error("%s", "--save takes a file name: standard output has the report");
+            options->save_path = optarg;
             break;
         case 'n': {
             pid_t samples;
@@ -172,6 +186,7 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
             if (!hangdoc_parse_duration_ms(optarg, &options->stuck_after_ms) ||
                 options->stuck_after_ms < HANGDOC_STUCK_AFTER_MIN_MS)
                 return usage_error("--stuck-after takes a duration of at least 1s, such as 60s, not '%s'", optarg);
+            options->stuck_after_given = true;
             break;
         case 'v':
             options->verbose = true;
@@ -273,6 +288,23 @@ static bool kernel_too_old(char *release, size_t size)
     return major < KERNEL_MAJOR_MIN || (major == KERNEL_MAJOR_MIN && minor < KERNEL_MINOR_MIN);
 }
 
+/* `hangdoc analyze [OPTION]... SNAPSHOT`: the options of a report may follow the subcommand; those of reading
+ * processes have nothing to act on. */
+static int analyze(int argc, char **argv, struct hangdoc_options *options)
+{
+    optind = 1;
+    int status = parse_options(argc, argv, options);
+    if (status >= 0)
+        return status;
+    if (options->save_path || options->job_id)
+        return usage_error("%s", "analyze reads a saved snapshot: --save and --job have nothing to act on");
+    if (optind != argc - 1)
+        return usage_error("%s", optind >= argc ? "analyze needs one snapshot file (saved by --save; - for "
+                                                  "standard input)"
+                                                : "analyze takes one snapshot file");
+    return hangdoc_analyze(options, argv[optind]);
+}
+
 int main(int argc, char **argv)
 {
     char release[65];
@@ -311,6 +343,8 @@ int main(int argc, char **argv)
         arm_deadline(&options);
         return hangdoc_demo(&options); /* starts the watchdog itself, once its tree is forked */
     }
+    if (argc > 0 && strcmp(argv[0], "analyze") == 0)
+        return analyze(argc, argv, &options);
     if (argc > 0 && strcmp(argv[0], "merge") == 0)
         return usage_error("%s", "merge comes first: hangdoc merge [MERGE OPTION]... REPORT...");
     status = collect_pids(argc, argv, &options);

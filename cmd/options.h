@@ -10,6 +10,7 @@ enum hangdoc_colour { HANGDOC_COLOUR_AUTO, HANGDOC_COLOUR_ALWAYS, HANGDOC_COLOUR
 struct hangdoc_options {
     bool json;
     bool dot; /* --dot: the wait-for graph for Graphviz instead of text (not with --json) */
+    bool markdown; /* --markdown: the Markdown summary instead of text (what hangdoc run --summary appends) */
     bool verbose;
     bool no_ptrace; /* never stop a process: no native stacks */
     bool no_python; /* do not read Python interpreters */
@@ -23,6 +24,8 @@ struct hangdoc_options {
      * 0: half the age of the oldest process diagnosed, at most HANGDOC_STUCK_AFTER_DEFAULT_MS (hangdoc run, where
      * the job's age says what "long" is) */
     unsigned stuck_after_ms;
+    bool stuck_after_given; /* --stuck-after was on the command line: `hangdoc analyze` uses it, not the saved one */
+    const char *save_path;  /* --save: the snapshot is written there too (record.h); NULL: not saved */
     double deadline;     /* when that bound ends, in CLOCK_MONOTONIC seconds (set when it is armed); 0: none */
     pid_t *pids;
     size_t npids;
