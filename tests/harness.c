@@ -2,11 +2,14 @@
 #include "harness.h"
 
 #include "registry.h"
+#include "exit_codes.h"
+#include "util.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -369,12 +372,12 @@ void hangdoc_run_once(struct run_result *result, const char *const *arguments)
     hangdoc_run_as(result, -1, arguments);
 }
 
-/* Whether these arguments diagnose processes that exist (not `run`, `demo`, --help or --version). */
+/* Whether these arguments diagnose processes that exist (not `run`, `demo`, `analyze`, --help or --version). */
 static bool diagnoses_a_tree(const char *const *arguments)
 {
-    static const char *const not_a_diagnosis[] = { "run", "demo", "--help", "-h", "--version" };
+    static const char *const not_a_diagnosis[] = { "run", "demo", "analyze", "merge", "--help", "-h", "--version" };
     for (size_t i = 0; arguments[i]; i++)
-        for (size_t n = 0; n < sizeof not_a_diagnosis / sizeof not_a_diagnosis[0]; n++)
+        for (size_t n = 0; n < COUNT(not_a_diagnosis); n++)
             if (strcmp(arguments[i], not_a_diagnosis[n]) == 0)
                 return false;
     return true;
@@ -394,12 +397,12 @@ static char *verdict_signature(const char *report)
     /* the verdict and its hangs without the findings' indexes, which informational findings shift */
     json_object *verdict = json_at(document, "verdict");
     static const char *const keys[] = { "hung", "cause", "root_cause", "pid", "tid", "chain" };
-    for (size_t k = 0; verdict && k < sizeof keys / sizeof keys[0]; k++)
+    for (size_t k = 0; verdict && k < COUNT(keys); k++)
         fprintf(out, "verdict.%s %s\n", keys[k], json_object_to_json_string_ext(json_at(verdict, keys[k]),
                                                                                  JSON_C_TO_STRING_PLAIN));
     json_object *hangs = verdict ? json_at(verdict, "hangs") : NULL;
     for (size_t h = 0; hangs && h < json_object_array_length(hangs); h++)
-        for (size_t k = 1; k < sizeof keys / sizeof keys[0]; k++)
+        for (size_t k = 1; k < COUNT(keys); k++)
             fprintf(out, "hang %zu.%s %s\n", h, keys[k],
                     json_object_to_json_string_ext(json_at(json_object_array_get_idx(hangs, h), keys[k]),
                                                    JSON_C_TO_STRING_PLAIN));
@@ -419,9 +422,153 @@ static char *verdict_signature(const char *report)
 /* Every diagnosis in the tests runs twice on the same tree, and the second must say what the first said: a
  * diagnosis must not change what the next one sees (a wait its ptrace stop interrupted is restarted by the
  * kernel as restart_syscall, which must still read as the same wait). */
+/* ---- every diagnosis also saved and analysed offline ------------------------------------------------------- */
+
+static bool is_one_of(const char *argument, const char *const *names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(argument, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The arguments of `hangdoc analyze` that print the report `arguments` printed from the snapshot it saved: the
+ * report's options kept, those of reading processes (and the pids) dropped. */
+static const char **analyze_arguments(const char *const *arguments, const char *snapshot)
+{
+    static const char *const reading_with_value[] = { "--samples", "-n", "--interval", "-i", "--timeout", "-t",
+                                                      "--job", "--slurm-job" };
+    static const char *const reading_flags[] = { "--no-ptrace", "--no-python", "--no-ledger" };
+    static const char *const report_with_value[] = { "--catalogue", "--stuck-after" };
+    size_t count = 0;
+    while (arguments[count])
+        count++;
+    const char **analyze = calloc(count + 3, sizeof *analyze);
+    cr_assert_not_null(analyze);
+    size_t used = 0;
+    analyze[used++] = "analyze";
+    for (size_t i = 0; i < count; i++) {
+        const char *argument = arguments[i];
+        if (is_one_of(argument, reading_with_value, COUNT(reading_with_value)))
+            i++;
+        else if (is_one_of(argument, report_with_value, COUNT(report_with_value)) && i + 1 < count) {
+            analyze[used++] = argument;
+            analyze[used++] = arguments[++i];
+        } else if (argument[0] == '-' && !is_one_of(argument, reading_flags, COUNT(reading_flags)) &&
+                   strncmp(argument, "--samples=", 10) != 0 && strncmp(argument, "--interval=", 11) != 0 &&
+                   strncmp(argument, "--timeout=", 10) != 0)
+            analyze[used++] = argument;
+    }
+    analyze[used++] = snapshot;
+    return analyze;
+}
+
+static char recording_name[64];
+static pid_t recording_pids[HARNESS_MAX_PIDS];
+static size_t recording_npids;
+
+void record_as(const char *name, const struct fixture *fixture)
+{
+    snprintf(recording_name, sizeof recording_name, "%s", name);
+    recording_npids = fixture->npids;
+    memcpy(recording_pids, fixture->pids, sizeof recording_pids);
+}
+
+/* With HANGDOC_RECORD_DIR set (tests/snapshots/record.sh), the snapshot of the diagnosis a test named with
+ * record_as() is kept there, with the pids its fixture reported. */
+static void keep_recording(const char *snapshot)
+{
+    const char *directory = getenv("HANGDOC_RECORD_DIR");
+    if (!directory || !recording_name[0])
+        return;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s.snapshot", directory, recording_name);
+    size_t length = 0;
+    FILE *in = fopen(snapshot, "re"), *out = fopen(path, "we");
+    cr_assert(in && out, "cannot copy the snapshot to %s", path);
+    char chunk[65536];
+    while ((length = fread(chunk, 1, sizeof chunk, in)) > 0)
+        fwrite(chunk, 1, length, out);
+    fclose(in);
+    cr_assert_eq(fclose(out), 0);
+    snprintf(path, sizeof path, "%s/%s.pids", directory, recording_name);
+    out = fopen(path, "we");
+    cr_assert_not_null(out);
+    for (size_t i = 0; i < recording_npids; i++)
+        fprintf(out, "%s%d", i ? " " : "", (int)recording_pids[i]);
+    fprintf(out, "\n");
+    cr_assert_eq(fclose(out), 0);
+    recording_name[0] = '\0';
+}
+
+/* The first run of a diagnosis saves its snapshot (--save); `hangdoc analyze` of it must print the very report
+ * and exit with the very status: record and replay, checked on every tree of the suite. */
+static void run_saved_and_replayed(struct run_result *result, const char *const *arguments)
+{
+    char snapshot[] = "/tmp/hangdoc-test-snapshot-XXXXXX";
+    int fd = mkstemp(snapshot);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    size_t count = 0;
+    while (arguments[count])
+        count++;
+    const char **saving = calloc(count + 3, sizeof *saving);
+    cr_assert_not_null(saving);
+    saving[0] = "--save";
+    saving[1] = snapshot;
+    memcpy(saving + 2, arguments, count * sizeof *saving);
+    hangdoc_run_as(result, -1, saving);
+    free(saving);
+    if (result->exit_status > EXIT_HANG_FORK_UNSAFE) {
+        unlink(snapshot); /* no verdict: nothing was saved to replay */
+        return;
+    }
+    const char **analyze = analyze_arguments(arguments, snapshot);
+    struct run_result replayed;
+    hangdoc_run_as(&replayed, -1, analyze);
+    free(analyze);
+    keep_recording(snapshot);
+    unlink(snapshot);
+    cr_assert_eq(replayed.exit_status, result->exit_status,
+                 "hangdoc analyze of the saved snapshot exits %d, the live run %d; its stderr:\n%s",
+                 replayed.exit_status, result->exit_status, replayed.err);
+    cr_assert(strcmp(replayed.out, result->out) == 0,
+              "hangdoc analyze of the saved snapshot printed another report:\n%s\nthe live run printed:\n%s",
+              replayed.out, result->out);
+    run_result_free(&replayed);
+}
+
+json_object *recorded_expecting(const char *name, int expected_status, struct fixture *fixture)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/tests/snapshots/%s.pids", environment_or_die("HANGDOC_SOURCE_ROOT"), name);
+    FILE *pids = fopen(path, "re");
+    cr_assert_not_null(pids, "no recorded snapshot %s (tests/snapshots/record.sh makes them)", path);
+    *fixture = (struct fixture){ .guard_pipe = -1 };
+    int pid;
+    while (fixture->npids < HARNESS_MAX_PIDS && fscanf(pids, "%d", &pid) == 1)
+        fixture->pids[fixture->npids++] = pid;
+    fclose(pids);
+    snprintf(path, sizeof path, "%s/tests/snapshots/%s.snapshot", environment_or_die("HANGDOC_SOURCE_ROOT"), name);
+    const char *arguments[] = { "analyze", "--json", path, NULL };
+    struct run_result result;
+    hangdoc_run_as(&result, -1, arguments);
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert_not_null(document, "hangdoc analyze %s printed no JSON (exit %d): %s", path, result.exit_status,
+                       result.err);
+    cr_assert_eq(result.exit_status, expected_status, "hangdoc analyze %s exits %d, got %d; findings %s", path,
+                 expected_status, result.exit_status, findings_text(document));
+    run_result_free(&result);
+    json_validate(json_object_to_json_string(document));
+    return document;
+}
+
 void hangdoc_run(struct run_result *result, const char *const *arguments)
 {
-    hangdoc_run_as(result, -1, arguments);
+    if (diagnoses_a_tree(arguments))
+        run_saved_and_replayed(result, arguments);
+    else
+        hangdoc_run_as(result, -1, arguments);
     const char *sanitize = getenv("HANGDOC_SANITIZE");
     if (!diagnoses_a_tree(arguments) || (sanitize && strcmp(sanitize, "none") != 0))
         return;

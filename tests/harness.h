@@ -61,6 +61,14 @@ void hangdoc_run_as(struct run_result *result, int as_uid, const char *const *ar
  * it once): the test fails when the second run's exit status, verdict or findings (id, confidence, subject) differ
  * from the first's. The first run's result is kept. */
 void hangdoc_run(struct run_result *result, const char *const *arguments);
+/* hangdoc_run also saves each diagnosis (--save) and requires `hangdoc analyze` of it to print the same report
+ * with the same exit status. With HANGDOC_RECORD_DIR set, the next such snapshot is kept there as <name>.snapshot,
+ * with the fixture's pids as <name>.pids (tests/snapshots/record.sh). */
+void record_as(const char *name, const struct fixture *fixture);
+/* `hangdoc analyze --json` of tests/snapshots/<name>.snapshot, parsed and validated; the test fails unless it
+ * exits with `expected_status`. `fixture` gets the pids the fixture reported when it was recorded, and no process:
+ * the assertions of the live scenario run on it unchanged. */
+json_object *recorded_expecting(const char *name, int expected_status, struct fixture *fixture);
 /* Once, for a tree that changes by design (a worker that vanishes during the first run, a 10,000-thread target). */
 void hangdoc_run_once(struct run_result *result, const char *const *arguments);
 void run_result_free(struct run_result *result);
