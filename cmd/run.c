@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DEFAULT_KILL_AFTER_MS 5000
@@ -30,7 +31,8 @@ struct run_options {
     const char *json_path;
     const char *report_path;
     const char *summary_path; /* --summary: the Markdown summary is appended to it, as to $GITHUB_STEP_SUMMARY */
-    char expanded[3][PATH_MAX]; /* those three with %h, %r, %p expanded (expand_path) */
+    const char *save_directory; /* --save: each diagnosis's snapshot is kept there as hangdoc.<n>.snapshot */
+    char expanded[4][PATH_MAX]; /* those four with %h, %r, %p expanded (expand_path) */
     const char *catalogue_path;
     unsigned stuck_after_ms; /* 0: from the job's age (options.h) */
 };
@@ -136,6 +138,8 @@ static bool writable(const char *path, int *error)
     return *error == 0;
 }
 
+static bool usable_directory(const char *path);
+
 static int parse_run_options(int argc, char **argv, struct run_options *run)
 {
     static const struct option long_options[] = {
@@ -145,6 +149,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
         { "keep-running", no_argument, NULL, 'K' },  { "no-ptrace", no_argument, NULL, 'P' },
         { "catalogue", required_argument, NULL, 'C' }, { "stuck-after", required_argument, NULL, 'A' },
         { "summary", required_argument, NULL, 'm' }, { "no-ledger", no_argument, NULL, 'L' },
+        { "save", required_argument, NULL, 'D' },
         { NULL, 0, NULL, 0 },
     };
     *run = (struct run_options){ .job = { .kill_after_ms = DEFAULT_KILL_AFTER_MS, .end_signal = SIGTERM } };
@@ -176,6 +181,9 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
         case 'm':
             run->summary_path = optarg;
             break;
+        case 'D':
+            run->save_directory = optarg;
+            break;
         case 'S':
             if (!parse_signal(optarg, &run->job.end_signal))
                 return run_usage_error("--signal takes a signal name or number, not '%s'", optarg);
@@ -205,7 +213,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
     if (optind >= argc)
         return run_usage_error("%s", "no command given (hangdoc run [OPTION]... -- CMD [ARG]...)");
     run->job.command = argv + optind;
-    const char **templated[] = { &run->json_path, &run->report_path, &run->summary_path };
+    const char **templated[] = { &run->json_path, &run->report_path, &run->summary_path, &run->save_directory };
     struct path_fields fields;
     bool fields_read = false;
     for (size_t i = 0; i < COUNT(templated); i++) {
@@ -227,7 +235,26 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
             return EXIT_CANNOT_CREATE;
         }
     }
+    if (run->save_directory && !usable_directory(run->save_directory))
+        return EXIT_CANNOT_CREATE;
     return -1;
+}
+
+/* The --save directory: made when missing (its parent must exist), and writable. */
+static bool usable_directory(const char *path)
+{
+    struct stat status;
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "hangdoc run: cannot make the directory '%s' for snapshots: %s\n", path, strerror(errno));
+        return false;
+    }
+    const char *why = stat(path, &status) != 0                ? strerror(errno)
+                    : !S_ISDIR(status.st_mode)               ? "not a directory"
+                    : access(path, W_OK | X_OK) != 0          ? strerror(errno)
+                                                             : NULL;
+    if (why)
+        fprintf(stderr, "hangdoc run: cannot keep snapshots in '%s': %s\n", path, why);
+    return why == NULL;
 }
 
 /* ---- the diagnosis ------------------------------------------------------------------------------------------- */
@@ -235,6 +262,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *run)
 struct run_context {
     const struct hangdoc_options *base;
     const struct run_options *run;
+    unsigned diagnoses; /* made so far: the number of the next snapshot kept */
 };
 
 /* `mode`: "we" for a report of its own, "ae" for the summary, which GitHub's step summary file gathers */
@@ -259,7 +287,7 @@ static void close_reports(FILE *report, FILE *json, FILE *summary)
 /* The supervisor's diagnose hook: diagnoses the job's top processes into stderr and the report files. */
 static int diagnose_job(void *context, const pid_t *roots, size_t nroots, bool from_ancestor, bool quick)
 {
-    const struct run_context *c = context;
+    struct run_context *c = context;
     const struct run_options *run = c->run;
     struct hangdoc_options options = *c->base;
     options.pids = (pid_t *)roots;
@@ -295,8 +323,15 @@ static int diagnose_job(void *context, const pid_t *roots, size_t nroots, bool f
                 "\nhangdoc run: diagnosing the tree of '%s' from pid %d, no longer its ancestor (under Yama's "
                 "ptrace_scope 1 its native stacks need CAP_SYS_PTRACE)\n",
                 run->job.command[0], (int)getpid());
+    char snapshot[PATH_MAX];
+    if (run->save_directory) {
+        snprintf(snapshot, sizeof snapshot, "%s/hangdoc.%u.snapshot", run->save_directory, ++c->diagnoses);
+        options.save_path = snapshot;
+    }
     int status = hangdoc_diagnose_into(&options, &outputs);
     close_reports(report, json, summary);
+    if (run->save_directory && status != EXIT_CANNOT_CREATE && status < EXIT_USAGE)
+        fprintf(stderr, "hangdoc run: the snapshot is in %s (hangdoc analyze %s)\n", snapshot, snapshot);
     return status;
 }
 

@@ -1,5 +1,6 @@
 /* `hangdoc run`: the CI wrapper, on real commands and hung fixtures. */
 #include "harness.h"
+#include "util.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -26,12 +27,14 @@ static void remove_directory(void)
     gethostname(host, sizeof host - 1);
     host[strcspn(host, ".")] = '\0';
     snprintf(ranked, sizeof ranked, "%s.3.json", host);
-    const char *names[] = { "report.txt", "report.json", "marker", "plain", ranked };
+    const char *names[] = { "report.txt", "report.json", "marker", "plain", ranked, "snapshots/hangdoc.1.snapshot" };
     char path[600];
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    for (size_t i = 0; i < COUNT(names); i++) {
         snprintf(path, sizeof path, "%s/%s", directory, names[i]);
         unlink(path);
     }
+    snprintf(path, sizeof path, "%s/snapshots", directory);
+    rmdir(path);
     rmdir(directory);
 }
 
@@ -73,8 +76,9 @@ Test(run, timeout_diagnoses_writes_both_reports_and_ends_the_tree, .init = make_
 {
     struct spawned spawned;
     const char *report = in_directory("report.txt"), *json = in_directory("report.json");
-    hangdoc_spawn(&spawned, (const char *[]){ "run", "--timeout", "2s", "--report", report, "--json", json, "--",
-                                              fixture_path("inherited_mutex"), NULL });
+    const char *snapshots = in_directory("snapshots");
+    hangdoc_spawn(&spawned, (const char *[]){ "run", "--timeout", "2s", "--report", report, "--json", json, "--save",
+                                              snapshots, "--", fixture_path("inherited_mutex"), NULL });
     cr_assert(spawned_ready(&spawned), "the fixture got into position under hangdoc run");
     pid_t parent = spawned.group.pids[0], holder = spawned.group.pids[1], child = spawned.group.pids[2];
     struct run_result result;
@@ -97,6 +101,16 @@ Test(run, timeout_diagnoses_writes_both_reports_and_ends_the_tree, .init = make_
     cr_assert_eq(json_int_at(document, "verdict.tid", -1), child);
     cr_assert_eq(json_int_at(json_thread(json_process(document, child), child), "wait.owner_tid", -1), holder);
     json_object_put(document);
+
+    /* --save kept the snapshot, which hangdoc analyze turns into the JSON report the run wrote */
+    char snapshot[300];
+    snprintf(snapshot, sizeof snapshot, "%s/snapshots/hangdoc.1.snapshot", directory);
+    cr_assert(strstr(result.err, "the snapshot is in"), "%s", result.err);
+    struct run_result replayed;
+    hangdoc_run(&replayed, (const char *[]){ "analyze", "--json", snapshot, NULL });
+    cr_assert_eq(replayed.exit_status, 2, "%s", replayed.err);
+    cr_assert_str_eq(replayed.out, document_text);
+    run_result_free(&replayed);
     free(document_text);
     expect_gone(parent);
     expect_gone(child);
@@ -373,6 +387,12 @@ Test(run, bad_input, .init = make_directory, .fini = remove_directory)
     snprintf(script, sizeof script, "touch %s", marker);
     expect_refused((const char *[]){ "run", "--json", "/nonexistent/dir/r.json", "--", "/bin/sh", "-c", script, NULL },
                    73, "cannot write a report to '/nonexistent/dir/r.json'");
+    cr_assert_not(exists(marker), "the command did not run");
+    expect_refused((const char *[]){ "run", "--save", "/nonexistent/dir/snapshots", "--", "/bin/sh", "-c", script,
+                                     NULL },
+                   73, "cannot make the directory '/nonexistent/dir/snapshots' for snapshots");
+    expect_refused((const char *[]){ "run", "--save", plain, "--", "/bin/sh", "-c", script, NULL }, 73,
+                   "not a directory");
     cr_assert_not(exists(marker), "the command did not run");
 }
 
