@@ -15,6 +15,7 @@
                          .align = MEMBER_ALIGN(type, member)
 
 #define F(type, member, record_kind) { AT(type, member), .kind = record_kind }
+#define REQUIRED(type, member) { AT(type, member), .kind = RECORD_STRING, .required = true }
 #define ENUM(type, member, last) { AT(type, member), .kind = RECORD_ENUM, .limit = (long)(last) + 1 }
 #define FIXED(type, member, record_kind) \
     { AT(type, member), .kind = record_kind, .limit = (long)COUNT(((type *)0)->member) }
@@ -130,8 +131,8 @@ static const struct record_field stack_fields[] = {
 static STRUCT(stack_struct, struct hd_stack, stack_fields);
 
 static const struct record_field python_frame_fields[] = {
-    F(struct hd_python_frame, function, RECORD_STRING),
-    F(struct hd_python_frame, file, RECORD_STRING),
+    REQUIRED(struct hd_python_frame, function),
+    REQUIRED(struct hd_python_frame, file),
     F(struct hd_python_frame, line, RECORD_INT),
     F(struct hd_python_frame, entry, RECORD_BOOL),
 };
@@ -231,7 +232,7 @@ static const struct record_field fd_fields[] = {
 static STRUCT(fd_struct, struct hd_fd, fd_fields);
 
 static const struct record_field library_fields[] = {
-    F(struct hd_library, path, RECORD_STRING),
+    REQUIRED(struct hd_library, path),
     F(struct hd_library, soname, RECORD_STRING),
     F(struct hd_library, build_id, RECORD_STRING),
     F(struct hd_library, start, RECORD_U64),
@@ -307,7 +308,7 @@ static const struct record_field note_fields[] = {
     ENUM(struct hd_note, kind, HD_NOTE_KINDS - 1),
     F(struct hd_note, pid, RECORD_INT),
     F(struct hd_note, tid, RECORD_INT),
-    F(struct hd_note, text, RECORD_STRING),
+    REQUIRED(struct hd_note, text),
 };
 static STRUCT(note_struct, struct hd_note, note_fields);
 

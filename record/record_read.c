@@ -375,6 +375,13 @@ static bool read_struct(struct reader *reader, json_object *object, const struct
             return false;
         leave(reader, before);
     }
+    for (size_t i = 0; i < table->nfields; i++) {
+        char *text = NULL;
+        if (table->fields[i].required)
+            memcpy(&text, (char *)out + table->fields[i].offset, sizeof text);
+        if (table->fields[i].required && !text)
+            return refuse(reader, "%s has no %s: every one has", table->name, table->fields[i].key);
+    }
     for (size_t i = 0; i < table->nfields; i++)
         if (table->fields[i].kind == RECORD_CAPACITY) {
             size_t count;

@@ -195,7 +195,8 @@ void report_rule_waiting_on_workers(struct report_rule_context *c)
             continue;
         bool any_edge = false, all_hung = true, other_process = false;
         enum report_edge_kind through = REPORT_EDGE_CHILD;
-        const struct report_edge *edges = &graph->edges[node->first_edge];
+        /* a graph without an edge has no array: no address into it */
+        const struct report_edge *edges = node->nedges ? &graph->edges[node->first_edge] : NULL;
         for (size_t e = 0; e < node->nedges && all_hung; e++) {
             const struct report_edge *edge = &edges[e];
             any_edge = true;

@@ -9,7 +9,8 @@ root=$1
 work=$2
 seconds=${3:-10}
 flags=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1 -D_GNU_SOURCE -std=gnu11
-       -I"$root/base" -I"$root/model" -I"$root/probe" -I"$root/analysis" -I"$root/render"
+       -DHANGDOC_VERSION=\"fuzz\" -DHANGDOC_COMMIT=\"\"
+       -I"$root/base" -I"$root/model" -I"$root/probe" -I"$root/analysis" -I"$root/render" -I"$root/record"
        -I/usr/include/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)")
 # harness: the sources of the project it needs
 declare -A sources=(
@@ -23,6 +24,8 @@ declare -A sources=(
     [python]="probe/python_decode.c probe/python_offsets.c"
     [symbols]="base/util.c probe/symbols.c probe/rust_demangle.c probe/files.c model/snapshot.c"
     [rust_demangle]="probe/rust_demangle.c"
+    [snapshot]="base/util.c base/int_map.c base/json_writer.c model/snapshot.c record/fields.c record/record_read.c
+                $(cd "$root" && echo analysis/*.c analysis/rules/*.c render/*.c)"
     [python_walk]="base/util.c probe/python.c probe/python_decode.c probe/python_memory.c probe/python_offsets.c
                    probe/python_symbols.c probe/memory.c probe/facilities.c base/int_map.c probe/procfs.c
                    probe/syscalls.c probe/files.c model/snapshot.c probe/clock.c"
@@ -35,7 +38,7 @@ fuzz_one() {
     local name=$1 files=() file
     for file in ${sources[$name]}; do files+=("$root/$file"); done
     {
-        clang "${flags[@]}" "$root/tests/fuzz/fuzz_$name.c" "${files[@]}" -o "$work/fuzz_$name" -lelf -ldl || {
+        clang "${flags[@]}" "$root/tests/fuzz/fuzz_$name.c" "${files[@]}" -o "$work/fuzz_$name" -lelf -ldl -ljson-c -lz -lm || {
             echo "fuzz: $name did not build"
             return 1
         }
@@ -54,7 +57,7 @@ fuzz_one() {
 
 # Two harnesses at a time (a test of its own, beside the unit tests only: the scenario tests run alone).
 status=0
-names=(${HANGDOC_FUZZ_ONLY:-procfs text catalogue waits elf sock_diag python symbols python_walk rust_demangle})
+names=(${HANGDOC_FUZZ_ONLY:-procfs text catalogue waits elf sock_diag python symbols python_walk rust_demangle snapshot})
 for ((i = 0; i < ${#names[@]}; i += 2)); do
     pids=()
     for name in "${names[@]:i:2}"; do
