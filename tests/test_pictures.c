@@ -260,7 +260,7 @@ Test(pictures, dot_and_json_are_exclusive)
     struct run_result result;
     hangdoc_run_once(&result, (const char *[]){ "--dot", "--json", "1", NULL });
     cr_assert_eq(result.exit_status, EXIT_USAGE, "%s", result.err);
-    cr_assert(strstr(result.err, "--json and --dot are exclusive"), "%s", result.err);
+    cr_assert(strstr(result.err, "--json, --dot and --markdown are exclusive"), "%s", result.err);
     run_result_free(&result);
 }
 
