@@ -98,13 +98,42 @@ static bool asleep_forever(json_object *document, pid_t tid)
 
 static const char *const HEALTHY[] = { "idle", NULL };
 
-Test(scenarios, child_blocked_on_mutex_inherited_locked_through_fork)
+/* ---- scenarios checked live and on their recorded snapshots ----------------------------------------------- */
+
+/* The assertions of a scenario over its report, given the pids its fixture reported. */
+typedef void scenario_check(json_object *document, const struct fixture *fixture);
+
+/* Starts `fixture_name`, lets it settle `settle_ms`, diagnoses its first pid (keeping the snapshot as
+ * tests/snapshots/<name> when tests/snapshots/record.sh records) and runs `check` on the report. */
+static void live_scenario(const char *name, const char *fixture_name, unsigned settle_ms, int status,
+                          scenario_check *check)
 {
     struct fixture fixture;
-    fixture_start(&fixture, "inherited_mutex");
-    pid_t parent = fixture.pids[0], holder = fixture.pids[1], child = fixture.pids[2];
-    usleep(1500 * 1000); /* the child has slept at least this long when hangdoc looks */
-    json_object *document = diagnose(parent, EXIT_HANG_FORK_UNSAFE);
+    fixture_start(&fixture, fixture_name);
+    if (settle_ms)
+        usleep(settle_ms * 1000);
+    record_as(name, &fixture);
+    json_object *document = diagnose(fixture.pids[0], status);
+    check(document, &fixture);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* The same assertions on the snapshot recorded from the scenario: no process started, the analysis and the JSON
+ * renderer checked in milliseconds (`meson test --suite recorded`). */
+static void recorded_scenario(const char *name, int status, scenario_check *check)
+{
+    struct fixture fixture;
+    json_object *document = recorded_expecting(name, status, &fixture);
+    check(document, &fixture);
+    json_object_put(document);
+}
+
+TestSuite(recorded, .timeout = 60);
+
+static void check_inherited_mutex(json_object *document, const struct fixture *fixture)
+{
+    pid_t parent = fixture->pids[0], holder = fixture->pids[1], child = fixture->pids[2];
 
     json_object *child_process = json_process(document, child);
     cr_assert_not_null(child_process, "the child %d is in the tree of %d", child, parent);
@@ -166,8 +195,17 @@ Test(scenarios, child_blocked_on_mutex_inherited_locked_through_fork)
     cr_assert_eq(json_object_get_int(json_object_array_get_idx(chain, 0)), parent);
     cr_assert_eq(json_object_get_int(json_object_array_get_idx(chain, 1)), child);
     cr_assert(asleep_forever(document, child) && asleep_forever(document, parent));
-    json_object_put(document);
-    fixture_stop(&fixture);
+}
+
+Test(scenarios, child_blocked_on_mutex_inherited_locked_through_fork)
+{
+    /* the child has slept at least 1.5 s when hangdoc looks */
+    live_scenario("inherited_mutex", "inherited_mutex", 1500, EXIT_HANG_FORK_UNSAFE, check_inherited_mutex);
+}
+
+Test(recorded, child_blocked_on_mutex_inherited_locked_through_fork)
+{
+    recorded_scenario("inherited_mutex", EXIT_HANG_FORK_UNSAFE, check_inherited_mutex);
 }
 
 Test(scenarios, text_report_shows_the_futex_wait_with_its_duration)
@@ -443,12 +481,10 @@ Test(scenarios, a_thread_id_diagnoses_its_process)
 /* ---- lock forensics and the wait-for graph ---------------------------------------------------------------- */
 
 /* The lock-variant fixtures: the child waits for a lock a thread of its parent held at fork(). */
-static void expect_inherited_lock(const char *fixture_name, const char *kind, const char *type, bool robust)
+static void check_inherited_lock(json_object *document, const struct fixture *fixture, const char *kind,
+                                 const char *type, bool robust)
 {
-    struct fixture fixture;
-    fixture_start(&fixture, fixture_name);
-    pid_t parent = fixture.pids[0], holder = fixture.pids[1], child = fixture.pids[2];
-    json_object *document = diagnose(parent, EXIT_HANG_FORK_UNSAFE);
+    pid_t parent = fixture->pids[0], holder = fixture->pids[1], child = fixture->pids[2];
     json_object *locker = json_thread(json_process(document, child), child);
     cr_assert_str_eq(json_string_at(locker, "wait.lock.kind"), kind);
     cr_assert_str_eq(json_string_at(locker, "wait.lock.type"), type);
@@ -458,18 +494,36 @@ static void expect_inherited_lock(const char *fixture_name, const char *kind, co
     json_object *finding = expect_findings(document, "inherited-lock", 1);
     cr_assert_eq(json_int_at(finding, "tid", -1), child);
     expect_verdict(document, true, "fork-inheritance", "inherited-lock", child);
-    json_object_put(document);
-    fixture_stop(&fixture);
+}
+
+static void check_inherited_robust(json_object *document, const struct fixture *fixture)
+{
+    check_inherited_lock(document, fixture, "mutex", "normal", true);
+}
+
+static void check_inherited_rwlock(json_object *document, const struct fixture *fixture)
+{
+    check_inherited_lock(document, fixture, "rwlock", "writer", false);
 }
 
 Test(scenarios, robust_mutex_inherited_locked)
 {
-    expect_inherited_lock("inherited_robust", "mutex", "normal", true);
+    live_scenario("inherited_robust", "inherited_robust", 0, EXIT_HANG_FORK_UNSAFE, check_inherited_robust);
+}
+
+Test(recorded, robust_mutex_inherited_locked)
+{
+    recorded_scenario("inherited_robust", EXIT_HANG_FORK_UNSAFE, check_inherited_robust);
 }
 
 Test(scenarios, rwlock_write_held_at_fork)
 {
-    expect_inherited_lock("inherited_rwlock", "rwlock", "writer", false);
+    live_scenario("inherited_rwlock", "inherited_rwlock", 0, EXIT_HANG_FORK_UNSAFE, check_inherited_rwlock);
+}
+
+Test(recorded, rwlock_write_held_at_fork)
+{
+    recorded_scenario("inherited_rwlock", EXIT_HANG_FORK_UNSAFE, check_inherited_rwlock);
 }
 
 Test(scenarios, priority_inheritance_mutex_owner_is_read_from_the_lock_word)
@@ -504,10 +558,9 @@ static void fixture_start_in_sid(struct fixture *fixture, const char *name)
     fixture_start_command(fixture, launcher, (const char *[]){ name, program, NULL }, 30000);
 }
 
-static void expect_lock_order_deadlock(struct fixture *fixture)
+static void check_lock_order_deadlock(json_object *document, const struct fixture *fixture)
 {
     pid_t pid = fixture->pids[0], first = fixture->pids[1], second = fixture->pids[2];
-    json_object *document = diagnose(pid, EXIT_HANG);
     json_object *cycle = expect_findings(document, "lock-cycle", 1);
     cr_assert(member_tid(cycle, first) && member_tid(cycle, second), "both threads are in the cycle");
     cr_assert_eq(json_object_array_length(json_at(cycle, "members")), 2);
@@ -520,7 +573,15 @@ static void expect_lock_order_deadlock(struct fixture *fixture)
     cr_assert(asleep_forever(document, pid));
     expect_only_findings(document, (const char *const[]){ "lock-cycle", NULL });
     expect_verdict(document, true, "deadlock", "lock-cycle", 0);
+}
 
+static void expect_lock_order_deadlock(struct fixture *fixture, const char *recording)
+{
+    pid_t pid = fixture->pids[0], first = fixture->pids[1], second = fixture->pids[2];
+    if (recording)
+        record_as(recording, fixture);
+    json_object *document = diagnose(pid, EXIT_HANG);
+    check_lock_order_deadlock(document, fixture);
     char pid_text[16];
     snprintf(pid_text, sizeof pid_text, "%d", pid);
     struct run_result result;
@@ -540,15 +601,20 @@ Test(scenarios, lock_order_deadlock)
 {
     struct fixture fixture;
     fixture_start(&fixture, "lock_cycle");
-    expect_lock_order_deadlock(&fixture);
+    expect_lock_order_deadlock(&fixture, "lock_cycle");
     fixture_stop(&fixture);
+}
+
+Test(recorded, lock_order_deadlock)
+{
+    recorded_scenario("lock_cycle", EXIT_HANG, check_lock_order_deadlock);
 }
 
 Test(scenarios, lock_order_deadlock_over_glibc_2_43_of_the_development_suite)
 {
     struct fixture fixture;
     fixture_start_in_sid(&fixture, "lock_cycle_plain");
-    expect_lock_order_deadlock(&fixture);
+    expect_lock_order_deadlock(&fixture, "lock_cycle_glibc_2_43");
     fixture_stop(&fixture);
 }
 
@@ -585,6 +651,11 @@ static void expect_lock_order_deadlock_without_owners(struct fixture *fixture)
     json_object_put(document);
 }
 
+Test(recorded, lock_order_deadlock_over_glibc_2_43_of_the_development_suite)
+{
+    recorded_scenario("lock_cycle_glibc_2_43", EXIT_HANG, check_lock_order_deadlock);
+}
+
 Test(scenarios, lock_order_deadlock_with_locks_that_record_no_owner)
 {
     struct fixture fixture;
@@ -619,12 +690,9 @@ Test(scenarios, thread_exited_holding_a_mutex)
     fixture_stop(&fixture);
 }
 
-Test(scenarios, gnu_openmp_parallel_region_after_fork)
+static void check_openmp_fork(json_object *document, const struct fixture *fixture)
 {
-    struct fixture fixture;
-    fixture_start(&fixture, "openmp_fork");
-    pid_t parent = fixture.pids[0], child = fixture.pids[1];
-    json_object *document = diagnose(parent, EXIT_HANG_FORK_UNSAFE);
+    pid_t parent = fixture->pids[0], child = fixture->pids[1];
     json_object *worker = json_thread(json_process(document, child), child);
     cr_assert_str_eq(json_string_at(worker, "wait.kind"), "futex");
     cr_assert(json_bool_at(worker, "wait.private"));
@@ -652,16 +720,21 @@ Test(scenarios, gnu_openmp_parallel_region_after_fork)
     expect_only_findings(document,
                          (const char *const[]){ "orphaned-wait", "fork-unsafe-runtime", "waiting-on-workers", NULL });
     expect_verdict(document, true, "fork-inheritance", "orphaned-wait", child);
-    json_object_put(document);
-    fixture_stop(&fixture);
 }
 
-Test(scenarios, parent_reading_a_pipe_from_a_hung_child)
+Test(scenarios, gnu_openmp_parallel_region_after_fork)
 {
-    struct fixture fixture;
-    fixture_start(&fixture, "pipe_waiter");
-    pid_t parent = fixture.pids[0], child = fixture.pids[2];
-    json_object *document = diagnose(parent, EXIT_HANG_FORK_UNSAFE);
+    live_scenario("openmp_fork", "openmp_fork", 0, EXIT_HANG_FORK_UNSAFE, check_openmp_fork);
+}
+
+Test(recorded, gnu_openmp_parallel_region_after_fork)
+{
+    recorded_scenario("openmp_fork", EXIT_HANG_FORK_UNSAFE, check_openmp_fork);
+}
+
+static void check_pipe_waiter(json_object *document, const struct fixture *fixture)
+{
+    pid_t parent = fixture->pids[0], child = fixture->pids[2];
     json_object *reader = json_thread(json_process(document, parent), parent);
     cr_assert_str_eq(json_string_at(reader, "wait.kind"), "read");
     json_object *waiting = expect_findings(document, "waiting-on-workers", 1);
@@ -684,8 +757,16 @@ Test(scenarios, parent_reading_a_pipe_from_a_hung_child)
     }
     cr_assert(pipe_edge, "a pipe wait set from the reader to the child holding the write end: %s",
               json_object_to_json_string(json_at(document, "graph")));
-    json_object_put(document);
-    fixture_stop(&fixture);
+}
+
+Test(scenarios, parent_reading_a_pipe_from_a_hung_child)
+{
+    live_scenario("pipe_waiter", "pipe_waiter", 0, EXIT_HANG_FORK_UNSAFE, check_pipe_waiter);
+}
+
+Test(recorded, parent_reading_a_pipe_from_a_hung_child)
+{
+    recorded_scenario("pipe_waiter", EXIT_HANG_FORK_UNSAFE, check_pipe_waiter);
 }
 
 Test(scenarios, healthy_idle_pool_with_live_producer)
@@ -830,13 +911,10 @@ Test(scenarios, libc_time_zone_lock_held_at_fork_is_named_without_debug_files)
 
 /* `confidence`: certain when the parent sleeps for ever; likely when it waits in a timed loop, which could be a
  * parent that reaps between two timeouts (the zombie stayed through every sample, so it did not). */
-static void expect_worker_died(const char *fixture_name, const char *exit_text, const char *wait_kind,
-                               const char *confidence)
+static void check_worker_died(json_object *document, const struct fixture *fixture, const char *exit_text,
+                              const char *wait_kind, const char *confidence)
 {
-    struct fixture fixture;
-    fixture_start(&fixture, fixture_name);
-    pid_t parent = fixture.pids[0], worker = fixture.pids[1];
-    json_object *document = diagnose(parent, EXIT_HANG);
+    pid_t parent = fixture->pids[0], worker = fixture->pids[1];
     json_object *zombie = json_process(document, worker);
     cr_assert_not_null(zombie, "the dead worker is still in the tree, as a zombie");
     cr_assert_str_eq(json_string_at(zombie, "state"), "Z");
@@ -855,13 +933,26 @@ static void expect_worker_died(const char *fixture_name, const char *exit_text, 
     json_object *chain = json_at(document, "verdict.chain");
     cr_assert_eq(json_object_array_length(chain), 2);
     cr_assert_eq(json_object_get_int(json_object_array_get_idx(chain, 1)), worker);
-    json_object_put(document);
-    fixture_stop(&fixture);
+}
+
+static void check_worker_killed(json_object *document, const struct fixture *fixture)
+{
+    check_worker_died(document, fixture, "killed by SIGKILL (9)", "poll", "likely");
+}
+
+static void check_worker_crashed(json_object *document, const struct fixture *fixture)
+{
+    check_worker_died(document, fixture, "killed by SIGSEGV (11)", "read", "certain");
 }
 
 Test(scenarios, worker_killed_while_its_parent_polls_the_result_pipe)
 {
-    expect_worker_died("worker_died", "killed by SIGKILL (9)", "poll", "likely");
+    live_scenario("worker_died", "worker_died", 0, EXIT_HANG, check_worker_killed);
+}
+
+Test(recorded, worker_killed_while_its_parent_polls_the_result_pipe)
+{
+    recorded_scenario("worker_died", EXIT_HANG, check_worker_killed);
 }
 
 Test(scenarios, worker_that_vanished_during_sampling_while_its_parent_polls)
@@ -908,7 +999,12 @@ Test(scenarios, worker_that_vanished_during_sampling_while_its_parent_polls)
 
 Test(scenarios, worker_crashed_while_its_parent_reads_the_result_pipe)
 {
-    expect_worker_died("worker_crashed", "killed by SIGSEGV (11)", "read", "certain");
+    live_scenario("worker_crashed", "worker_crashed", 0, EXIT_HANG, check_worker_crashed);
+}
+
+Test(recorded, worker_crashed_while_its_parent_reads_the_result_pipe)
+{
+    recorded_scenario("worker_crashed", EXIT_HANG, check_worker_crashed);
 }
 
 /* A Python parent that runs short children one after the other with subprocess.run (each reaped by its own
@@ -943,12 +1039,9 @@ Test(scenarios, healthy_python_loop_of_short_subprocesses_is_not_a_dead_worker)
 
 /* ---- remedies specific to what was found ---------------------------------------------------------------------- */
 
-Test(scenarios, python_child_forked_while_a_thread_holds_a_lock)
+static void check_python_fork_lock(json_object *document, const struct fixture *fixture)
 {
-    struct fixture fixture;
-    fixture_start(&fixture, "python_fork_lock");
-    pid_t parent = fixture.pids[0], child = fixture.pids[1];
-    json_object *document = diagnose(parent, EXIT_HANG_FORK_UNSAFE);
+    pid_t child = fixture->pids[1];
     json_object *orphaned = expect_findings(document, "orphaned-wait", 1);
     cr_assert_eq(json_int_at(orphaned, "tid", -1), child);
     expect_verdict(document, true, "fork-inheritance", "orphaned-wait", child);
@@ -960,8 +1053,16 @@ Test(scenarios, python_child_forked_while_a_thread_holds_a_lock)
     cr_assert_eq(json_count_remedies(orphaned, "imports the main module again"), 1);
     cr_assert_eq(json_count_remedies(orphaned, "atexit"), 0, "the lock is Python's, not libc's");
     cr_assert_eq(json_count_remedies(orphaned, "OpenMP"), 0);
-    json_object_put(document);
-    fixture_stop(&fixture);
+}
+
+Test(scenarios, python_child_forked_while_a_thread_holds_a_lock)
+{
+    live_scenario("python_fork_lock", "python_fork_lock", 0, EXIT_HANG_FORK_UNSAFE, check_python_fork_lock);
+}
+
+Test(recorded, python_child_forked_while_a_thread_holds_a_lock)
+{
+    recorded_scenario("python_fork_lock", EXIT_HANG_FORK_UNSAFE, check_python_fork_lock);
 }
 
 Test(scenarios, remedies_name_atexit_for_libcs_lock_and_openmp_for_libgomp)
