@@ -3,10 +3,11 @@
 #   1. no source includes a header by a path that climbs ("../"): a room's headers are reached only through the
 #      include directories meson gives it;
 #   2. supervise/ reaches probe/ through probe.h alone;
-#   3. with the very flags the build compiles analysis/ and render/ with (compile_commands.json), a header of
-#      probe/ cannot be found, while the model's can: the same file that includes snapshot.h compiles and one that
-#      also includes procfs.h does not;
-#   4. boundary-check, every object of analysis, render and merge linked against the model alone, was built.
+#   3. with the very flags the build compiles analysis/, render/, merge/ and record/ with (compile_commands.json), a
+#      header of probe/ cannot be found, while the model's can: the same file that includes snapshot.h compiles
+#      and one that also includes procfs.h does not;
+#   4. boundary-check, every object of analysis, render, merge and record linked against the model alone, was
+#      built.
 #   rooms.sh SOURCE_ROOT BUILD_DIR
 set -uo pipefail
 root=$1
@@ -18,7 +19,7 @@ fail() {
 }
 
 climbing=$(cd "$root" && grep -rn --include='*.c' --include='*.h' '#include "\.\./' \
-    cmd probe base model analysis render merge supervise tests)
+    cmd probe base model analysis render merge record supervise tests)
 [ -z "$climbing" ] || fail "includes that climb out of their room:"$'\n'"$climbing"
 
 probe_headers=$(cd "$root/probe" && ls -- *.h)
@@ -47,7 +48,7 @@ sys.exit(0 if result.returncode == 0 else 1)
 EOF
 }
 
-for file in analysis/rules/idle.c render/render_text.c merge/merge.c; do
+for file in analysis/rules/idle.c render/render_text.c merge/merge.c record/record_read.c; do
     compile_with "$file" $'#include "snapshot.h"\n' 2>/dev/null ||
         fail "$file: the model's header does not compile with its flags"
     errors=$(compile_with "$file" $'#include "snapshot.h"\n#include "procfs.h"\n' 2>&1) &&
