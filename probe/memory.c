@@ -23,10 +23,34 @@ static int read_through_proc_mem(pid_t pid, uint64_t address, void *buffer, size
     return got == (ssize_t)size ? 0 : -error;
 }
 
+static struct offline_memory {
+    pid_t pid;
+    bool (*read)(void *context, uint64_t address, void *buffer, size_t size);
+    void *context;
+} offline[PROBE_OFFLINE_MAX];
+static size_t noffline;
+
+bool probe_memory_offline(pid_t pid, bool (*read)(void *context, uint64_t address, void *buffer, size_t size),
+                          void *context)
+{
+    if (noffline >= PROBE_OFFLINE_MAX)
+        return false;
+    offline[noffline++] = (struct offline_memory){ .pid = pid, .read = read, .context = context };
+    return true;
+}
+
+void probe_memory_forget_offline(void)
+{
+    noffline = 0;
+}
+
 int probe_read_memory_checked(pid_t pid, uint64_t address, void *buffer, size_t size)
 {
     if (address > UINT64_MAX - size)
         return -EFAULT;
+    for (size_t i = 0; i < noffline; i++)
+        if (offline[i].pid == pid)
+            return offline[i].read(offline[i].context, address, buffer, size) ? 0 : -EFAULT;
     if (!probe_facilities()->cross_memory_attach)
         return read_through_proc_mem(pid, address, buffer, size);
     struct iovec local = { .iov_base = buffer, .iov_len = size };

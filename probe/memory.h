@@ -14,3 +14,11 @@ int probe_read_memory_checked(pid_t pid, uint64_t address, void *buffer, size_t 
 
 /* The same, shaped as a probe_memory_reader (syscalls.h): `context` points to the pid. */
 bool probe_read_memory_of(void *context, uint64_t address, void *buffer, size_t size);
+
+/* A process whose memory is not the kernel's to give: one read from a core file (core_snapshot.h). Until
+ * probe_memory_forget_offline(), every read of `pid` above goes to `read(context, ...)` instead, so that the
+ * decoders of locks, join words and Python see a core as they see a live process. At most PROBE_OFFLINE_MAX. */
+#define PROBE_OFFLINE_MAX 256
+bool probe_memory_offline(pid_t pid, bool (*read)(void *context, uint64_t address, void *buffer, size_t size),
+                          void *context);
+void probe_memory_forget_offline(void);

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "pid_map.h"
 #include "procfs.h"
+#include "syscalls.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -654,34 +655,13 @@ bool probe_stop_read_registers(pid_t tid, void *registers, size_t size, uint64_t
     return true;
 }
 
-/* The kernel's restart codes (include/linux/errno.h): a blocking call a signal or a stop interrupted. */
-static bool interrupted_call(long long result)
-{
-    static const long long restart_codes[] = { -512 /* ERESTARTSYS */, -513 /* ERESTARTNOINTR */,
-                                               -514 /* ERESTARTNOHAND */, -516 /* ERESTART_RESTARTBLOCK */ };
-    for (size_t i = 0; i < COUNT(restart_codes); i++)
-        if (result == restart_codes[i])
-            return true;
-    return false;
-}
-
 bool probe_stop_read_syscall(pid_t tid, struct hd_syscall *out)
 {
 #if defined(__x86_64__)
     struct user_regs_struct regs;
     uint64_t pc, sp;
-    if (!probe_stop_read_registers(tid, &regs, sizeof regs, &pc, &sp))
-        return false;
-    *out = (struct hd_syscall){ .state = HD_SYSCALL_NONE, .nr = -1, .stack_pointer = sp, .program_counter = pc };
-    /* orig_rax holds the call's number from its entry on (-1 outside a call); rax its result, which for a call
-     * the stop interrupted is a restart code: until the thread is let go, the call is not restarted yet */
-    if ((long long)regs.orig_rax < 0 || !interrupted_call((long long)regs.rax))
-        return true;
-    out->state = HD_SYSCALL_IN;
-    out->nr = (long)regs.orig_rax;
-    const uint64_t args[6] = { regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9 };
-    memcpy(out->args, args, sizeof args);
-    return true;
+    return probe_stop_read_registers(tid, &regs, sizeof regs, &pc, &sp) &&
+           probe_syscall_from_registers(&regs, sizeof regs, out);
 #else
     (void)tid;
     (void)out;

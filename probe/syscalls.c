@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <string.h>
+#include <sys/user.h>
 
 struct syscall_name {
     int nr;
@@ -439,4 +440,40 @@ void probe_decode_wait(const struct hd_syscall *syscall, const char *wchan, prob
         decode_restart_syscall(&c, wchan);
     else
         decode_by_name(&c, syscall->name);
+}
+
+/* The kernel's restart codes (include/linux/errno.h): a blocking call a signal or a stop interrupted. */
+static bool interrupted_call(long long result)
+{
+    static const long long restart_codes[] = { -512 /* ERESTARTSYS */, -513 /* ERESTARTNOINTR */,
+                                               -514 /* ERESTARTNOHAND */, -516 /* ERESTART_RESTARTBLOCK */ };
+    for (size_t i = 0; i < COUNT(restart_codes); i++)
+        if (result == restart_codes[i])
+            return true;
+    return false;
+}
+
+bool probe_syscall_from_registers(const void *registers, size_t size, struct hd_syscall *out)
+{
+#if defined(__x86_64__)
+    struct user_regs_struct regs;
+    if (size < sizeof regs)
+        return false;
+    memcpy(&regs, registers, sizeof regs);
+    *out = (struct hd_syscall){ .state = HD_SYSCALL_NONE, .nr = -1, .stack_pointer = regs.rsp,
+                                .program_counter = regs.rip };
+    /* until the thread is let go, an interrupted call is not restarted yet */
+    if ((long long)regs.orig_rax < 0 || !interrupted_call((long long)regs.rax))
+        return true;
+    out->state = HD_SYSCALL_IN;
+    out->nr = (long)regs.orig_rax;
+    const uint64_t args[6] = { regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9 };
+    memcpy(out->args, args, sizeof args);
+    return true;
+#else
+    (void)registers;
+    (void)size;
+    (void)out;
+    return false;
+#endif
 }

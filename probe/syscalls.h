@@ -17,6 +17,13 @@ const char *probe_syscall_name(enum hd_arch arch, long nr);
  * interrupted call's (probe_decode_wait decodes it as that call). */
 bool probe_syscall_is_restart(const struct hd_syscall *syscall);
 
+/* The system call an x86-64 thread was in, from its registers (struct user_regs_struct, as PTRACE_GETREGSET and a
+ * core's NT_PRSTATUS give them): orig_rax holds the call's number from its entry on (-1 outside a call), rax its
+ * result, which for a blocking call a stop, a signal or a core dump interrupted is one of the kernel's restart
+ * codes. HD_SYSCALL_IN with the number and arguments then, HD_SYSCALL_NONE otherwise; the name is left unset.
+ * False on another architecture. */
+bool probe_syscall_from_registers(const void *registers, size_t size, struct hd_syscall *out);
+
 /* Reads `size` bytes of the target's memory at `address`; false when they could not be read. */
 typedef bool (*probe_memory_reader)(void *context, uint64_t address, void *buffer, size_t size);
 
