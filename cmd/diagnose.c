@@ -2,6 +2,7 @@
 #include "diagnose.h"
 
 #include "probe.h"
+#include "core_snapshot.h"
 #include "record.h"
 #include "buffer.h"
 #include "catalogue.h"
@@ -158,13 +159,61 @@ static int diagnose_with(const struct hangdoc_options *options, const struct han
                          const struct report_catalogue *catalogue);
 static int report_and_exit_status(const struct hd_snapshot *snapshot, const struct report_options *settings,
                                   const struct hangdoc_options *options, const struct hangdoc_outputs *outputs);
+static int diagnose_cores(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs,
+                          const struct report_catalogue *catalogue);
+static int save_and_report(const struct hd_snapshot *snapshot, const struct report_options *settings,
+                           const struct hangdoc_options *options, const struct hangdoc_outputs *outputs);
 
 int hangdoc_diagnose_into(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs)
 {
     int status = 0;
     struct report_catalogue *catalogue hd_cleanup(report_catalogue_free) =
         load_catalogue(options->catalogue_path, &status);
-    return catalogue ? diagnose_with(options, outputs, catalogue) : status;
+    if (!catalogue)
+        return status;
+    return options->ncore_paths ? diagnose_cores(options, outputs, catalogue)
+                                : diagnose_with(options, outputs, catalogue);
+}
+
+/* Saves the snapshot when --save asks (saying why not), then reports on it: the exit status of the verdict, or
+ * EXIT_CANNOT_CREATE when the report was made but the snapshot could not be saved. */
+static int save_and_report(const struct hd_snapshot *snapshot, const struct report_options *settings,
+                           const struct hangdoc_options *options, const struct hangdoc_outputs *outputs)
+{
+    /* saved before the report is made, so that a report that fails still leaves what it was made from */
+    bool saved = true;
+    if (options->save_path) {
+        char why[512];
+        const struct record_analysis recorded = { .stuck_after_s = settings->stuck_after_s };
+        saved = record_save(options->save_path, snapshot, &recorded, why, sizeof why) == 0;
+        if (!saved)
+            fprintf(stderr, "hangdoc: --save: %s\n", why);
+    }
+    int status = report_and_exit_status(snapshot, settings, options, outputs);
+    return saved || status == EXIT_INTERNAL ? status : EXIT_CANNOT_CREATE;
+}
+
+/* --core: the snapshot is made of core files, then judged as a live one. */
+static int diagnose_cores(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs,
+                          const struct report_catalogue *catalogue)
+{
+    const struct probe_core_options cores = { .paths = options->core_paths, .npaths = options->ncore_paths };
+    struct hd_snapshot *snapshot hd_cleanup(hd_snapshot_free) = NULL;
+    char why[768];
+    int read = probe_core_snapshot(&cores, &snapshot, why, sizeof why);
+    if (read == -ENOMEM) {
+        fprintf(stderr, "hangdoc: out of memory\n");
+        return EXIT_INTERNAL;
+    }
+    if (read != 0) {
+        fprintf(stderr, "hangdoc: --core: %s\n", why);
+        return EXIT_NO_INPUT;
+    }
+    const struct report_options settings = {
+        .catalogue = catalogue,
+        .stuck_after_s = hangdoc_stuck_after_s(options->stuck_after_ms, 0),
+    };
+    return save_and_report(snapshot, &settings, options, outputs);
 }
 
 static int diagnose_with(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs,
@@ -210,17 +259,7 @@ static int diagnose_with(const struct hangdoc_options *options, const struct han
         .catalogue = catalogue,
         .stuck_after_s = hangdoc_stuck_after_s(options->stuck_after_ms, oldest_age_s),
     };
-    /* saved before the report is made, so that a report that fails still leaves what it was made from */
-    bool saved = true;
-    if (options->save_path) {
-        char why[512];
-        const struct record_analysis recorded = { .stuck_after_s = settings.stuck_after_s };
-        saved = record_save(options->save_path, snapshot, &recorded, why, sizeof why) == 0;
-        if (!saved)
-            fprintf(stderr, "hangdoc: --save: %s\n", why);
-    }
-    int status = report_and_exit_status(snapshot, &settings, options, outputs);
-    return saved || status == EXIT_INTERNAL ? status : EXIT_CANNOT_CREATE;
+    return save_and_report(snapshot, &settings, options, outputs);
 }
 
 /* Analyses the snapshot, renders the reports, and gives the exit status of the verdict. */

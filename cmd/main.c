@@ -29,6 +29,7 @@
 static const char usage_text[] =
     "Usage: hangdoc [OPTION]... PID...\n"
     "       hangdoc [OPTION]... --job ID\n"
+    "       hangdoc [OPTION]... --core CORE [--core CORE]...\n"
     "       hangdoc analyze [OPTION]... SNAPSHOT\n"
     "       hangdoc demo [OPTION]...\n"
     "       hangdoc run [RUN OPTION]... [--] CMD [ARG]...\n"
@@ -83,6 +84,8 @@ static const char usage_text[] =
     "      --catalogue FILE extend the catalogue of fork-unsafe runtimes with the rows of FILE (see hangdoc(1))\n"
     "      --stuck-after DUR a thread asleep without timeout this long that only timer threads could wake is\n"
     "                       likely hung (default 60s, at least 1s)\n"
+    "      --core CORE      diagnose a core file (gcore, the kernel's, systemd-coredump's) instead of a PID;\n"
+    "                       again for each process of one tree (see hangdoc(1), OFFLINE)\n"
     "      --job ID         diagnose the processes of Slurm job ID on this host (its cgroup, or SLURM_JOB_ID in\n"
     "                       their environment) instead of a PID (also --slurm-job)\n"
     "  -h, --help           show this help and exit\n"
@@ -145,7 +148,7 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         { "catalogue", required_argument, NULL, 'C' }, { "stuck-after", required_argument, NULL, 'A' },
         { "job", required_argument, NULL, 'J' },    { "slurm-job", required_argument, NULL, 'J' },
         { "no-ledger", no_argument, NULL, 'L' },    { "save", required_argument, NULL, 'S' },
-        { "markdown", no_argument, NULL, 'M' },
+        { "markdown", no_argument, NULL, 'M' },    { "core", required_argument, NULL, 'O' },
         { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -161,6 +164,14 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
                 return usage_error("%s", "--json, --dot and --markdown are exclusive: one report on standard "
                                          "output");
             *chosen = true;
+            break;
+        }
+        case 'O': {
+            const char **grown = reallocarray(options->core_paths, options->ncore_paths + 1, sizeof *grown);
+            if (!grown)
+                return EXIT_INTERNAL;
+            options->core_paths = grown;
+            options->core_paths[options->ncore_paths++] = optarg;
             break;
         }
         case 'S':
@@ -297,8 +308,8 @@ static int analyze(int argc, char **argv, struct hangdoc_options *options)
     int status = parse_options(argc, argv, options);
     if (status >= 0)
         return status;
-    if (options->save_path || options->job_id)
-        return usage_error("%s", "analyze reads a saved snapshot: --save and --job have nothing to act on");
+    if (options->save_path || options->job_id || options->ncore_paths)
+        return usage_error("%s", "analyze reads a saved snapshot: --save, --job and --core have nothing to act on");
     if (optind != argc - 1)
         return usage_error("%s", optind >= argc ? "analyze needs one snapshot file (saved by --save; - for "
                                                   "standard input)"
@@ -348,6 +359,15 @@ int main(int argc, char **argv)
         return analyze(argc, argv, &options);
     if (argc > 0 && strcmp(argv[0], "merge") == 0)
         return usage_error("%s", "merge comes first: hangdoc merge [MERGE OPTION]... REPORT...");
+    if (options.ncore_paths) {
+        if (argc > 0 || options.job_id)
+            return usage_error("%s", "--core diagnoses core files: no pid and no --job with it");
+        arm_deadline(&options);
+        hangdoc_watchdog_start(options.deadline);
+        status = hangdoc_diagnose(&options);
+        free(options.core_paths);
+        return status;
+    }
     status = collect_pids(argc, argv, &options);
     if (status < 0) {
         arm_deadline(&options);

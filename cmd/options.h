@@ -26,6 +26,8 @@ struct hangdoc_options {
     unsigned stuck_after_ms;
     bool stuck_after_given; /* --stuck-after was on the command line: `hangdoc analyze` uses it, not the saved one */
     const char *save_path;  /* --save: the snapshot is written there too (record.h); NULL: not saved */
+    const char **core_paths; /* --core: diagnose these core files instead of processes (core_snapshot.h) */
+    size_t ncore_paths;
     double deadline;     /* when that bound ends, in CLOCK_MONOTONIC seconds (set when it is armed); 0: none */
     pid_t *pids;
     size_t npids;

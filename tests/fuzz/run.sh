@@ -24,6 +24,8 @@ declare -A sources=(
     [python]="probe/python_decode.c probe/python_offsets.c"
     [symbols]="base/util.c probe/symbols.c probe/rust_demangle.c probe/files.c model/snapshot.c"
     [rust_demangle]="probe/rust_demangle.c"
+    [core]="base/util.c probe/core_file.c probe/syscalls.c probe/locks.c probe/memory.c probe/facilities.c
+            probe/procfs.c model/snapshot.c"
     [snapshot]="base/util.c base/int_map.c base/json_writer.c model/snapshot.c record/fields.c record/record_read.c
                 $(cd "$root" && echo analysis/*.c analysis/rules/*.c render/*.c)"
     [python_walk]="base/util.c probe/python.c probe/python_decode.c probe/python_memory.c probe/python_offsets.c
@@ -57,7 +59,7 @@ fuzz_one() {
 
 # Two harnesses at a time (a test of its own, beside the unit tests only: the scenario tests run alone).
 status=0
-names=(${HANGDOC_FUZZ_ONLY:-procfs text catalogue waits elf sock_diag python symbols python_walk rust_demangle snapshot})
+names=(${HANGDOC_FUZZ_ONLY:-procfs text catalogue waits elf sock_diag python symbols python_walk rust_demangle snapshot core})
 for ((i = 0; i < ${#names[@]}; i += 2)); do
     pids=()
     for name in "${names[@]:i:2}"; do

@@ -1,0 +1,237 @@
+/* Core files (hangdoc --core): cores taken with gdb's gcore of the processes of a real hung tree give the live
+ * diagnosis's root cause, subjects and exit status; a core cut short or that is no core gives a report with
+ * notes, or a refusal, never a crash. */
+#include "exit_codes.h"
+#include "harness.h"
+#include "util.h"
+
+#include <criterion/criterion.h>
+#include <elf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+TestSuite(cores, .fini = fixture_stop_all, .timeout = 180);
+
+static char directory[] = "/tmp/hangdoc-cores-XXXXXX";
+static char paths[HARNESS_MAX_PIDS][PATH_MAX];
+static size_t npaths;
+
+static void make_directory(void)
+{
+    strcpy(directory, "/tmp/hangdoc-cores-XXXXXX");
+    cr_assert_not_null(mkdtemp(directory));
+    npaths = 0;
+}
+
+static void remove_directory(void)
+{
+    for (size_t i = 0; i < npaths; i++)
+        unlink(paths[i]);
+    char cut[PATH_MAX + 8];
+    snprintf(cut, sizeof cut, "%s/cut", directory);
+    unlink(cut);
+    rmdir(directory);
+    fixture_stop_all();
+}
+
+/* gcore -o DIR/core PID: the process stops while gdb copies it, then goes on as it was. */
+static const char *dump_core(pid_t pid)
+{
+    char prefix[PATH_MAX - 32], pid_text[16];
+    snprintf(prefix, sizeof prefix, "%s/core", directory);
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    struct run_result result;
+    program_run_as(&result, -1, (const char *[]){ "/usr/bin/gcore", "-o", prefix, pid_text, NULL });
+    cr_assert_eq(result.exit_status, 0, "gcore %d: %s%s", pid, result.out, result.err);
+    run_result_free(&result);
+    cr_assert_lt(npaths, HARNESS_MAX_PIDS);
+    snprintf(paths[npaths], sizeof paths[npaths], "%s.%d", prefix, (int)pid);
+    struct stat status;
+    cr_assert_eq(stat(paths[npaths], &status), 0, "gcore wrote %s", paths[npaths]);
+    return paths[npaths++];
+}
+
+/* hangdoc --json --core CORE... over the cores dumped so far. */
+static json_object *diagnose_cores(int expected_status)
+{
+    const char *arguments[2 * HARNESS_MAX_PIDS + 2] = { "--json" };
+    size_t count = 1;
+    for (size_t i = 0; i < npaths; i++) {
+        arguments[count++] = "--core";
+        arguments[count++] = paths[i];
+    }
+    arguments[count] = NULL;
+    struct run_result result;
+    hangdoc_run(&result, arguments);
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert_not_null(document, "hangdoc --core printed JSON (exit %d): %s", result.exit_status, result.err);
+    cr_assert_eq(result.exit_status, expected_status, "hangdoc --core exits %d, got %d; findings %s",
+                 expected_status, result.exit_status, findings_text(document));
+    run_result_free(&result);
+    json_validate(json_object_to_json_string(document));
+    return document;
+}
+
+/* The live diagnosis and the one of the cores agree: verdict, cause, root cause and its subject, exit status. */
+static void expect_same_verdict(json_object *live, json_object *cores)
+{
+    const char *keys[] = { "verdict.cause", "verdict.root_cause" };
+    for (size_t i = 0; i < COUNT(keys); i++) {
+        const char *expected = json_string_at(live, keys[i]), *got = json_string_at(cores, keys[i]);
+        cr_assert(expected && got && strcmp(expected, got) == 0, "%s: live %s, cores %s; findings %s", keys[i],
+                  expected ? expected : "(none)", got ? got : "(none)", findings_text(cores));
+    }
+    cr_assert_eq(json_bool_at(cores, "verdict.hung"), json_bool_at(live, "verdict.hung"));
+    cr_assert_eq(json_int_at(cores, "verdict.tid", -1), json_int_at(live, "verdict.tid", -2));
+    cr_assert(json_has_note(cores, "diagnosed from"), "a note says what a core cannot tell");
+}
+
+/* Diagnoses the fixture live, dumps a core of each process it reported (the first `ndumped` of them), and
+ * diagnoses the cores: the same verdict. Returns the cores' report. */
+static json_object *live_then_cores(struct fixture *fixture, const char *name, int status, size_t ndumped)
+{
+    fixture_start(fixture, name);
+    json_object *live = diagnose_expecting(fixture->pids[0], status);
+    for (size_t i = 0; i < ndumped; i++)
+        dump_core(fixture->pids[i]);
+    json_object *cores = diagnose_cores(status);
+    expect_same_verdict(live, cores);
+    json_object_put(live);
+    return cores;
+}
+
+Test(cores, inherited_mutex_from_the_cores_of_parent_and_child, .init = make_directory, .fini = remove_directory)
+{
+    struct fixture fixture;
+    /* parent, holder thread, child: the parent's core holds both of its threads */
+    fixture_start(&fixture, "inherited_mutex");
+    pid_t parent = fixture.pids[0], holder = fixture.pids[1], child = fixture.pids[2];
+    json_object *live = diagnose_expecting(parent, EXIT_HANG_FORK_UNSAFE);
+    dump_core(parent);
+    dump_core(child);
+    json_object *cores = diagnose_cores(EXIT_HANG_FORK_UNSAFE);
+    expect_same_verdict(live, cores);
+    json_object *locker = json_thread(json_process(cores, child), child);
+    cr_assert_str_eq(json_string_at(locker, "wait.lock.kind"), "mutex");
+    cr_assert_eq(json_int_at(locker, "wait.owner_tid", -1), holder, "the owner, read from the child's core");
+    cr_assert_eq(json_int_at(locker, "wait.owner_pid", -1), parent, "found in the parent's core");
+    cr_assert_str_eq(json_string_at(json_process(cores, child), "origin"), "forked", "AT_RANDOM as the parent's");
+    json_object *finding = json_first_finding(cores, "inherited-lock", child);
+    cr_assert_not_null(finding, "%s", findings_text(cores));
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
+    json_object_put(live);
+    json_object_put(cores);
+    fixture_stop(&fixture);
+}
+
+Test(cores, lock_cycle_from_one_core, .init = make_directory, .fini = remove_directory)
+{
+    struct fixture fixture;
+    json_object *cores = live_then_cores(&fixture, "lock_cycle", EXIT_HANG, 1);
+    pid_t pid = fixture.pids[0], first = fixture.pids[1], second = fixture.pids[2];
+    json_object *process = json_process(cores, pid);
+    cr_assert_eq(json_int_at(json_thread(process, first), "wait.owner_tid", -1), second);
+    cr_assert_eq(json_int_at(json_thread(process, second), "wait.owner_tid", -1), first);
+    cr_assert_str_eq(json_string_at(json_thread(process, pid), "wait.lock.kind"), "join", "the join word");
+    cr_assert_eq(json_count_findings(cores, "lock-cycle", 0), 1, "%s", findings_text(cores));
+    json_object_put(cores);
+    fixture_stop(&fixture);
+}
+
+Test(cores, gnu_openmp_fork_child_from_the_cores_of_the_tree, .init = make_directory, .fini = remove_directory)
+{
+    struct fixture fixture;
+    json_object *cores = live_then_cores(&fixture, "openmp_fork", EXIT_HANG_FORK_UNSAFE, 2);
+    pid_t child = fixture.pids[1];
+    json_object *finding = json_first_finding(cores, "orphaned-wait", child);
+    cr_assert_not_null(finding, "%s", findings_text(cores));
+    cr_assert_str_eq(json_string_at(finding, "evidence.runtime"), "gnu-openmp");
+    json_object_put(cores);
+    fixture_stop(&fixture);
+}
+
+Test(cores, python_fork_lock_from_the_cores_of_parent_and_child, .init = make_directory, .fini = remove_directory)
+{
+    struct fixture fixture;
+    json_object *cores = live_then_cores(&fixture, "python_fork_lock", EXIT_HANG_FORK_UNSAFE, 2);
+    pid_t child = fixture.pids[1];
+    cr_assert_not_null(json_first_finding(cores, "orphaned-wait", child), "%s", findings_text(cores));
+    cr_assert(json_has_note(cores, "Python interpreters are not read from core files yet"));
+    json_object_put(cores);
+    fixture_stop(&fixture);
+}
+
+/* `core` as the kernel writes one, notes first, cut short half-way through its memory (a disk that filled, a
+ * size limit): gcore writes its notes last, so its own cut would lose them all. */
+static void write_cut_core(const char *core, const char *cut)
+{
+    FILE *in = fopen(core, "re");
+    cr_assert_not_null(in);
+    struct stat status;
+    cr_assert_eq(fstat(fileno(in), &status), 0);
+    size_t length = (size_t)status.st_size;
+    unsigned char *bytes = malloc(length);
+    cr_assert_not_null(bytes);
+    cr_assert_eq(fread(bytes, 1, length, in), length);
+    fclose(in);
+    Elf64_Ehdr header;
+    memcpy(&header, bytes, sizeof header);
+    size_t half = length / 2;
+    FILE *out = fopen(cut, "we");
+    cr_assert_not_null(out);
+    for (size_t i = 0; i < header.e_phnum; i++) {
+        Elf64_Phdr program;
+        size_t at = header.e_phoff + i * sizeof program;
+        memcpy(&program, bytes + at, sizeof program);
+        if (program.p_type != PT_NOTE)
+            continue;
+        /* the notes move to the middle; what was there and after is cut */
+        memmove(bytes + half, bytes + program.p_offset, program.p_filesz);
+        length = half + program.p_filesz;
+        program.p_offset = half;
+        memcpy(bytes + at, &program, sizeof program);
+    }
+    cr_assert_eq(fwrite(bytes, 1, length, out), length);
+    cr_assert_eq(fclose(out), 0);
+    free(bytes);
+}
+
+/* A core cut short: the threads, what their memory still holds, and a note that says it was cut; never a crash.
+ * A file that is no core is refused with the reason. */
+Test(cores, a_core_cut_short_gives_a_partial_report_and_a_non_core_is_refused, .init = make_directory,
+     .fini = remove_directory)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "lock_cycle");
+    const char *core = dump_core(fixture.pids[0]);
+    fixture_stop(&fixture);
+    char cut[PATH_MAX + 8];
+    snprintf(cut, sizeof cut, "%s/cut", directory);
+    write_cut_core(core, cut);
+
+    struct run_result result;
+    hangdoc_run(&result, (const char *[]){ "--json", "--core", cut, NULL });
+    cr_assert_lt(result.exit_status, EXIT_USAGE, "a report, whatever its verdict: %s", result.err);
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert_not_null(document);
+    cr_assert(json_has_note(document, "cut short"), "%s", result.out);
+    cr_assert_eq(json_object_array_length(json_at(json_process(document, fixture.pids[0]), "threads")), 3);
+    json_object_put(document);
+    run_result_free(&result);
+
+    hangdoc_run(&result, (const char *[]){ "--core", "/etc/passwd", NULL });
+    cr_assert_eq(result.exit_status, EXIT_NO_INPUT, "%s", result.err);
+    cr_assert(strstr(result.err, "/etc/passwd: not an ELF file"), "%s", result.err);
+    run_result_free(&result);
+    hangdoc_run(&result, (const char *[]){ "--core", "/nonexistent/core", NULL });
+    cr_assert_eq(result.exit_status, EXIT_NO_INPUT, "%s", result.err);
+    cr_assert(strstr(result.err, "cannot open /nonexistent/core"), "%s", result.err);
+    run_result_free(&result);
+    hangdoc_run(&result, (const char *[]){ "--core", cut, "1", NULL });
+    cr_assert_eq(result.exit_status, EXIT_USAGE, "%s", result.err);
+    run_result_free(&result);
+}
