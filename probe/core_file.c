@@ -1,6 +1,7 @@
 /* Reading an ELF core file (core_file.h): libelf over the mapped file, every note and segment bounded by it. */
 #include "core_file.h"
 
+#include "files.h"
 #include "syscalls.h"
 #include "util.h"
 
@@ -54,7 +55,10 @@ static bool add_thread(struct probe_core *core, const unsigned char *desc, size_
         return false;
     core->threads = grown;
     struct probe_core_thread *thread = &core->threads[core->nthreads++];
-    *thread = (struct probe_core_thread){ .tid = status.pr_pid, .signal = status.pr_cursig };
+    *thread = (struct probe_core_thread){ .tid = status.pr_pid, .signal = status.pr_cursig,
+                                          .registers_size = sizeof status.pr_reg };
+    _Static_assert(sizeof status.pr_reg <= PROBE_CORE_REGISTERS_MAX, "room for a thread's registers");
+    memcpy(thread->registers, &status.pr_reg, sizeof status.pr_reg);
     probe_syscall_from_registers(&status.pr_reg, sizeof status.pr_reg, &thread->syscall);
     thread->syscall.name = thread->syscall.state == HD_SYSCALL_IN
                                ? probe_syscall_name(HD_ARCH_X86_64, thread->syscall.nr) : NULL;
@@ -129,7 +133,7 @@ static bool read_files(struct probe_core *core, const unsigned char *desc, size_
         if (!nul)
             break;
         if (triple[0] < triple[1] && triple[2] <= UINT64_MAX / page_size) {
-            files[used] = (struct probe_core_file){ .start = triple[0], .end = triple[1],
+            files[used] = (struct probe_core_file){ .start = triple[0], .end = triple[1], .fd = -2,
                                                     .offset = triple[2] * page_size,
                                                     .path = strndup((const char *)names, (size_t)(nul - names)) };
             if (!files[used].path) {
@@ -324,8 +328,11 @@ void probe_core_free(struct probe_core *core)
 {
     if (!core)
         return;
-    for (size_t i = 0; i < core->nfiles; i++)
+    for (size_t i = 0; i < core->nfiles; i++) {
         free(core->files[i].path);
+        if (core->files[i].fd >= 0)
+            close(core->files[i].fd);
+    }
     for (size_t i = 0; i < core->nproblems; i++)
         free(core->problems[i]);
     free(core->files);
@@ -354,14 +361,44 @@ static const struct probe_core_segment *segment_of(const struct probe_core *core
     return NULL;
 }
 
+/* The bytes at `address` from the file mapped there, when the core names one: at most `size`, 0 when none. Only a
+ * regular file is opened (probe_open_regular): a core names any path it likes. */
+static size_t read_from_file(struct probe_core *core, uint64_t address, unsigned char *out, size_t size)
+{
+    for (size_t i = 0; i < core->nfiles; i++) {
+        struct probe_core_file *file = &core->files[i];
+        if (address < file->start || address >= file->end)
+            continue;
+        if (file->fd == -2)
+            file->fd = file->path[0] == '/' ? probe_open_regular(file->path, NULL) : -1;
+        if (file->fd < 0)
+            return 0;
+        size_t chunk = file->end - address < size ? (size_t)(file->end - address) : size;
+        uint64_t offset = file->offset + (address - file->start);
+        if (offset < file->offset || offset > (uint64_t)INT64_MAX)
+            return 0;
+        ssize_t got = pread(file->fd, out, chunk, (off_t)offset);
+        return got > 0 ? (size_t)got : 0;
+    }
+    return 0;
+}
+
 bool probe_core_read(void *context, uint64_t address, void *buffer, size_t size)
 {
-    const struct probe_core *core = context;
+    struct probe_core *core = context;
     unsigned char *out = buffer;
     while (size > 0) {
         const struct probe_core_segment *segment = segment_of(core, address);
-        if (!segment || address - segment->vaddr >= segment->filesz)
-            return false; /* not mapped, or not dumped */
+        if (!segment || address - segment->vaddr >= segment->filesz) {
+            /* not dumped: a file's pages, read from the file */
+            size_t got = read_from_file(core, address, out, size);
+            if (got == 0)
+                return false;
+            out += got;
+            address += got;
+            size -= got;
+            continue;
+        }
         uint64_t within = address - segment->vaddr;
         size_t chunk = segment->filesz - within < size ? (size_t)(segment->filesz - within) : size;
         memcpy(out, core->bytes + segment->offset + within, chunk);

@@ -20,10 +20,14 @@
 #define PROBE_CORE_AUXV_MAX 512
 #define PROBE_CORE_PROBLEMS_MAX 8
 
+#define PROBE_CORE_REGISTERS_MAX 512
+
 struct probe_core_thread {
     pid_t tid;
     int signal;              /* the signal that stopped it (pr_cursig), 0 when none */
     struct hd_syscall syscall; /* from its registers: the call it was in, when the registers show one interrupted */
+    unsigned char registers[PROBE_CORE_REGISTERS_MAX]; /* pr_reg: struct user_regs_struct on x86-64 */
+    size_t registers_size;
 };
 
 /* A file mapping as NT_FILE lists it. */
@@ -32,6 +36,8 @@ struct probe_core_file {
     uint64_t end;
     uint64_t offset; /* in the file, bytes */
     char *path;
+    int fd;          /* the file on this machine, opened when memory the core left out is read from it: -2 not
+                      * tried yet, -1 not there */
 };
 
 /* A PT_LOAD segment: [vaddr, vaddr + memsz) in the process, of which the first `filesz` bytes are in the core. */
@@ -75,8 +81,9 @@ int probe_core_parse(const void *bytes, size_t length, struct probe_core **core,
 void probe_core_free(struct probe_core *core);
 HD_DEFINE_CLEANUP(struct probe_core, probe_core_free)
 
-/* Reads exactly `size` bytes at `address` of the process's memory from the core; false when any of them was not
- * dumped. Shaped as a probe_memory_reader (syscalls.h): `context` is the core. */
+/* Reads exactly `size` bytes at `address` of the process's memory from the core, or, where the core left a file's
+ * pages out (gcore and the kernel leave out code and read-only data), from that file as this machine has it;
+ * false when any byte is in neither. Shaped as a probe_memory_reader (syscalls.h): `context` is the core. */
 bool probe_core_read(void *context, uint64_t address, void *buffer, size_t size);
 
 /* The value of auxiliary vector entry `type` (AT_RANDOM...), false when the core has none. */

@@ -5,6 +5,9 @@
 #include "core_file.h"
 #include "locks.h"
 #include "memory.h"
+#include "probe.h"
+#include "stacks.h"
+#include "symbols.h"
 #include "syscalls.h"
 #include "util.h"
 
@@ -74,30 +77,60 @@ static const struct probe_core_file *file_holding(const struct probe_core *core,
     return NULL;
 }
 
-/* PT_LOAD segments as mappings, each named by the NT_FILE entry that holds its start. */
+static int compare_mappings(const void *a, const void *b)
+{
+    const struct hd_mapping *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Every file mapping NT_FILE names (gcore and the kernel leave code and read-only data out of the PT_LOAD
+ * segments, but not out of NT_FILE), then the PT_LOAD segments no file holds (anonymous memory, the heap, the
+ * stacks); by address, without overlaps. */
 static bool add_mappings(struct hd_process *process, const struct probe_core *core)
 {
-    process->mappings = calloc(core->nsegments ? core->nsegments : 1, sizeof *process->mappings);
-    if (!process->mappings)
+    size_t room = core->nfiles + core->nsegments;
+    struct hd_mapping *all = calloc(room ? room : 1, sizeof *all);
+    if (!all)
         return false;
-    for (size_t i = 0; i < core->nsegments; i++) {
-        const struct probe_core_segment *segment = &core->segments[i];
-        if (process->nmappings > 0 && segment->vaddr < process->mappings[process->nmappings - 1].end)
-            continue; /* overlapping segments: a crafted core */
-        struct hd_mapping *mapping = &process->mappings[process->nmappings++];
-        *mapping = (struct hd_mapping){ .start = segment->vaddr, .end = segment->vaddr + segment->memsz };
-        const struct probe_core_file *file = file_holding(core, segment->vaddr);
+    size_t count = 0;
+    bool complete = true;
+    for (size_t i = 0; i < core->nfiles && complete; i++) {
+        const struct probe_core_file *file = &core->files[i];
+        const struct probe_core_segment *segment = NULL;
+        for (size_t s = 0; s < core->nsegments && !segment; s++)
+            if (core->segments[s].vaddr == file->start)
+                segment = &core->segments[s];
         /* a core does not say which mappings were shared: POSIX shared memory and memfds are */
-        bool shared = file && (strncmp(file->path, "/dev/shm/", 9) == 0 || strncmp(file->path, "/memfd:", 7) == 0);
-        snprintf(mapping->permissions, sizeof mapping->permissions, "%c%c%c%c", segment->flags & PF_R ? 'r' : '-',
-                 segment->flags & PF_W ? 'w' : '-', segment->flags & PF_X ? 'x' : '-', shared ? 's' : 'p');
-        if (file) {
-            mapping->offset = file->offset + (segment->vaddr - file->start);
-            if (!(mapping->path = strdup(file->path)))
-                return false;
-        }
+        bool shared = strncmp(file->path, "/dev/shm/", 9) == 0 || strncmp(file->path, "/memfd:", 7) == 0;
+        /* a file mapping left out of the segments was not writable: code or read-only data */
+        unsigned flags = segment ? segment->flags : PF_R | PF_X;
+        struct hd_mapping *mapping = &all[count];
+        *mapping = (struct hd_mapping){ .start = file->start, .end = file->end, .offset = file->offset,
+                                        .path = strdup(file->path) };
+        snprintf(mapping->permissions, sizeof mapping->permissions, "%c%c%c%c", flags & PF_R ? 'r' : '-',
+                 flags & PF_W ? 'w' : '-', flags & PF_X ? 'x' : '-', shared ? 's' : 'p');
+        complete = mapping->path != NULL;
+        count += complete;
     }
-    return true;
+    for (size_t s = 0; s < core->nsegments && complete; s++) {
+        const struct probe_core_segment *segment = &core->segments[s];
+        if (file_holding(core, segment->vaddr))
+            continue;
+        struct hd_mapping *mapping = &all[count++];
+        *mapping = (struct hd_mapping){ .start = segment->vaddr, .end = segment->vaddr + segment->memsz };
+        snprintf(mapping->permissions, sizeof mapping->permissions, "%c%c%cp", segment->flags & PF_R ? 'r' : '-',
+                 segment->flags & PF_W ? 'w' : '-', segment->flags & PF_X ? 'x' : '-');
+    }
+    qsort(all, count, sizeof *all, compare_mappings);
+    process->mappings = all;
+    for (size_t i = 0; i < count; i++) {
+        if (process->nmappings > 0 && all[i].start < all[process->nmappings - 1].end) {
+            free(all[i].path); /* overlapping entries: a crafted core */
+            continue;
+        }
+        all[process->nmappings++] = all[i];
+    }
+    return complete;
 }
 
 /* The mapped files, one library per path: its lowest and highest address. */
@@ -293,6 +326,36 @@ static int open_cores(const struct probe_core_options *options, struct opened *o
     return opened->ncores ? 0 : first_failure ? first_failure : -EINVAL;
 }
 
+/* Every thread's native stack, unwound from the registers its core kept, its frames named from the files the core
+ * names (as they are on this machine). */
+static void take_stacks(struct hd_snapshot *snapshot, const struct opened *opened)
+{
+    struct probe_stacks *stacks = probe_stacks_new(probe_debug_files_default());
+    for (size_t p = 0; stacks && p < snapshot->nprocesses; p++) {
+        struct hd_process *process = &snapshot->processes[p];
+        const struct probe_core *core = core_of(opened, process->pid);
+        const void **registers = calloc(process->nthreads ? process->nthreads : 1, sizeof *registers);
+        if (!core || !registers) {
+            free(registers);
+            continue;
+        }
+        size_t size = core->nthreads ? core->threads[0].registers_size : 0;
+        for (size_t t = 0; t < process->nthreads; t++)
+            for (size_t c = 0; c < core->nthreads && !registers[t]; c++)
+                if (core->threads[c].tid == process->threads[t].tid)
+                    registers[t] = core->threads[c].registers;
+        probe_stacks_take_offline(stacks, process, registers, size);
+        free(registers);
+        /* running in user space when dumped: the function it was in */
+        for (size_t t = 0; t < process->nthreads; t++) {
+            struct hd_thread *thread = &process->threads[t];
+            if (thread->state == 'R' && thread->stack.state == HD_STACK_TAKEN && thread->stack.nframes > 0)
+                probe_symbols_set_leaf(thread, &thread->stack.frames[0]);
+        }
+    }
+    probe_stacks_free(stacks);
+}
+
 static void note_limits(struct hd_snapshot *snapshot, size_t ncores)
 {
     hd_snapshot_note(snapshot, HD_NOTE_TARGET, 0, 0,
@@ -300,7 +363,6 @@ static void note_limits(struct hd_snapshot *snapshot, size_t ncores)
                      "stacks, no thread names, no progress between samples, no fds (pipes and sockets between "
                      "the processes are not seen), and processes of the tree that were not dumped are missing",
                      ncores, ncores == 1 ? "" : "s");
-    hd_snapshot_note(snapshot, HD_NOTE_STACKS, 0, 0, "native stacks are not read from core files yet");
     hd_snapshot_note(snapshot, HD_NOTE_PYTHON, 0, 0, "Python interpreters are not read from core files yet");
 }
 
@@ -314,7 +376,7 @@ int probe_core_snapshot(const struct probe_core_options *options, struct hd_snap
         return -ENOMEM;
     snapshot->arch = HD_ARCH_X86_64;
     snapshot->samples = 1;
-    snapshot->ptrace_why_not = "diagnosed from core files: no process to stop";
+    snapshot->ptrace_why_not = "diagnosed from core files: no process was stopped, the stacks are the cores'";
     int status = open_cores(options, &opened, snapshot, error, error_size);
     if (status != 0)
         return status;
@@ -346,6 +408,7 @@ int probe_core_snapshot(const struct probe_core_options *options, struct hd_snap
         probe_read_locks(&snapshot->processes[p]);
     place_owners(snapshot);
     mark_origins(snapshot, &opened);
+    take_stacks(snapshot, &opened);
     note_limits(snapshot, opened.ncores);
     *out = steal_pointer(&snapshot);
     return 0;

@@ -4,9 +4,10 @@
  *
  * From each core: the process (pid, parent, session, user, name, command line from NT_PRPSINFO), its threads and
  * the system call each was in (registers), what that call waits for, the locks at its futexes and their owners
- * (memory), its mappings and mapped files (PT_LOAD, NT_FILE). What a core cannot tell is said in a note: wait
- * channels, whether a thread progresses (one sample), fds, pipes and sockets between the processes, thread names,
- * children that were not dumped.
+ * (memory), its mappings and mapped files (PT_LOAD, NT_FILE), and each thread's native stack, unwound from its
+ * registers over the core's memory and, for the code the core left out, the files it names. What a core cannot
+ * tell is said in a note: wait channels, whether a thread progresses (one sample), fds, pipes and sockets between
+ * the processes, thread names, children that were not dumped; the Python view is not read from cores yet.
  */
 #pragma once
 

@@ -355,6 +355,32 @@ static void take_process(struct probe_stacks *stacks, struct hd_snapshot *snapsh
     free(unwound);
 }
 
+void probe_stacks_take_offline(struct probe_stacks *stacks, struct hd_process *process, const void *const *registers,
+                               size_t size)
+{
+    struct unwound *unwound = calloc(process->nthreads ? process->nthreads : 1, sizeof *unwound);
+    struct probe_unwinder *unwinder =
+        unwound ? probe_unwind_begin(process->pid, process->mappings, process->nmappings, stacks->symbols) : NULL;
+    if (!unwinder) {
+        for (size_t t = 0; t < process->nthreads; t++)
+            fail_stack(&process->threads[t], HD_STACK_FAILED, "out of memory for the unwinder");
+        free(unwound);
+        return;
+    }
+    probe_unwind_offline(unwinder);
+    for (size_t t = 0; t < process->nthreads; t++) {
+        struct unwound *result = &unwound[t];
+        result->tid = process->threads[t].tid;
+        result->taken = probe_unwind_registers(unwinder, registers[t], size, result->pcs, PROBE_UNWIND_DEPTH_MAX,
+                                               &result->npcs, &result->truncated, &result->why);
+        if (!result->taken)
+            snprintf(result->why_not, sizeof result->why_not, "%s", result->why);
+    }
+    probe_unwind_end(unwinder);
+    name_process_frames(stacks, process, unwound, process->nthreads);
+    free(unwound);
+}
+
 /* A process whose turn came too near the deadline: not stopped at all. */
 static void skip_process(struct probe_stacks *stacks, struct hd_process *process)
 {

@@ -27,6 +27,12 @@ void probe_stacks_free(struct probe_stacks *stacks);
  * `milliseconds` and lets each one go within a few milliseconds of its stop. */
 void probe_stacks_settle(struct probe_stacks *stacks);
 void probe_stacks_pause(struct probe_stacks *stacks, unsigned milliseconds);
+/* The stacks of a process read from a core (core_snapshot.h): each thread of `process` unwound from
+ * `registers[t]` (its NT_PRSTATUS registers, `size` bytes, in the order of process->threads), its memory read
+ * through probe_memory_offline, its frames named from the files the core's mappings name. */
+void probe_stacks_take_offline(struct probe_stacks *stacks, struct hd_process *process, const void *const *registers,
+                               size_t size);
+
 /* What a deadline left out of probe_stacks_take. */
 struct probe_stacks_skipped {
     size_t processes;          /* never stopped: their turn came after the deadline */

@@ -58,6 +58,7 @@ struct probe_unwinder {
     size_t nmodules;
     size_t modules_capacity;
     struct probe_symbols *symbols;
+    bool offline; /* a core's process: no libunwind-ptrace, whose /proc/<pid> would be another process's */
     struct user_regs_struct registers; /* of the thread being unwound */
     struct page_slot pages[PAGE_SLOTS];
 };
@@ -262,7 +263,8 @@ static int find_procedure_info(unw_addr_space_t address_space, unw_word_t ip, un
     if (module->has_table)
         return UNW_OBJ(dwarf_search_unwind_table)(address_space, ip, &module->table, info, need_unwind_info,
                                                   unwinder);
-    if (!module->upt && (!mapped_file_still_there(module->first_mapping) || !(module->upt = _UPT_create(unwinder->pid))))
+    if (!module->upt && (unwinder->offline || !mapped_file_still_there(module->first_mapping) ||
+                         !(module->upt = _UPT_create(unwinder->pid))))
         return -UNW_ENOINFO;
     return _UPT_find_proc_info(address_space, ip, info, need_unwind_info, module->upt);
 }
@@ -345,6 +347,14 @@ struct frame_seen {
     unw_word_t sp;
 };
 
+void probe_unwind_offline(struct probe_unwinder *unwinder)
+{
+    unwinder->offline = true;
+}
+
+static bool unwind_from_registers(struct probe_unwinder *unwinder, uint64_t pc, uint64_t *pcs, size_t max,
+                                  size_t *count, bool *truncated, const char **why);
+
 bool probe_unwind_thread(struct probe_unwinder *unwinder, pid_t tid, uint64_t *pcs, size_t max, size_t *count,
                          bool *truncated, const char **why)
 {
@@ -356,6 +366,32 @@ bool probe_unwind_thread(struct probe_unwinder *unwinder, pid_t tid, uint64_t *p
         *why = "its registers could not be read";
         return false;
     }
+    return unwind_from_registers(unwinder, pc, pcs, max, count, truncated, why);
+}
+
+bool probe_unwind_registers(struct probe_unwinder *unwinder, const void *registers, size_t size, uint64_t *pcs,
+                            size_t max, size_t *count, bool *truncated, const char **why)
+{
+    *count = 0;
+    *truncated = false;
+    *why = NULL;
+#if defined(__x86_64__)
+    if (size < sizeof unwinder->registers) {
+        *why = "its registers were not all in the core";
+        return false;
+    }
+    memcpy(&unwinder->registers, registers, sizeof unwinder->registers);
+    return unwind_from_registers(unwinder, unwinder->registers.rip, pcs, max, count, truncated, why);
+#else
+    (void)registers, (void)size, (void)pcs, (void)max;
+    *why = "registers of this architecture are not read from a core";
+    return false;
+#endif
+}
+
+static bool unwind_from_registers(struct probe_unwinder *unwinder, uint64_t pc, uint64_t *pcs, size_t max,
+                                  size_t *count, bool *truncated, const char **why)
+{
     active = unwinder;
     unw_cursor_t cursor;
     if (unw_init_remote(&cursor, unwinder->address_space, unwinder) != 0) {

@@ -28,6 +28,13 @@ struct probe_unwinder *probe_unwind_begin(pid_t pid, const struct hd_mapping *ma
                                           struct probe_symbols *symbols);
 void probe_unwind_end(struct probe_unwinder *unwinder);
 
+/* The unwinder of a process read from a core: its memory comes through probe_memory_offline (memory.h), and
+ * libunwind-ptrace, which would read /proc/<pid> of this machine, is never used. */
+void probe_unwind_offline(struct probe_unwinder *unwinder);
+/* Unwinds a thread from `registers` (struct user_regs_struct, `size` bytes: a core's NT_PRSTATUS), as
+ * probe_unwind_thread does from a stopped thread's. */
+bool probe_unwind_registers(struct probe_unwinder *unwinder, const void *registers, size_t size, uint64_t *pcs,
+                            size_t max, size_t *count, bool *truncated, const char **why);
 /* Unwinds the stopped thread `tid`: pcs[] gets the innermost pc, then each caller's return address minus one
  * (the call instruction, so that a call at the very end of a function is named right). *truncated when the depth
  * cap was hit or a loop was found. False when not even the registers could be read; *why says why (static). */

@@ -361,6 +361,11 @@ static void render_stopped_time(struct report_buffer *out, const struct hd_snaps
         longest = seconds > longest ? seconds : longest;
         stopped += seconds > 0;
     }
+    if (!snapshot->ptrace_used) { /* stacks no process was stopped for: a core's */
+        report_buffer_puts(out, "\nnative stacks (from the registers and memory the core files kept; identical "
+                                "stacks shown once):\n");
+        return;
+    }
     report_buffer_printf(out, "\nnative stacks (%zu process%s stopped for %.1f ms in all, %.1f ms at most each; "
                               "identical stacks shown once):\n",
                          stopped, stopped == 1 ? "" : "es", total * 1e3, longest * 1e3);

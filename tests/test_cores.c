@@ -1,6 +1,6 @@
 /* Core files (hangdoc --core): cores taken with gdb's gcore of the processes of a real hung tree give the live
- * diagnosis's root cause, subjects and exit status; a core cut short or that is no core gives a report with
- * notes, or a refusal, never a crash. */
+ * diagnosis's root cause, subjects, exit status and native stacks; a core cut short or that is no core gives a
+ * report with notes, or a refusal, never a crash. */
 #include "exit_codes.h"
 #include "harness.h"
 #include "util.h"
@@ -90,6 +90,44 @@ static void expect_same_verdict(json_object *live, json_object *cores)
     cr_assert(json_has_note(cores, "diagnosed from"), "a note says what a core cannot tell");
 }
 
+/* The symbols of the frames of thread `tid` of process `pid`, one per line ("?" where none); NULL when its stack
+ * was not taken. */
+static char *stack_text(json_object *document, pid_t pid, pid_t tid)
+{
+    json_object *thread = json_thread(json_process(document, pid), tid);
+    const char *state = json_string_at(thread, "stack.state");
+    if (!state || strcmp(state, "taken") != 0)
+        return NULL;
+    json_object *frames = json_at(thread, "frames");
+    char *text = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&text, &length);
+    for (size_t f = 0; f < json_object_array_length(frames); f++) {
+        const char *symbol = json_string_at(json_object_array_get_idx(frames, f), "symbol");
+        fprintf(out, "%s\n", symbol ? symbol : "?");
+    }
+    fclose(out);
+    return text;
+}
+
+/* Every thread of process `pid` has the same native stack, frame by frame, in the cores as in the live run: the
+ * unwinder read the core's registers and memory, and the files the core names for the code it left out. */
+static void expect_same_stacks(json_object *live, json_object *cores, pid_t pid)
+{
+    json_object *threads = json_at(json_process(live, pid), "threads");
+    cr_assert_not_null(threads);
+    for (size_t t = 0; t < json_object_array_length(threads); t++) {
+        pid_t tid = (pid_t)json_int_at(json_object_array_get_idx(threads, t), "tid", -1);
+        char *expected = stack_text(live, pid, tid), *got = stack_text(cores, pid, tid);
+        cr_assert_not_null(expected, "the live run took thread %d's stack", tid);
+        cr_assert_not_null(got, "the cores give thread %d's stack: %s", tid,
+                           json_object_to_json_string(json_thread(json_process(cores, pid), tid)));
+        cr_assert_str_eq(got, expected, "thread %d's stack from the core:\n%s\nlive:\n%s", tid, got, expected);
+        free(expected);
+        free(got);
+    }
+}
+
 /* Diagnoses the fixture live, dumps a core of each process it reported (the first `ndumped` of them), and
  * diagnoses the cores: the same verdict. Returns the cores' report. */
 static json_object *live_then_cores(struct fixture *fixture, const char *name, int status, size_t ndumped)
@@ -100,6 +138,8 @@ static json_object *live_then_cores(struct fixture *fixture, const char *name, i
         dump_core(fixture->pids[i]);
     json_object *cores = diagnose_cores(status);
     expect_same_verdict(live, cores);
+    for (size_t i = 0; i < ndumped; i++)
+        expect_same_stacks(live, cores, fixture->pids[i]);
     json_object_put(live);
     return cores;
 }
@@ -115,6 +155,8 @@ Test(cores, inherited_mutex_from_the_cores_of_parent_and_child, .init = make_dir
     dump_core(child);
     json_object *cores = diagnose_cores(EXIT_HANG_FORK_UNSAFE);
     expect_same_verdict(live, cores);
+    expect_same_stacks(live, cores, parent);
+    expect_same_stacks(live, cores, child);
     json_object *locker = json_thread(json_process(cores, child), child);
     cr_assert_str_eq(json_string_at(locker, "wait.lock.kind"), "mutex");
     cr_assert_eq(json_int_at(locker, "wait.owner_tid", -1), holder, "the owner, read from the child's core");

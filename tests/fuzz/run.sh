@@ -24,7 +24,7 @@ declare -A sources=(
     [python]="probe/python_decode.c probe/python_offsets.c"
     [symbols]="base/util.c probe/symbols.c probe/rust_demangle.c probe/files.c model/snapshot.c"
     [rust_demangle]="probe/rust_demangle.c"
-    [core]="base/util.c probe/core_file.c probe/syscalls.c probe/locks.c probe/memory.c probe/facilities.c
+    [core]="base/util.c probe/core_file.c probe/files.c probe/syscalls.c probe/locks.c probe/memory.c probe/facilities.c
             probe/procfs.c model/snapshot.c"
     [snapshot]="base/util.c base/int_map.c base/json_writer.c model/snapshot.c record/fields.c record/record_read.c
                 $(cd "$root" && echo analysis/*.c analysis/rules/*.c render/*.c)"
