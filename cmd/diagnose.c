@@ -197,7 +197,8 @@ static int save_and_report(const struct hd_snapshot *snapshot, const struct repo
 static int diagnose_cores(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs,
                           const struct report_catalogue *catalogue)
 {
-    const struct probe_core_options cores = { .paths = options->core_paths, .npaths = options->ncore_paths };
+    const struct probe_core_options cores = { .paths = options->core_paths, .npaths = options->ncore_paths,
+                                              .sysroot = options->sysroot, .exe = options->exe };
     struct hd_snapshot *snapshot hd_cleanup(hd_snapshot_free) = NULL;
     char why[768];
     int read = probe_core_snapshot(&cores, &snapshot, why, sizeof why);

@@ -29,7 +29,7 @@
 static const char usage_text[] =
     "Usage: hangdoc [OPTION]... PID...\n"
     "       hangdoc [OPTION]... --job ID\n"
-    "       hangdoc [OPTION]... --core CORE [--core CORE]...\n"
+    "       hangdoc [OPTION]... --core CORE [--core CORE]... [--sysroot DIR] [--exe FILE]\n"
     "       hangdoc analyze [OPTION]... SNAPSHOT\n"
     "       hangdoc demo [OPTION]...\n"
     "       hangdoc run [RUN OPTION]... [--] CMD [ARG]...\n"
@@ -86,6 +86,8 @@ static const char usage_text[] =
     "                       likely hung (default 60s, at least 1s)\n"
     "      --core CORE      diagnose a core file (gcore, the kernel's, systemd-coredump's) instead of a PID;\n"
     "                       again for each process of one tree (see hangdoc(1), OFFLINE)\n"
+    "      --sysroot DIR    with --core: the files the cores name are under DIR (the machine's copied there)\n"
+    "      --exe FILE       with --core: the first core's executable is FILE\n"
     "      --job ID         diagnose the processes of Slurm job ID on this host (its cgroup, or SLURM_JOB_ID in\n"
     "                       their environment) instead of a PID (also --slurm-job)\n"
     "  -h, --help           show this help and exit\n"
@@ -149,6 +151,7 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
         { "job", required_argument, NULL, 'J' },    { "slurm-job", required_argument, NULL, 'J' },
         { "no-ledger", no_argument, NULL, 'L' },    { "save", required_argument, NULL, 'S' },
         { "markdown", no_argument, NULL, 'M' },    { "core", required_argument, NULL, 'O' },
+        { "sysroot", required_argument, NULL, 'R' }, { "exe", required_argument, NULL, 'E' },
         { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -174,6 +177,12 @@ static int parse_options(int argc, char **argv, struct hangdoc_options *options)
             options->core_paths[options->ncore_paths++] = optarg;
             break;
         }
+        case 'R':
+            options->sysroot = optarg;
+            break;
+        case 'E':
+            options->exe = optarg;
+            break;
         case 'S':
             if (strcmp(optarg, "-") == 0)
                 return usage_error("%s", "--save takes a file name: standard output has the report");
@@ -359,6 +368,8 @@ int main(int argc, char **argv)
         return analyze(argc, argv, &options);
     if (argc > 0 && strcmp(argv[0], "merge") == 0)
         return usage_error("%s", "merge comes first: hangdoc merge [MERGE OPTION]... REPORT...");
+    if ((options.sysroot || options.exe) && !options.ncore_paths)
+        return usage_error("%s", "--sysroot and --exe say where a core's files are: they go with --core");
     if (options.ncore_paths) {
         if (argc > 0 || options.job_id)
             return usage_error("%s", "--core diagnoses core files: no pid and no --job with it");

@@ -28,6 +28,8 @@ struct hangdoc_options {
     const char *save_path;  /* --save: the snapshot is written there too (record.h); NULL: not saved */
     const char **core_paths; /* --core: diagnose these core files instead of processes (core_snapshot.h) */
     size_t ncore_paths;
+    const char *sysroot;     /* --sysroot: where the files the cores name are; NULL: at their own paths */
+    const char *exe;         /* --exe: the first core's executable; NULL: where the core names it */
     double deadline;     /* when that bound ends, in CLOCK_MONOTONIC seconds (set when it is armed); 0: none */
     pid_t *pids;
     size_t npids;

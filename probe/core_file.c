@@ -369,8 +369,10 @@ static size_t read_from_file(struct probe_core *core, uint64_t address, unsigned
         struct probe_core_file *file = &core->files[i];
         if (address < file->start || address >= file->end)
             continue;
+        char located[4200];
         if (file->fd == -2)
-            file->fd = file->path[0] == '/' ? probe_open_regular(file->path, NULL) : -1;
+            file->fd = file->path[0] == '/' && probe_files_locate(file->path, located, sizeof located)
+                           ? probe_open_regular(located, NULL) : -1;
         if (file->fd < 0)
             return 0;
         size_t chunk = file->end - address < size ? (size_t)(file->end - address) : size;

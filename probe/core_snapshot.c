@@ -3,9 +3,11 @@
 
 #include "clock.h"
 #include "core_file.h"
+#include "files.h"
 #include "locks.h"
 #include "memory.h"
 #include "probe.h"
+#include "python.h"
 #include "stacks.h"
 #include "symbols.h"
 #include "syscalls.h"
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 /* AT_RANDOM points to 16 random bytes the kernel put on the initial stack at exec: a fork child has the same
  * bytes at the same address, an exec'd one other bytes (probe/origin.h does the same on live processes). */
@@ -33,6 +36,7 @@ static void opened_release(struct opened *opened)
         probe_core_free(opened->cores[i]);
     free(opened->cores);
     probe_memory_forget_offline();
+    probe_files_clear_offline();
 }
 
 static int compare_threads(const void *a, const void *b)
@@ -111,6 +115,16 @@ static bool add_mappings(struct hd_process *process, const struct probe_core *co
                  flags & PF_W ? 'w' : '-', flags & PF_X ? 'x' : '-', shared ? 's' : 'p');
         complete = mapping->path != NULL;
         count += complete;
+        /* a core names no inode: that of the file as this machine has it (or under --sysroot), which is the file
+         * that is read for the mapping; 0 when there is none */
+        char located[4200];
+        struct stat status;
+        if (complete && probe_files_locate(file->path, located, sizeof located) && stat(located, &status) == 0 &&
+            S_ISREG(status.st_mode)) {
+            mapping->inode = status.st_ino;
+            mapping->device_major = major(status.st_dev);
+            mapping->device_minor = minor(status.st_dev);
+        }
     }
     for (size_t s = 0; s < core->nsegments && complete; s++) {
         const struct probe_core_segment *segment = &core->segments[s];
@@ -182,6 +196,10 @@ static bool add_threads(struct hd_process *process, struct probe_core *core, con
         thread->last_cpu = -1;
         if (thread->syscall.state == HD_SYSCALL_IN && thread->syscall.name)
             probe_decode_wait(&thread->syscall, NULL, probe_core_read, core, clocks, &thread->wait);
+        /* a deadline is a time of the dumped machine's clocks, whose reading at the dump no core keeps: a timed
+         * wait, of a length unknown */
+        if (thread->wait.timeout.kind == HD_TIMEOUT_FINITE && thread->wait.timeout.absolute)
+            thread->wait.timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_UNREADABLE, .absolute = true };
         thread->stack.state = HD_STACK_NOT_TAKEN;
     }
     qsort(process->threads, process->nthreads, sizeof *process->threads, compare_threads);
@@ -363,7 +381,6 @@ static void note_limits(struct hd_snapshot *snapshot, size_t ncores)
                      "stacks, no thread names, no progress between samples, no fds (pipes and sockets between "
                      "the processes are not seen), and processes of the tree that were not dumped are missing",
                      ncores, ncores == 1 ? "" : "s");
-    hd_snapshot_note(snapshot, HD_NOTE_PYTHON, 0, 0, "Python interpreters are not read from core files yet");
 }
 
 int probe_core_snapshot(const struct probe_core_options *options, struct hd_snapshot **out, char *error,
@@ -377,10 +394,14 @@ int probe_core_snapshot(const struct probe_core_options *options, struct hd_snap
     snapshot->arch = HD_ARCH_X86_64;
     snapshot->samples = 1;
     snapshot->ptrace_why_not = "diagnosed from core files: no process was stopped, the stacks are the cores'";
+    /* files are read where the cores say, or under --sysroot, before the first page a core left out is read */
+    struct probe_offline_files files = { .sysroot = options->sysroot, .exe = options->exe };
+    probe_files_set_offline(&files);
     int status = open_cores(options, &opened, snapshot, error, error_size);
     if (status != 0)
         return status;
-    /* a core's clocks are its own: a deadline it waits for is kept as a time of day, not as time left */
+    files.exe_named = executable_of(opened.cores[0]);
+    probe_files_set_offline(&files);
     const struct probe_clocks clocks = { 0 };
     struct hd_process *unordered cleanup_free = calloc(opened.ncores, sizeof *unordered);
     snapshot->processes = calloc(opened.ncores, sizeof *snapshot->processes);
@@ -409,6 +430,8 @@ int probe_core_snapshot(const struct probe_core_options *options, struct hd_snap
     place_owners(snapshot);
     mark_origins(snapshot, &opened);
     take_stacks(snapshot, &opened);
+    if (!probe_read_python(snapshot, 0))
+        return -ENOMEM;
     note_limits(snapshot, opened.ncores);
     *out = steal_pointer(&snapshot);
     return 0;

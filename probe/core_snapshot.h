@@ -7,7 +7,11 @@
  * (memory), its mappings and mapped files (PT_LOAD, NT_FILE), and each thread's native stack, unwound from its
  * registers over the core's memory and, for the code the core left out, the files it names. What a core cannot
  * tell is said in a note: wait channels, whether a thread progresses (one sample), fds, pipes and sockets between
- * the processes, thread names, children that were not dumped; the Python view is not read from cores yet.
+ * the processes, thread names, children that were not dumped. Python processes get their Python view from the
+ * core's memory and the interpreter's file, as live ones do from theirs.
+ *
+ * The files a core names (its executable, its libraries) are read as this machine has them, or under --sysroot;
+ * nothing about a dumped process is read from /proc, where its pid may be another process.
  */
 #pragma once
 
@@ -18,6 +22,8 @@
 struct probe_core_options {
     const char *const *paths;
     size_t npaths;
+    const char *sysroot; /* --sysroot: the files the cores name are under it (a copy of the machine's); NULL: / */
+    const char *exe;     /* --exe: the executable of the first core is this file; NULL: where the core names it */
 };
 
 /* 0 with *snapshot set (the caller frees it), or -errno with `error` saying why no core could be read. A core

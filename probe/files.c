@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -47,4 +48,34 @@ int probe_open_regular(const char *path, const struct hd_mapping *same_as)
     }
     close(handle);
     return fd;
+}
+
+static struct probe_offline_files offline_files;
+static bool offline;
+
+void probe_files_set_offline(const struct probe_offline_files *files)
+{
+    offline_files = *files;
+    offline = true;
+}
+
+void probe_files_clear_offline(void)
+{
+    offline_files = (struct probe_offline_files){ 0 };
+    offline = false;
+}
+
+bool probe_files_offline(void)
+{
+    return offline;
+}
+
+const char *probe_files_locate(const char *path, char *buffer, size_t size)
+{
+    int written;
+    if (offline_files.exe_named && offline_files.exe && strcmp(path, offline_files.exe_named) == 0)
+        written = snprintf(buffer, size, "%s", offline_files.exe);
+    else
+        written = snprintf(buffer, size, "%s%s", offline_files.sysroot ? offline_files.sysroot : "", path);
+    return written >= 0 && (size_t)written < size ? buffer : NULL;
 }

@@ -1,6 +1,8 @@
 /* Python stacks, read from a running CPython's memory (python.h). */
 #include "python.h"
 
+#include "files.h"
+
 #include "clock.h"
 #include "memory.h"
 #include "pid_map.h"
@@ -835,6 +837,8 @@ static void place_in_mapping(const struct hd_process *process, struct hd_wait *w
 static bool caught_waiting_for_gil(const struct hd_process *process, struct hd_thread *thread, unsigned *budget)
 {
     char path[96], text[512];
+    if (probe_files_offline())
+        return false; /* a core's thread is where the core caught it: nothing to read again */
     snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)process->pid, (int)thread->tid);
     for (int attempt = 0; attempt < GIL_REREADS && *budget > 0; attempt++, --*budget) {
         if (attempt)

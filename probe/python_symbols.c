@@ -61,6 +61,10 @@ static bool header_acceptable(int fd)
 static int open_mapped(pid_t pid, const struct hd_mapping *mapping)
 {
     char path[4200];
+    if (probe_files_offline()) {
+        const char *located = probe_files_locate(mapping->path, path, sizeof path);
+        return located ? probe_open_regular(located, NULL) : -1;
+    }
     snprintf(path, sizeof path, "/proc/%d/root%s", (int)pid, mapping->path);
     int fd = probe_open_regular(path, mapping);
     if (fd >= 0)

@@ -202,6 +202,10 @@ static Elf *open_elf(const char *path, const struct hd_mapping *same_as, int *fd
 static Elf *open_mapped_file(pid_t pid, const struct hd_mapping *mapping, int *fd)
 {
     char path[4200];
+    if (probe_files_offline()) {
+        const char *located = probe_files_locate(mapping->path, path, sizeof path);
+        return located ? open_elf(located, NULL, fd) : NULL;
+    }
     const struct hd_mapping *same_as = mapping->inode ? mapping : NULL;
     Elf *elf = open_elf(mapping->path, same_as, fd);
     if (elf)

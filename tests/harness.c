@@ -437,7 +437,7 @@ static bool is_one_of(const char *argument, const char *const *names, size_t cou
 static const char **analyze_arguments(const char *const *arguments, const char *snapshot)
 {
     static const char *const reading_with_value[] = { "--samples", "-n", "--interval", "-i", "--timeout", "-t",
-                                                      "--job", "--slurm-job", "--core" };
+                                                      "--job", "--slurm-job", "--core", "--exe", "--sysroot" };
     static const char *const reading_flags[] = { "--no-ptrace", "--no-python", "--no-ledger" };
     static const char *const report_with_value[] = { "--catalogue", "--stuck-after" };
     size_t count = 0;

@@ -3,6 +3,7 @@
  * report with notes, or a refusal, never a crash. */
 #include "exit_codes.h"
 #include "harness.h"
+#include "python_harness.h"
 #include "util.h"
 
 #include <criterion/criterion.h>
@@ -29,13 +30,10 @@ static void make_directory(void)
 
 static void remove_directory(void)
 {
-    for (size_t i = 0; i < npaths; i++)
-        unlink(paths[i]);
-    char cut[PATH_MAX + 8];
-    snprintf(cut, sizeof cut, "%s/cut", directory);
-    unlink(cut);
-    rmdir(directory);
     fixture_stop_all();
+    struct run_result result;
+    program_run_as(&result, -1, (const char *[]){ "/bin/rm", "-rf", "--", directory, NULL });
+    run_result_free(&result);
 }
 
 /* gcore -o DIR/core PID: the process stops while gdb copies it, then goes on as it was. */
@@ -202,7 +200,11 @@ Test(cores, python_fork_lock_from_the_cores_of_parent_and_child, .init = make_di
     json_object *cores = live_then_cores(&fixture, "python_fork_lock", EXIT_HANG_FORK_UNSAFE, 2);
     pid_t child = fixture.pids[1];
     cr_assert_not_null(json_first_finding(cores, "orphaned-wait", child), "%s", findings_text(cores));
-    cr_assert(json_has_note(cores, "Python interpreters are not read from core files yet"));
+    /* the Python view, from the interpreter's file and the core's memory: the line the child hangs at */
+    json_object *frame = json_object_array_get_idx(python_frames_of(cores, child, child), 0);
+    cr_assert_not_null(frame, "the child's Python stack");
+    cr_assert_str_eq(json_string_at(frame, "function"), "<module>");
+    cr_assert_eq(json_int_at(frame, "line", -1), python_marked_line("python_fork_lock.py", "acquire"));
     json_object_put(cores);
     fixture_stop(&fixture);
 }
@@ -275,5 +277,76 @@ Test(cores, a_core_cut_short_gives_a_partial_report_and_a_non_core_is_refused, .
     run_result_free(&result);
     hangdoc_run(&result, (const char *[]){ "--core", cut, "1", NULL });
     cr_assert_eq(result.exit_status, EXIT_USAGE, "%s", result.err);
+    run_result_free(&result);
+}
+
+static bool has_frame(json_object *document, pid_t pid, pid_t tid, const char *symbol)
+{
+    char *text = stack_text(document, pid, tid);
+    char line[128];
+    snprintf(line, sizeof line, "%s\n", symbol);
+    bool found = text && strstr(text, line);
+    free(text);
+    return found;
+}
+
+/* The program's frames are named from its file: not at all when the file the core names is gone, by the file
+ * --exe gives, or by the copy under --sysroot at the same path. */
+Test(cores, exe_and_sysroot_say_where_the_files_of_a_core_are, .init = make_directory, .fini = remove_directory)
+{
+    char program[PATH_MAX], moved[PATH_MAX], root[PATH_MAX], in_root[PATH_MAX * 2];
+    snprintf(program, sizeof program, "%s/bin/lock_cycle", directory);
+    snprintf(moved, sizeof moved, "%s/moved", directory);
+    snprintf(root, sizeof root, "%s/root", directory);
+    snprintf(in_root, sizeof in_root, "%s%s/bin", root, directory);
+    struct run_result result;
+    program_run_as(&result, -1, (const char *[]){ "/bin/mkdir", "-p", "--", in_root, NULL });
+    run_result_free(&result);
+    snprintf(in_root, sizeof in_root, "%s/bin", directory);
+    program_run_as(&result, -1, (const char *[]){ "/bin/mkdir", "-p", "--", in_root, NULL });
+    run_result_free(&result);
+    program_run_as(&result, -1, (const char *[]){ "/bin/cp", "--", fixture_path("lock_cycle"), program, NULL });
+    cr_assert_eq(result.exit_status, 0, "%s", result.err);
+    run_result_free(&result);
+    struct fixture fixture;
+    fixture_start_command(&fixture, program, (const char *[]){ "lock_cycle", NULL }, 10000);
+    pid_t pid = fixture.pids[0], first = fixture.pids[1];
+    const char *core = dump_core(pid);
+    fixture_stop(&fixture);
+    snprintf(in_root, sizeof in_root, "%s%s", root, program);
+    program_run_as(&result, -1, (const char *[]){ "/bin/cp", "--", program, in_root, NULL });
+    run_result_free(&result);
+    cr_assert_eq(rename(program, moved), 0);
+
+    const char *gone[] = { "--json", "--core", core, NULL };
+    const char *exe[] = { "--json", "--core", core, "--exe", moved, NULL };
+    const char *sysroot[] = { "--json", "--core", core, "--sysroot", root, NULL };
+    const char *const *runs[] = { gone, exe, sysroot };
+    for (size_t r = 0; r < COUNT(runs); r++) {
+        hangdoc_run(&result, runs[r]);
+        cr_assert_eq(result.exit_status, EXIT_HANG, "%s", result.err);
+        json_object *document = json_tokener_parse(result.out);
+        cr_assert_not_null(document);
+        cr_assert(has_frame(document, pid, first, "pthread_mutex_lock") ||
+                      has_frame(document, pid, first, "__pthread_mutex_lock"),
+                  "libc's frames are named in every run");
+        cr_assert_eq(has_frame(document, pid, first, "lock_in_order"), r > 0,
+                     "the program's own frame is named only where its file is found (run %zu)", r);
+        /* the sysroot gets the libraries too: there every file the core names is read under it */
+        json_object *libraries = json_at(json_process(document, pid), "libraries");
+        for (size_t l = 0; r == 0 && l < json_object_array_length(libraries); l++) {
+            const char *path = json_string_at(json_object_array_get_idx(libraries, l), "path");
+            if (!path || strcmp(path, program) == 0)
+                continue;
+            struct run_result copied;
+            program_run_as(&copied, -1, (const char *[]){ "/bin/cp", "--parents", "--", path, root, NULL });
+            cr_assert_eq(copied.exit_status, 0, "%s", copied.err);
+            run_result_free(&copied);
+        }
+        json_object_put(document);
+        run_result_free(&result);
+    }
+    hangdoc_run(&result, (const char *[]){ "--exe", moved, "1", NULL });
+    cr_assert_eq(result.exit_status, EXIT_USAGE, "--exe without --core: %s", result.err);
     run_result_free(&result);
 }
