@@ -265,6 +265,13 @@ static int parse(struct probe_core *core, char *error, size_t error_size)
     }
     if (core->truncated)
         problem(core, "the core is cut short: memory past its end is missing");
+    if (!core->identity_known)
+        problem(core, "no NT_PRPSINFO note: the process's parent, user and command line are unknown");
+    if (core->nfiles == 0)
+        problem(core, "no NT_FILE note: the files it mapped are unknown, so no frame is named and no Python "
+                      "interpreter found");
+    if (core->nauxv == 0)
+        problem(core, "no NT_AUXV note: whether it was forked or exec'd cannot be told");
     qsort(core->segments, core->nsegments, sizeof *core->segments, compare_segments);
     if (core->nthreads == 0) {
         snprintf(error, error_size, "a core with no thread's registers (no NT_PRSTATUS note)");

@@ -244,6 +244,43 @@ static void write_cut_core(const char *core, const char *cut)
     free(bytes);
 }
 
+/* A copy of `core` whose notes of the types `hidden` (0-terminated) are renamed to a type nobody reads: a core
+ * written without them. */
+static void write_core_without(const char *core, const char *out_path, const unsigned *hidden)
+{
+    FILE *in = fopen(core, "re");
+    cr_assert_not_null(in);
+    struct stat status;
+    cr_assert_eq(fstat(fileno(in), &status), 0);
+    size_t length = (size_t)status.st_size;
+    unsigned char *bytes = malloc(length);
+    cr_assert_not_null(bytes);
+    cr_assert_eq(fread(bytes, 1, length, in), length);
+    fclose(in);
+    Elf64_Ehdr header;
+    memcpy(&header, bytes, sizeof header);
+    for (size_t i = 0; i < header.e_phnum; i++) {
+        Elf64_Phdr program;
+        memcpy(&program, bytes + header.e_phoff + i * sizeof program, sizeof program);
+        for (size_t at = program.p_offset; program.p_type == PT_NOTE && at + sizeof(Elf64_Nhdr) <=
+                                                                       program.p_offset + program.p_filesz;) {
+            Elf64_Nhdr note;
+            memcpy(&note, bytes + at, sizeof note);
+            for (size_t h = 0; hidden[h]; h++)
+                if (note.n_type == hidden[h]) {
+                    note.n_type |= 0x7f000000;
+                    memcpy(bytes + at, &note, sizeof note);
+                }
+            at += sizeof note + ((note.n_namesz + 3) & ~3u) + ((note.n_descsz + 3) & ~3u);
+        }
+    }
+    FILE *out = fopen(out_path, "we");
+    cr_assert_not_null(out);
+    cr_assert_eq(fwrite(bytes, 1, length, out), length);
+    cr_assert_eq(fclose(out), 0);
+    free(bytes);
+}
+
 /* A core cut short: the threads, what their memory still holds, and a note that says it was cut; never a crash.
  * A file that is no core is refused with the reason. */
 Test(cores, a_core_cut_short_gives_a_partial_report_and_a_non_core_is_refused, .init = make_directory,
@@ -264,6 +301,21 @@ Test(cores, a_core_cut_short_gives_a_partial_report_and_a_non_core_is_refused, .
     cr_assert_not_null(document);
     cr_assert(json_has_note(document, "cut short"), "%s", result.out);
     cr_assert_eq(json_object_array_length(json_at(json_process(document, fixture.pids[0]), "threads")), 3);
+    json_object_put(document);
+    run_result_free(&result);
+
+    /* without the notes of its identity, its files and its auxiliary vector: the same lock cycle, and notes */
+    char stripped[PATH_MAX + 16];
+    snprintf(stripped, sizeof stripped, "%s/stripped", directory);
+    write_core_without(core, stripped, (const unsigned[]){ NT_PRPSINFO, 0x46494c45 /* NT_FILE */, NT_AUXV, 0 });
+    hangdoc_run(&result, (const char *[]){ "--json", "--core", stripped, NULL });
+    cr_assert_eq(result.exit_status, EXIT_HANG, "the lock cycle needs none of them: %s", result.err);
+    document = json_tokener_parse(result.out);
+    cr_assert_not_null(document);
+    cr_assert_eq(json_count_findings(document, "lock-cycle", 0), 1, "%s", findings_text(document));
+    const char *notes[] = { "no NT_PRPSINFO note", "no NT_FILE note", "no NT_AUXV note" };
+    for (size_t n = 0; n < COUNT(notes); n++)
+        cr_assert(json_has_note(document, notes[n]), "a note says '%s': %s", notes[n], result.out);
     json_object_put(document);
     run_result_free(&result);
 
