@@ -16,6 +16,8 @@
 
 #define F(type, member, record_kind) { AT(type, member), .kind = record_kind }
 #define REQUIRED(type, member) { AT(type, member), .kind = RECORD_STRING, .required = true }
+/* the count of a fixed array: the analysis indexes the array with it */
+#define BOUNDED(type, member, most) { AT(type, member), .kind = RECORD_UNSIGNED, .limit = (long)(most) + 1 }
 #define ENUM(type, member, last) { AT(type, member), .kind = RECORD_ENUM, .limit = (long)(last) + 1 }
 #define FIXED(type, member, record_kind) \
     { AT(type, member), .kind = record_kind, .limit = (long)COUNT(((type *)0)->member) }
@@ -107,7 +109,7 @@ static const struct record_field wait_fields[] = {
     ENUM(struct hd_wait, signal_set_kind, HD_SIGNAL_SET_WANTED),
     F(struct hd_wait, signal_set, RECORD_U64),
     FIXED(struct hd_wait, fds, RECORD_INTS),
-    F(struct hd_wait, nfds_known, RECORD_UNSIGNED),
+    BOUNDED(struct hd_wait, nfds_known, HD_WAIT_FDS_MAX),
     F(struct hd_wait, fds_truncated, RECORD_BOOL),
 };
 static STRUCT(wait_struct, struct hd_wait, wait_fields);

@@ -40,7 +40,8 @@ struct record_field {
     size_t offset;
     size_t size; /* of the member: the test checks it against the kind */
     size_t align;
-    long limit;  /* RECORD_ENUM: the number of values; RECORD_U64S, RECORD_INTS: the number of elements */
+    long limit;  /* RECORD_ENUM: the number of values; RECORD_U64S, RECORD_INTS: the number of elements;
+                  * RECORD_UNSIGNED: when not 0, one more than its largest value (a count of a fixed array) */
     bool required; /* RECORD_STRING: never NULL in a snapshot probe makes, and the analysis relies on it */
     size_t count_offset; /* RECORD_ARRAY, RECORD_PIDS, RECORD_ARGV, RECORD_CAPACITY */
     const struct record_struct *element;

@@ -25,6 +25,12 @@
 /* The largest file read, and the largest document once decompressed: a 10,000-thread snapshot is about 30 MiB. */
 #define RECORD_FILE_MAX (256u << 20)
 #define RECORD_DOCUMENT_MAX (512u << 20)
+/* And what json-c may build of it: a snapshot of 1,000 threads with stacks over 5 samples holds about 26,000
+ * objects and 300,000 values (measured); the budget allows some 100,000 such threads, and bounds json-c's memory
+ * to a few GiB whatever the file. */
+#define RECORD_THREADS_BUDGET 100000
+#define RECORD_OBJECTS_MAX 3000000
+#define RECORD_VALUES_MAX 30000000
 
 /* What the analysis of the saved run was told, so that analysing the file gives the report the run printed. */
 struct record_analysis {

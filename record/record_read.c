@@ -277,7 +277,7 @@ static bool read_number(struct reader *reader, json_object *value, const struct 
         return true;
     }
     case RECORD_UNSIGNED: {
-        if (!read_int64(reader, value, 0, UINT_MAX, &number))
+        if (!read_int64(reader, value, 0, field->limit ? field->limit - 1 : UINT_MAX, &number))
             return false;
         unsigned natural = (unsigned)number;
         memcpy(at, &natural, sizeof natural);
@@ -538,6 +538,24 @@ static bool read_envelope(struct reader *reader, json_object *root, struct recor
     return true;
 }
 
+/* json-c builds the whole document before a member is checked, at a few hundred bytes an object and tens a value:
+ * 512 MiB of "{}," would take tens of gigabytes. Objects and values are counted first (over-counted: the
+ * punctuation inside strings counts too) and a document with more than a snapshot of RECORD_THREADS_BUDGET
+ * threads could have is refused before it is parsed. */
+static bool within_budget(struct reader *reader, const char *bytes, size_t length)
+{
+    size_t objects = 0, values = 0;
+    for (size_t i = 0; i < length; i++) {
+        objects += bytes[i] == '{';
+        values += bytes[i] == ',' || bytes[i] == '[' || bytes[i] == '{';
+    }
+    if (objects <= RECORD_OBJECTS_MAX && values <= RECORD_VALUES_MAX)
+        return true;
+    return refuse(reader, "%zu objects and %zu values, more than a snapshot of %d threads holds "
+                          "(%d and %d): not read", objects, values, RECORD_THREADS_BUDGET, RECORD_OBJECTS_MAX,
+                  RECORD_VALUES_MAX);
+}
+
 int record_parse(const void *bytes, size_t length, struct hd_snapshot **snapshot, struct record_analysis *analysis,
                  char *error, size_t error_size)
 {
@@ -561,6 +579,8 @@ int record_parse(const void *bytes, size_t length, struct hd_snapshot **snapshot
         refuse(&reader, "larger than %u MiB: not read", RECORD_DOCUMENT_MAX >> 20);
         return -EFBIG;
     }
+    if (!within_budget(&reader, bytes, length))
+        return -EFBIG;
     json_tokener *tokener hd_cleanup(json_tokener_free) = json_tokener_new_ex(RECORD_DEPTH_MAX);
     if (!tokener) {
         refuse(&reader, "out of memory");

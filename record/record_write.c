@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -237,6 +238,15 @@ static bool write_compressed(int fd, const char *bytes, size_t length)
     return written;
 }
 
+/* mkostemp makes the file 0600: it gets what open(O_CREAT, 0666) would have given it under the user's umask, as
+ * the report files have. */
+static int permit_as_created(const char *path)
+{
+    mode_t mask = umask(0);
+    umask(mask);
+    return chmod(path, 0666 & ~mask);
+}
+
 int record_save(const char *path, const struct hd_snapshot *snapshot, const struct record_analysis *analysis,
                 char *error, size_t error_size)
 {
@@ -253,18 +263,34 @@ int record_save(const char *path, const struct hd_snapshot *snapshot, const stru
         return -ENOMEM;
     }
     bool to_stdout = strcmp(path, "-") == 0;
-    int fd cleanup_fd = to_stdout ? -1 : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (!to_stdout && fd < 0) {
+    /* written beside the file, then renamed over it: a write that fails half-way (a full disk) leaves the snapshot
+     * that was there, not half of a new one */
+    char *temporary cleanup_free = NULL;
+    if (!to_stdout && asprintf(&temporary, "%s.XXXXXX", path) < 0) {
+        snprintf(error, error_size, "out of memory");
+        return -ENOMEM;
+    }
+    int fd = to_stdout ? STDOUT_FILENO : mkostemp(temporary, O_CLOEXEC);
+    if (fd < 0) {
         int cause = errno;
         snprintf(error, error_size, "cannot create %s: %s", path, strerror(cause));
         return -cause;
     }
     errno = 0;
-    int out = to_stdout ? STDOUT_FILENO : fd;
-    bool written = length > RECORD_COMPRESS_FROM ? write_compressed(out, document, length)
-                                                 : write_all(out, document, length);
+    bool written = length > RECORD_COMPRESS_FROM ? write_compressed(fd, document, length)
+                                                 : write_all(fd, document, length);
+    int cause = written ? 0 : errno ? errno : EIO;
+    if (!to_stdout) {
+        /* NFS and quotas may say so only at close */
+        bool kept = close(fd) == 0 && written && permit_as_created(temporary) == 0 && rename(temporary, path) == 0;
+        if (written && !kept) {
+            cause = errno ? errno : EIO;
+            written = false;
+        }
+        if (!written)
+            unlink(temporary);
+    }
     if (!written) {
-        int cause = errno ? errno : EIO;
         snprintf(error, error_size, "cannot write %s: %s", to_stdout ? "the snapshot" : path, strerror(cause));
         return -cause;
     }

@@ -294,6 +294,10 @@ Test(record, a_bad_value_is_refused_with_its_place_in_the_file)
     expect_refused(HEADER "\"snapshot\":{\"processes\":[{\"pid\":5,\"exe\":{\"bytes\":\"410041\"}}]}}", "NUL byte");
     expect_refused(HEADER "\"snapshot\":{\"processes\":[{\"pid\":5,\"kernel_thread\":1}]}}",
                    "processes[0].kernel_thread: not true or false");
+    /* the analysis indexes wait.fds with it: no more than the array holds */
+    expect_refused(HEADER "\"snapshot\":{\"processes\":[{\"pid\":5,\"threads\":[{\"tid\":5,\"wait\":"
+                          "{\"kind\":2,\"nfds_known\":17}}]}]}}",
+                   "processes[0].threads[0].wait.nfds_known: 17 is out of range (0 to 16)");
     expect_refused(HEADER "\"snapshot\":{\"processes\":[{\"pid\":5,\"threads\":[{\"tid\":5,\"syscall\":{\"args\":"
                           "[\"0x1\",\"0x1\",\"0x1\",\"0x1\",\"0x1\",\"0x1\",\"0x1\"]}}]}]}}",
                    "processes[0].threads[0].syscall.args: not an array of at most 6 values");
@@ -344,6 +348,17 @@ Test(record, nesting_and_size_are_bounded)
     cr_assert_neq(record_parse(compressed, used, &snapshot, &settings, error, sizeof error), 0);
     cr_assert(strstr(error, "once decompressed: not read"), "%s", error);
     free(compressed);
+
+    /* few bytes, but more objects than json-c should build for any snapshot: refused before it is parsed */
+    size_t count = RECORD_OBJECTS_MAX + 1;
+    char *objects = malloc(sizeof HEADER + 32 + 3 * count);
+    cr_assert_not_null(objects);
+    char *at = objects + sprintf(objects, "%s\"snapshot\":{\"departed\":[", HEADER);
+    for (size_t i = 0; i < count; i++)
+        at += sprintf(at, "%s{}", i ? "," : "");
+    strcpy(at, "]}}");
+    expect_refused(objects, "objects and");
+    free(objects);
 }
 
 Test(record, a_missing_file_says_so)
