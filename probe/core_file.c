@@ -106,6 +106,12 @@ static bool read_auxv(struct probe_core *core, const unsigned char *desc, size_t
     return true;
 }
 
+static int compare_files(const void *a, const void *b)
+{
+    const struct probe_core_file *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
 /* NT_FILE: count and page size, `count` (start, end, offset in pages) triples, then `count` NUL-terminated paths. */
 static bool read_files(struct probe_core *core, const unsigned char *desc, size_t size)
 {
@@ -151,6 +157,7 @@ static bool read_files(struct probe_core *core, const unsigned char *desc, size_
     for (size_t f = 0; f < core->nfiles; f++)
         free(core->files[f].path);
     free(core->files);
+    qsort(files, used, sizeof *files, compare_files);
     core->files = files;
     core->nfiles = used;
     return true;
@@ -199,6 +206,44 @@ static bool read_notes(struct probe_core *core, Elf *elf, const GElf_Phdr *heade
             return false;
     }
     return true;
+}
+
+struct tid_at {
+    pid_t tid;
+    size_t index;
+};
+
+static int compare_tid_at(const void *a, const void *b)
+{
+    const struct tid_at *x = a, *y = b;
+    return x->tid != y->tid ? (x->tid < y->tid ? -1 : 1) : (x->index > y->index) - (x->index < y->index);
+}
+
+/* A thread whose tid an earlier NT_PRSTATUS already gave (a crafted core): the first one is kept. */
+static void drop_repeated_threads(struct probe_core *core)
+{
+    struct tid_at *order = calloc(core->nthreads ? core->nthreads : 1, sizeof *order);
+    bool *repeated = calloc(core->nthreads ? core->nthreads : 1, sizeof *repeated);
+    if (order && repeated) {
+        for (size_t i = 0; i < core->nthreads; i++)
+            order[i] = (struct tid_at){ core->threads[i].tid, i };
+        qsort(order, core->nthreads, sizeof *order, compare_tid_at);
+        for (size_t i = 1; i < core->nthreads; i++)
+            repeated[order[i].index] = order[i].tid == order[i - 1].tid;
+        size_t kept = 0, dropped = 0;
+        for (size_t i = 0; i < core->nthreads; i++) {
+            if (repeated[i]) {
+                dropped++;
+                continue;
+            }
+            core->threads[kept++] = core->threads[i];
+        }
+        core->nthreads = kept;
+        if (dropped)
+            problem(core, "%zu thread notes repeat the tid of another: only the first of each is read", dropped);
+    }
+    free(order);
+    free(repeated);
 }
 
 static int compare_segments(const void *a, const void *b)
@@ -277,8 +322,13 @@ static int parse(struct probe_core *core, char *error, size_t error_size)
         snprintf(error, error_size, "a core with no thread's registers (no NT_PRSTATUS note)");
         return -EINVAL;
     }
-    if (!core->identity_known)
+    drop_repeated_threads(core);
+    if (!core->identity_known || core->pid <= 0)
         core->pid = core->threads[0].tid; /* the kernel writes the dumping thread first: the process's main one */
+    if (core->pid <= 0) {
+        snprintf(error, error_size, "a core whose process id is %d", (int)core->pid);
+        return -EINVAL;
+    }
     return 0;
 }
 
@@ -351,8 +401,7 @@ void probe_core_free(struct probe_core *core)
     free(core);
 }
 
-/* The segment that holds `address`, or NULL. */
-static const struct probe_core_segment *segment_of(const struct probe_core *core, uint64_t address)
+const struct probe_core_segment *probe_core_segment_at(const struct probe_core *core, uint64_t address)
 {
     size_t low = 0, high = core->nsegments;
     while (low < high) {
@@ -370,26 +419,53 @@ static const struct probe_core_segment *segment_of(const struct probe_core *core
 
 /* The bytes at `address` from the file mapped there, when the core names one: at most `size`, 0 when none. Only a
  * regular file is opened (probe_open_regular): a core names any path it likes. */
+const struct probe_core_file *probe_core_file_at(const struct probe_core *core, uint64_t address)
+{
+    size_t low = 0, high = core->nfiles;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (core->files[middle].start <= address)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    /* the last entry that starts at or before the address */
+    return low > 0 && address < core->files[low - 1].end ? &core->files[low - 1] : NULL;
+}
+
+/* A core may name thousands of mappings: no more than PROBE_CORE_OPEN_FILES of their files are held open at once
+ * (when that many are, all are closed, to be opened again as needed). */
+static void open_file(struct probe_core *core, struct probe_core_file *file)
+{
+    if (core->open_files >= PROBE_CORE_OPEN_FILES) {
+        for (size_t i = 0; i < core->nfiles; i++)
+            if (core->files[i].fd >= 0) {
+                close(core->files[i].fd);
+                core->files[i].fd = -2;
+            }
+        core->open_files = 0;
+    }
+    char located[4200];
+    file->fd = file->path[0] == '/' && probe_files_locate(file->path, located, sizeof located)
+                   ? probe_open_regular(located, NULL) : -1;
+    core->open_files += file->fd >= 0;
+}
+
 static size_t read_from_file(struct probe_core *core, uint64_t address, unsigned char *out, size_t size)
 {
-    for (size_t i = 0; i < core->nfiles; i++) {
-        struct probe_core_file *file = &core->files[i];
-        if (address < file->start || address >= file->end)
-            continue;
-        char located[4200];
-        if (file->fd == -2)
-            file->fd = file->path[0] == '/' && probe_files_locate(file->path, located, sizeof located)
-                           ? probe_open_regular(located, NULL) : -1;
-        if (file->fd < 0)
-            return 0;
-        size_t chunk = file->end - address < size ? (size_t)(file->end - address) : size;
-        uint64_t offset = file->offset + (address - file->start);
-        if (offset < file->offset || offset > (uint64_t)INT64_MAX)
-            return 0;
-        ssize_t got = pread(file->fd, out, chunk, (off_t)offset);
-        return got > 0 ? (size_t)got : 0;
-    }
-    return 0;
+    struct probe_core_file *file = (struct probe_core_file *)probe_core_file_at(core, address);
+    if (!file)
+        return 0;
+    if (file->fd == -2)
+        open_file(core, file);
+    if (file->fd < 0)
+        return 0;
+    size_t chunk = file->end - address < size ? (size_t)(file->end - address) : size;
+    uint64_t offset = file->offset + (address - file->start);
+    if (offset < file->offset || offset > (uint64_t)INT64_MAX)
+        return 0;
+    ssize_t got = pread(file->fd, out, chunk, (off_t)offset);
+    return got > 0 ? (size_t)got : 0;
 }
 
 bool probe_core_read(void *context, uint64_t address, void *buffer, size_t size)
@@ -397,7 +473,7 @@ bool probe_core_read(void *context, uint64_t address, void *buffer, size_t size)
     struct probe_core *core = context;
     unsigned char *out = buffer;
     while (size > 0) {
-        const struct probe_core_segment *segment = segment_of(core, address);
+        const struct probe_core_segment *segment = probe_core_segment_at(core, address);
         if (!segment || address - segment->vaddr >= segment->filesz) {
             /* not dumped: a file's pages, read from the file */
             size_t got = read_from_file(core, address, out, size);

@@ -19,6 +19,7 @@
 #define PROBE_CORE_FILES_MAX 65536
 #define PROBE_CORE_AUXV_MAX 512
 #define PROBE_CORE_PROBLEMS_MAX 8
+#define PROBE_CORE_OPEN_FILES 64
 
 #define PROBE_CORE_REGISTERS_MAX 512
 
@@ -64,8 +65,9 @@ struct probe_core {
     size_t nthreads;
     uint64_t *auxv;             /* type, value pairs */
     size_t nauxv;               /* pairs */
-    struct probe_core_file *files;
+    struct probe_core_file *files; /* sorted by start */
     size_t nfiles;
+    size_t open_files; /* how many of them hold an fd: at most PROBE_CORE_OPEN_FILES */
     struct probe_core_segment *segments; /* sorted by vaddr */
     size_t nsegments;
     bool truncated;             /* a segment or a note lies past the end of the file */
@@ -85,6 +87,10 @@ HD_DEFINE_CLEANUP(struct probe_core, probe_core_free)
  * pages out (gcore and the kernel leave out code and read-only data), from that file as this machine has it;
  * false when any byte is in neither. Shaped as a probe_memory_reader (syscalls.h): `context` is the core. */
 bool probe_core_read(void *context, uint64_t address, void *buffer, size_t size);
+
+/* The NT_FILE entry (sorted by start) and the PT_LOAD segment that hold `address`; NULL when none does. */
+const struct probe_core_file *probe_core_file_at(const struct probe_core *core, uint64_t address);
+const struct probe_core_segment *probe_core_segment_at(const struct probe_core *core, uint64_t address);
 
 /* The value of auxiliary vector entry `type` (AT_RANDOM...), false when the core has none. */
 bool probe_core_auxv(const struct probe_core *core, uint64_t type, uint64_t *value);

@@ -73,13 +73,6 @@ static bool split_arguments(struct hd_process *process, const char *args)
     return true;
 }
 
-static const struct probe_core_file *file_holding(const struct probe_core *core, uint64_t address)
-{
-    for (size_t i = 0; i < core->nfiles; i++)
-        if (address >= core->files[i].start && address < core->files[i].end)
-            return &core->files[i];
-    return NULL;
-}
 
 static int compare_mappings(const void *a, const void *b)
 {
@@ -100,10 +93,9 @@ static bool add_mappings(struct hd_process *process, const struct probe_core *co
     bool complete = true;
     for (size_t i = 0; i < core->nfiles && complete; i++) {
         const struct probe_core_file *file = &core->files[i];
-        const struct probe_core_segment *segment = NULL;
-        for (size_t s = 0; s < core->nsegments && !segment; s++)
-            if (core->segments[s].vaddr == file->start)
-                segment = &core->segments[s];
+        const struct probe_core_segment *segment = probe_core_segment_at(core, file->start);
+        if (segment && segment->vaddr != file->start)
+            segment = NULL;
         /* a core does not say which mappings were shared: POSIX shared memory and memfds are */
         bool shared = strncmp(file->path, "/dev/shm/", 9) == 0 || strncmp(file->path, "/memfd:", 7) == 0;
         /* a file mapping left out of the segments was not writable: code or read-only data */
@@ -128,7 +120,7 @@ static bool add_mappings(struct hd_process *process, const struct probe_core *co
     }
     for (size_t s = 0; s < core->nsegments && complete; s++) {
         const struct probe_core_segment *segment = &core->segments[s];
-        if (file_holding(core, segment->vaddr))
+        if (probe_core_file_at(core, segment->vaddr))
             continue;
         struct hd_mapping *mapping = &all[count++];
         *mapping = (struct hd_mapping){ .start = segment->vaddr, .end = segment->vaddr + segment->memsz };
@@ -147,34 +139,43 @@ static bool add_mappings(struct hd_process *process, const struct probe_core *co
     return complete;
 }
 
-/* The mapped files, one library per path: its lowest and highest address. */
+static int compare_files_by_path(const void *a, const void *b)
+{
+    const struct probe_core_file *const *x = a, *const *y = b;
+    return strcmp((*x)->path, (*y)->path);
+}
+
+static int compare_libraries(const void *a, const void *b)
+{
+    const struct hd_library *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The mapped files, one library per path: its lowest and highest address; by start address, as probe keeps them. */
 static bool add_libraries(struct hd_process *process, const struct probe_core *core)
 {
+    const struct probe_core_file **by_path cleanup_free = calloc(core->nfiles ? core->nfiles : 1, sizeof *by_path);
     process->libraries = calloc(core->nfiles ? core->nfiles : 1, sizeof *process->libraries);
-    if (!process->libraries)
+    if (!by_path || !process->libraries)
         return false;
+    for (size_t i = 0; i < core->nfiles; i++)
+        by_path[i] = &core->files[i];
+    qsort(by_path, core->nfiles, sizeof *by_path, compare_files_by_path);
     for (size_t i = 0; i < core->nfiles; i++) {
-        const struct probe_core_file *file = &core->files[i];
-        struct hd_library *library = NULL;
-        for (size_t l = 0; l < process->nlibraries && !library; l++)
-            if (strcmp(process->libraries[l].path, file->path) == 0)
-                library = &process->libraries[l];
-        if (library) {
+        const struct probe_core_file *file = by_path[i];
+        struct hd_library *library = process->nlibraries ? &process->libraries[process->nlibraries - 1] : NULL;
+        if (library && strcmp(library->path, file->path) == 0) {
             library->start = file->start < library->start ? file->start : library->start;
             library->end = file->end > library->end ? file->end : library->end;
             continue;
         }
-        library = &process->libraries[process->nlibraries++];
+        library = &process->libraries[process->nlibraries];
         *library = (struct hd_library){ .start = file->start, .end = file->end, .path = strdup(file->path) };
         if (!library->path)
             return false;
+        process->nlibraries++;
     }
-    for (size_t a = 1; a < process->nlibraries; a++) /* by start address, as probe keeps them */
-        for (size_t b = a; b > 0 && process->libraries[b].start < process->libraries[b - 1].start; b--) {
-            struct hd_library swap = process->libraries[b];
-            process->libraries[b] = process->libraries[b - 1];
-            process->libraries[b - 1] = swap;
-        }
+    qsort(process->libraries, process->nlibraries, sizeof *process->libraries, compare_libraries);
     return true;
 }
 
@@ -202,10 +203,7 @@ static bool add_threads(struct hd_process *process, struct probe_core *core, con
             thread->wait.timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_UNREADABLE, .absolute = true };
         thread->stack.state = HD_STACK_NOT_TAKEN;
     }
-    qsort(process->threads, process->nthreads, sizeof *process->threads, compare_threads);
-    for (size_t i = 1; i < process->nthreads; i++)
-        if (process->threads[i].tid == process->threads[i - 1].tid)
-            return false;
+    qsort(process->threads, process->nthreads, sizeof *process->threads, compare_threads); /* tids differ */
     process->thread_count = (int)process->nthreads;
     return true;
 }
@@ -213,7 +211,7 @@ static bool add_threads(struct hd_process *process, struct probe_core *core, con
 static const char *executable_of(const struct probe_core *core)
 {
     uint64_t entry;
-    const struct probe_core_file *file = probe_core_auxv(core, AT_ENTRY, &entry) ? file_holding(core, entry) : NULL;
+    const struct probe_core_file *file = probe_core_auxv(core, AT_ENTRY, &entry) ? probe_core_file_at(core, entry) : NULL;
     return file ? file->path : NULL;
 }
 
@@ -394,6 +392,11 @@ int probe_core_snapshot(const struct probe_core_options *options, struct hd_snap
     snapshot->arch = HD_ARCH_X86_64;
     snapshot->samples = 1;
     snapshot->ptrace_why_not = "diagnosed from core files: no process was stopped, the stacks are the cores'";
+    if (options->npaths > PROBE_OFFLINE_MAX) {
+        snprintf(error, error_size, "%zu cores: hangdoc reads at most %d at once", options->npaths,
+                 PROBE_OFFLINE_MAX);
+        return -E2BIG;
+    }
     /* files are read where the cores say, or under --sysroot, before the first page a core left out is read */
     struct probe_offline_files files = { .sysroot = options->sysroot, .exe = options->exe };
     probe_files_set_offline(&files);
@@ -414,7 +417,7 @@ int probe_core_snapshot(const struct probe_core_options *options, struct hd_snap
             !add_process(&building, opened.cores[i], &clocks)) {
             for (size_t p = 0; p < building.nprocesses; p++)
                 snapshot->processes[snapshot->nprocesses++] = unordered[p];
-            snprintf(error, error_size, "out of memory, or a core whose threads repeat a tid");
+            snprintf(error, error_size, "out of memory");
             return -ENOMEM;
         }
     }

@@ -51,6 +51,8 @@ int probe_read_memory_checked(pid_t pid, uint64_t address, void *buffer, size_t 
     for (size_t i = 0; i < noffline; i++)
         if (offline[i].pid == pid)
             return offline[i].read(offline[i].context, address, buffer, size) ? 0 : -EFAULT;
+    if (noffline > 0)
+        return -ESRCH; /* cores are read: another pid is no process of theirs, whatever this machine runs */
     if (!probe_facilities()->cross_memory_attach)
         return read_through_proc_mem(pid, address, buffer, size);
     struct iovec local = { .iov_base = buffer, .iov_len = size };
