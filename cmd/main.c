@@ -326,6 +326,53 @@ static int analyze(int argc, char **argv, struct hangdoc_options *options)
     return hangdoc_analyze(options, argv[optind]);
 }
 
+/* Everything main() does once the options have their defaults: a subcommand, or a diagnosis. */
+static int dispatch(int argc, char **argv, struct hangdoc_options *options)
+{
+    /* `run` comes first and has options of its own; the command after it has its own too */
+    if (argc > 1 && strcmp(argv[1], "run") == 0)
+        return hangdoc_run(options, argc - 1, argv + 1);
+    /* `merge` reads reports, not processes: options of its own, none of a diagnosis */
+    if (argc > 1 && strcmp(argv[1], "merge") == 0)
+        return hangdoc_merge(argc - 1, argv + 1);
+    int status = parse_options(argc, argv, options);
+    if (status >= 0)
+        return status;
+    argc -= optind;
+    argv += optind;
+    if (argc > 0 && strcmp(argv[0], "demo") == 0) {
+        /* options may also follow the subcommand */
+        optind = 1;
+        status = parse_options(argc, argv, options);
+        if (status >= 0)
+            return status;
+        if (optind < argc)
+            return usage_error("demo takes no pid, but got '%s'", argv[optind]);
+        arm_deadline(options);
+        return hangdoc_demo(options); /* starts the watchdog itself, once its tree is forked */
+    }
+    if (argc > 0 && strcmp(argv[0], "analyze") == 0)
+        return analyze(argc, argv, options);
+    if (argc > 0 && strcmp(argv[0], "merge") == 0)
+        return usage_error("%s", "merge comes first: hangdoc merge [MERGE OPTION]... REPORT...");
+    if ((options->sysroot || options->exe) && !options->ncore_paths)
+        return usage_error("%s", "--sysroot and --exe say where a core's files are: they go with --core");
+    if (options->ncore_paths) {
+        if (argc > 0 || options->job_id)
+            return usage_error("%s", "--core diagnoses core files: no pid and no --job with it");
+        arm_deadline(options);
+        hangdoc_watchdog_start(options->deadline);
+        return hangdoc_diagnose(options);
+    }
+    status = collect_pids(argc, argv, options);
+    if (status < 0) {
+        arm_deadline(options);
+        hangdoc_watchdog_start(options->deadline);
+        status = hangdoc_diagnose(options);
+    }
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     char release[65];
@@ -342,49 +389,9 @@ int main(int argc, char **argv)
     };
     /* A closed pipe on stdout (hangdoc | head) must end us with an error, not a signal. */
     signal(SIGPIPE, SIG_IGN);
-    /* `run` comes first and has options of its own; the command after it has its own too */
-    if (argc > 1 && strcmp(argv[1], "run") == 0)
-        return hangdoc_run(&options, argc - 1, argv + 1);
-    /* `merge` reads reports, not processes: options of its own, none of a diagnosis */
-    if (argc > 1 && strcmp(argv[1], "merge") == 0)
-        return hangdoc_merge(argc - 1, argv + 1);
-    int status = parse_options(argc, argv, &options);
-    if (status >= 0)
-        return status;
-    argc -= optind;
-    argv += optind;
-    if (argc > 0 && strcmp(argv[0], "demo") == 0) {
-        /* options may also follow the subcommand */
-        optind = 1;
-        status = parse_options(argc, argv, &options);
-        if (status >= 0)
-            return status;
-        if (optind < argc)
-            return usage_error("demo takes no pid, but got '%s'", argv[optind]);
-        arm_deadline(&options);
-        return hangdoc_demo(&options); /* starts the watchdog itself, once its tree is forked */
-    }
-    if (argc > 0 && strcmp(argv[0], "analyze") == 0)
-        return analyze(argc, argv, &options);
-    if (argc > 0 && strcmp(argv[0], "merge") == 0)
-        return usage_error("%s", "merge comes first: hangdoc merge [MERGE OPTION]... REPORT...");
-    if ((options.sysroot || options.exe) && !options.ncore_paths)
-        return usage_error("%s", "--sysroot and --exe say where a core's files are: they go with --core");
-    if (options.ncore_paths) {
-        if (argc > 0 || options.job_id)
-            return usage_error("%s", "--core diagnoses core files: no pid and no --job with it");
-        arm_deadline(&options);
-        hangdoc_watchdog_start(options.deadline);
-        status = hangdoc_diagnose(&options);
-        free(options.core_paths);
-        return status;
-    }
-    status = collect_pids(argc, argv, &options);
-    if (status < 0) {
-        arm_deadline(&options);
-        hangdoc_watchdog_start(options.deadline);
-        status = hangdoc_diagnose(&options);
-    }
+    int status = dispatch(argc, argv, &options);
+    /* the lists the options made, whichever way the dispatch ended */
+    free(options.core_paths);
     free(options.pids);
     return status;
 }
