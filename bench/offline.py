@@ -90,8 +90,13 @@ def section(results):
 
 
 def replace_section(path, text):
+    replace_section_named(path, "## Offline: hangdoc analyze of a saved snapshot", text)
+
+
+def replace_section_named(path, heading, text):
+    """Puts `text` in place of the section `heading` of the Markdown file `path`, or before its Notes."""
     old = open(path).read() if os.path.exists(path) else ""
-    pattern = re.compile(r"## Offline: hangdoc analyze of a saved snapshot\n.*?(?=\n## |\Z)", re.S)
+    pattern = re.compile(re.escape(heading) + r"\n.*?(?=\n## |\Z)", re.S)
     if pattern.search(old):
         new = pattern.sub(lambda _: text.rstrip("\n") + "\n", old, count=1)
     else:
