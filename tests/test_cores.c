@@ -9,6 +9,8 @@
 #include <criterion/criterion.h>
 #include <elf.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -427,4 +429,65 @@ Test(cores, exe_and_sysroot_say_where_the_files_of_a_core_are, .init = make_dire
     hangdoc_run(&result, (const char *[]){ "--exe", moved, "1", NULL });
     cr_assert_eq(result.exit_status, EXIT_USAGE, "--exe without --core: %s", result.err);
     run_result_free(&result);
+}
+
+/* Whether /proc/<pid>/wchan names a futex wait, within `timeout_ms`. */
+static bool waits_on_futex(pid_t pid, long timeout_ms)
+{
+    char path[64], wchan[128];
+    snprintf(path, sizeof path, "/proc/%d/wchan", (int)pid);
+    for (long waited = 0; waited <= timeout_ms; waited += 50) {
+        FILE *file = fopen(path, "re");
+        size_t got = file ? fread(wchan, 1, sizeof wchan - 1, file) : 0;
+        if (file)
+            fclose(file);
+        wchan[got] = '\0';
+        if (strstr(wchan, "futex"))
+            return true;
+        usleep(50 * 1000);
+    }
+    return false;
+}
+
+/* hangdoc demo's own tree, dumped while the demo diagnoses it (without ptrace, which gcore needs): the cores give
+ * the demo's verdict, the worker waiting for the mutex the trainer's loader thread holds. */
+Test(cores, the_demo_tree_from_its_cores, .init = make_directory, .fini = remove_directory)
+{
+    need_plain_fixtures(); /* the demo's processes are hangdoc's own forks */
+    struct spawned spawned;
+    hangdoc_spawn(&spawned, (const char *[]){ "demo", "--no-ptrace", "--samples", "40", "--interval", "250ms", NULL });
+    char intro[4096];
+    size_t used = 0;
+    pid_t trainer = 0, worker = 0;
+    for (int attempt = 0; attempt < 100 && !worker; attempt++) {
+        struct pollfd readable = { .fd = spawned.out_fd, .events = POLLIN };
+        if (poll(&readable, 1, 100) <= 0)
+            continue;
+        ssize_t got = read(spawned.out_fd, intro + used, sizeof intro - 1 - used);
+        if (got <= 0)
+            break;
+        used += (size_t)got;
+        intro[used] = '\0';
+        const char *at = strstr(intro, "started demo-trainer (pid "), *second = strstr(intro, "demo-worker (pid ");
+        if (at && second && sscanf(at, "started demo-trainer (pid %d)", &trainer) == 1)
+            sscanf(second, "demo-worker (pid %d)", &worker);
+    }
+    cr_assert(trainer > 0 && worker > 0, "the demo said its pids: %s", intro);
+    cr_assert(waits_on_futex(worker, 5000), "the worker waits for the mutex");
+    dump_core(trainer);
+    dump_core(worker);
+    struct run_result demo;
+    spawned_finish(&spawned, &demo);
+    /* the demo ended with a report and ended its tree; its own verdict is not this test's: gcore stopped the tree
+     * while the demo sampled it */
+    cr_assert_lt(demo.exit_status, EXIT_USAGE, "%d: %s", demo.exit_status, demo.err);
+    cr_assert(kill(worker, 0) != 0 && kill(trainer, 0) != 0, "the demo ended its tree");
+    run_result_free(&demo);
+
+    json_object *cores = diagnose_cores(EXIT_HANG_FORK_UNSAFE);
+    cr_assert_str_eq(json_string_at(cores, "verdict.root_cause"), "inherited-lock");
+    cr_assert_eq(json_int_at(cores, "verdict.tid", -1), worker);
+    json_object *waiter = json_thread(json_process(cores, worker), worker);
+    cr_assert_eq(json_int_at(waiter, "wait.owner_pid", -1), trainer, "the owner found in the trainer's core");
+    json_object_put(cores);
 }
