@@ -361,7 +361,7 @@ static void render_stopped_time(struct report_buffer *out, const struct hd_snaps
         longest = seconds > longest ? seconds : longest;
         stopped += seconds > 0;
     }
-    if (!snapshot->ptrace_used) { /* stacks no process was stopped for: a core's */
+    if (!snapshot->ptrace_used && stopped == 0) { /* stacks no process was stopped for: a core's */
         report_buffer_puts(out, "\nnative stacks (from the registers and memory the core files kept; identical "
                                 "stacks shown once):\n");
         return;

@@ -155,3 +155,16 @@ Test(render_stacks, each_taken_stack_has_the_number_the_section_shows)
     report_stack_groups_free(groups);
     hd_snapshot_free(snapshot);
 }
+
+/* Stacks no process was stopped for (a core's): the section says where they came from, not "0 processes". */
+Test(render_stacks, stacks_of_core_files_say_so)
+{
+    struct hd_snapshot *snapshot = snapshot_with_stacks();
+    for (size_t p = 0; p < snapshot->nprocesses; p++)
+        snapshot->processes[p].stopped_for_s = 0;
+    char *text = render(snapshot);
+    cr_assert(strstr(text, "native stacks (from the registers and memory the core files kept; identical stacks "
+                           "shown once):\n"), "%s", text);
+    free(text);
+    hd_snapshot_free(snapshot);
+}
