@@ -74,6 +74,46 @@ const char *report_thread_role_name(enum report_thread_role role)
     return (unsigned)role < REPORT_ROLES ? role_names[role] : NULL;
 }
 
+/* Message pumps by their loop's function; a pump's frames are all under `library`. */
+static const struct {
+    const char *library; /* a directory, as it appears in the files' paths */
+    const char *file;    /* last components of the loop's file */
+    const char *function;
+} pumps[] = {
+    { "execnet/", "execnet/gateway_base.py", "_thread_receiver" },
+};
+
+/* Is `file` under the directory `library` ("execnet/"), wherever the library is installed? */
+static bool file_in_library(const char *file, const char *library)
+{
+    const char *at = file ? strstr(file, library) : NULL;
+    return at && (at == file || at[-1] == '/');
+}
+
+bool report_python_waits_in_library(const struct hd_thread *thread, const char *library)
+{
+    const struct hd_python_frame *place = report_python_place(thread);
+    return place && file_in_library(place->file, library);
+}
+
+const char *report_python_pump_library(const struct hd_thread *thread)
+{
+    if (!thread || thread->npython_frames == 0)
+        return NULL;
+    for (size_t p = 0; p < COUNT(pumps); p++) {
+        bool loop = false, all_in_library = true;
+        for (size_t f = 0; f < thread->npython_frames && all_in_library; f++) {
+            const struct hd_python_frame *frame = &thread->python_frames[f];
+            all_in_library = file_in_library(frame->file, pumps[p].library);
+            loop |= report_python_file_is(frame->file, pumps[p].file) && frame->function &&
+                    strcmp(report_python_bare_name(frame->function), pumps[p].function) == 0;
+        }
+        if (loop && all_in_library)
+            return pumps[p].library;
+    }
+    return NULL;
+}
+
 bool report_role_is_pool_machinery(enum report_thread_role role)
 {
     switch (role) {

@@ -476,17 +476,28 @@ static void python_where(const struct hd_thread *thread, char *out, size_t size)
     }
 }
 
+/* Does any of the takers wait in `library` (a message pump's, which could then free it)? */
+static bool a_taker_waits_in(const struct report_graph *graph, const size_t *takers, size_t count,
+                             const char *library)
+{
+    for (size_t t = 0; t < count; t++)
+        if (report_python_waits_in_library(graph->nodes[takers[t]].thread, library))
+            return true;
+    return false;
+}
+
 /* Can anything of the process but the takers free them? Nothing can when every other thread has exited, sleeps
- * on a futex forever (a join, a condition) or for the threshold, or only sleeps in a loop. A thread asleep on
+ * on a futex forever (a join, a condition) or for the threshold, only sleeps in a loop, or is a library's message
+ * pump (pytest-xdist's channel receiver) that runs nothing but that library's code. A thread asleep on
  * something else (a pipe, a child) may hang for a reason of its own that another rule names better: then this
- * one says nothing. *sleepers counts the loop sleepers, each named as evidence of `finding` when there is one;
- * *waiting the futex sleepers. */
+ * one says nothing. *sleepers counts the loop sleepers and *pumps the message pumps, each named as evidence of
+ * `finding` when there is one; *waiting the futex sleepers. */
 static bool nothing_else_frees_them(struct report_rule_context *c, const struct report_graph_process *process,
-                                    const size_t *takers, size_t count, size_t *sleepers, size_t *waiting,
-                                    struct report_finding *finding)
+                                    const size_t *takers, size_t count, size_t *sleepers, size_t *pumps,
+                                    size_t *waiting, struct report_finding *finding)
 {
     const struct report_graph *graph = &c->analysis->graph;
-    *sleepers = *waiting = 0;
+    *sleepers = *pumps = *waiting = 0;
     for (size_t n = process->first_node, t = 0; n < process->first_node + process->nnodes; n++) {
         if (t < count && takers[t] == n) {
             t++;
@@ -499,6 +510,15 @@ static bool nothing_else_frees_them(struct report_rule_context *c, const struct 
             (node->wake == REPORT_WAKE_NEVER ||
              (node->wake == REPORT_WAKE_WAKER && rule_asleep_for_the_threshold(c, node)))) {
             ++*waiting;
+            continue;
+        }
+        if (node->pump_library && !a_taker_waits_in(graph, takers, count, node->pump_library)) {
+            ++*pumps;
+            if (finding)
+                rule_evidence(c, finding, "pump", "thread %d '%s' is the message pump of %.*s (the channel of a "
+                              "pytest-xdist worker, or like it): it runs that library's code only, and has not freed "
+                              "them", (int)node->thread->tid, node->thread->name,
+                              (int)strcspn(node->pump_library, "/"), node->pump_library);
             continue;
         }
         if (!only_sleeps_in_a_loop(c->snapshot, node))
@@ -531,8 +551,9 @@ void report_rule_unowned_lock_cycle(struct report_rule_context *c)
     for (size_t p = 0; p < graph->nprocesses && !c->failed; p++) {
         const struct report_graph_process *process = &graph->processes[p];
         bool two_locks;
-        size_t sleepers, waiting, count = lock_takers(c, process, takers, &two_locks);
-        if (count < 2 || !two_locks || !nothing_else_frees_them(c, process, takers, count, &sleepers, &waiting, NULL))
+        size_t sleepers, pumps, waiting, count = lock_takers(c, process, takers, &two_locks);
+        if (count < 2 || !two_locks ||
+            !nothing_else_frees_them(c, process, takers, count, &sleepers, &pumps, &waiting, NULL))
             continue;
         const struct report_node *subject = &graph->nodes[takers[0]];
         char how_long[64] = "forever";
@@ -561,8 +582,8 @@ void report_rule_unowned_lock_cycle(struct report_rule_context *c)
                           (int)node->thread->tid, node->thread->name, unowned_lock_taken(node),
                           unowned_lock_address(node), waited, where);
         }
-        if (finding && sleepers)
-            nothing_else_frees_them(c, process, takers, count, &sleepers, &waiting, finding);
+        if (finding && (sleepers || pumps))
+            nothing_else_frees_them(c, process, takers, count, &sleepers, &pumps, &waiting, finding);
         if (finding && waiting)
             rule_evidence(c, finding, "others", "the process's other %zu threads sleep on futexes too (a join, a "
                           "condition), waiting to be woken: none can free a lock", waiting);

@@ -394,6 +394,73 @@ Test(unowned_lock_cycle, beside_a_main_thread_that_only_sleeps_in_a_loop)
     }
 }
 
+/* A pytest-xdist worker: beside the test's threads, execnet's receiver reads the channel from the controller (a
+ * pipe whose other end is outside the snapshot). It may run at any time, but it runs execnet's code only: the test's
+ * deadlocked locks are asleep forever beside it, and it is named as evidence. The worker's main thread waiting for
+ * its next test (in execnet's Channel.receive) is woken by it: no hang. */
+#define EXECNET_FILE "/usr/lib/python3/dist-packages/execnet/gateway_base.py"
+
+static struct hd_thread *add_channel_receiver(struct hd_snapshot *snapshot, pid_t tid, const char *callback_file)
+{
+    struct hd_thread *receiver = add_thread(snapshot, 3000, tid);
+    add_fd(process_of(snapshot, 3000), 3, HD_FD_PIPE, 7171, 0);
+    reading(receiver, 3);
+    if (callback_file)
+        add_python_frame(receiver, "on_message", callback_file, 7, false);
+    add_python_frame(receiver, "Popen2IO.read", EXECNET_FILE, 400, false);
+    add_python_frame(receiver, "Message.from_io", EXECNET_FILE, 455, false);
+    add_python_frame(receiver, "BaseGateway._thread_receiver", EXECNET_FILE, 1091, false);
+    add_python_frame(receiver, "WorkerPool._perform_spawn", EXECNET_FILE, 220, true);
+    return receiver;
+}
+
+Test(unowned_lock_cycle, beside_the_channel_receiver_of_a_pytest_xdist_worker)
+{
+    struct hd_snapshot *snapshot = two_takers("PyThread_acquire_lock_timed", "/srv/app/test_jobs.py", 0x55d2a0c61100);
+    add_channel_receiver(snapshot, 3003, NULL);
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *cycle = the_finding(analysis, "unowned-lock-cycle");
+    cr_assert_eq(cycle->nmembers, 2u);
+    cr_assert(strstr(cycle->summary, "2 threads of process 3000 sleep forever"), "%s", cycle->summary);
+    cr_assert(strstr(evidence_of(cycle, "pump"), "thread 3003 'thread3003' is the message pump of execnet"), "%s",
+              evidence_of(cycle, "pump"));
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_str_eq(root_cause_id(analysis), "unowned-lock-cycle");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+
+    /* the receiver inside a callback of the program's runs the program's code: it could free them */
+    snapshot = two_takers("PyThread_acquire_lock_timed", "/srv/app/test_jobs.py", 0x55d2a0c61100);
+    add_channel_receiver(snapshot, 3003, "/srv/app/conftest.py");
+    analysis = analyze(snapshot);
+    cr_assert_eq(count_findings(analysis, "unowned-lock-cycle"), 0);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(unowned_lock_cycle, an_idle_pytest_xdist_worker_is_woken_by_its_channel)
+{
+    struct hd_snapshot *snapshot = new_snapshot(3000);
+    add_process(snapshot, 3000, 1, HD_ORIGIN_EXEC, 1);
+    struct hd_thread *main_thread = thread_of(snapshot, 3000);
+    asleep_in_futex(main_thread, 0x55d2a0c61000);
+    add_native_frame(main_thread, "syscall");
+    add_native_frame(main_thread, "PyThread_acquire_lock_timed");
+    add_python_frame(main_thread, "Condition.wait", "/usr/lib/python3.11/threading.py", 320, false);
+    add_python_frame(main_thread, "Queue.get", "/usr/lib/python3.11/queue.py", 171, false);
+    add_python_frame(main_thread, "Channel.receive", EXECNET_FILE, 780, false);
+    add_python_frame(main_thread, "WorkerInteractor.pytest_runtestloop",
+                     "/usr/lib/python3/dist-packages/xdist/remote.py", 95, true);
+    add_channel_receiver(snapshot, 3001, NULL);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    const struct report_node *main_node = &analysis->graph.nodes[report_graph_find(&analysis->graph, 3000)];
+    cr_assert_eq(main_node->wake, REPORT_WAKE_WAKER, "woken by the receiver: not asleep forever");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
 /* PyThread_acquire_lock_timed serves more than the Lock objects: a SimpleQueue's get(), the io and import locks.
  * Consumers of two SimpleQueues beside a main loop that feeds them are no deadlock. */
 Test(unowned_lock_cycle, not_for_cpython_locks_other_than_lock_objects)
