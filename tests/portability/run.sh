@@ -105,7 +105,9 @@ debian_package_on_debian_13() {
             status=$?
             echo "$output" >>"$log"
             [ "$status" -eq 2 ] && grep -q '\[inherited-lock, certain\]' <<<"$output" &&
-                [ -f "$root/usr/share/man/man1/hangdoc.1.gz" ] && [ -f "$root/usr/share/hangdoc/hangdoc.report-2.schema.json" ]
+                [ -f "$root/usr/share/man/man1/hangdoc.1.gz" ] && [ -f "$root/usr/share/hangdoc/hangdoc.report-2.schema.json" ] &&
+                grep -qx 'pytest_hangdoc = pytest_hangdoc' "$root"/usr/lib/python3/dist-packages/pytest_hangdoc-*.dist-info/entry_points.txt &&
+                [ -f "$root/usr/lib/python3/dist-packages/pytest_hangdoc/watcher.py" ]
             status=$?
         fi
     else
@@ -122,6 +124,6 @@ say $? "built from source in a Debian 11 chroot with its own packages; unit and 
 source_build "$cache/sid-build" sid
 say $? "built from source in a chroot of Debian's development suite (glibc, gcc and meson of today); unit and scenario tests pass"
 debian_package_on_debian_13
-say $? "the Debian package installs with apt in a Debian 13 chroot, with its man page and schemas; the demo runs"
+say $? "the Debian package installs with apt in a Debian 13 chroot, with its man page, schemas and pytest plugin; the demo runs"
 [ "$failed" -eq 0 ] && rm -f "$log"
 exit "$failed"
