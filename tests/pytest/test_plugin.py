@@ -1,0 +1,416 @@
+#!/usr/bin/python3
+"""hangdoc's pytest plugin (python/pytest_hangdoc) in real pytest runs: pytest started as a subprocess on the small
+test files of tests/pytest/cases/, each of which really hangs (or does not), with Debian's pytest and pytest-xdist.
+
+Each run works in a directory of its own (the cases and the plugin copied there, so that nothing is written into
+the checkout), in a process group of its own. The cases write the pid of every process they start to
+$HANGDOC_CASE_PIDS; after the run every one of them, and every process of the group, must be gone, and whatever is
+left is ended by its pid or by the group, also when a test fails.
+
+Run by meson (tests/meson.build) with HANGDOC_BIN and HANGDOC_SOURCE_ROOT set; unittest, the standard library's.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import xml.etree.ElementTree as ElementTree
+
+SOURCE = os.environ.get("HANGDOC_SOURCE_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+HANGDOC = os.environ.get("HANGDOC_BIN", os.path.join(SOURCE, "build", "hangdoc"))
+CASES = os.path.join(SOURCE, "tests", "pytest", "cases")
+PYTHON = "/usr/bin/python3"  # Debian's, with python3-pytest, python3-pytest-xdist and python3-torch
+RUN_LIMIT_S = 240  # one pytest run, hangs included; past it the run is ended and the test fails
+LEFT_BEHIND_WAIT_S = 10  # what pytest ended may take this long to be reaped and gone
+
+
+def read_file(path):
+    try:
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError:
+        return b""
+
+
+def start_time(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        return None if fields[0] in (b"Z", b"X") else int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def group_members(group):
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+                if int(fields[2]) == group and fields[0] not in (b"Z", b"X"):
+                    members.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                pass
+    return members
+
+
+class Run:
+    """One pytest run over `cases` with `options`; its outcome, output, JUnit XML and reports."""
+
+    def __init__(self, cases, options, ini=None, as_nobody=False, by_entry_point=False):
+        self.directory = tempfile.mkdtemp(prefix="hangdoc-pytest-test.")
+        os.chmod(self.directory, 0o755)
+        for case in ["conftest.py", *cases]:
+            shutil.copy(os.path.join(CASES, case), self.directory)
+        shutil.copytree(os.path.join(SOURCE, "python", "pytest_hangdoc"),
+                        os.path.join(self.directory, "lib", "pytest_hangdoc"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        if by_entry_point:
+            # as meson installs it: the dist-info whose entry point pytest loads the plugin by, no -p
+            info = os.path.join(self.directory, "lib", "pytest_hangdoc-0.dist-info")
+            os.mkdir(info)
+            shutil.copy(os.path.join(SOURCE, "python", "entry_points.txt"), info)
+            with open(os.path.join(SOURCE, "python", "METADATA.in")) as template, \
+                    open(os.path.join(info, "METADATA"), "w") as metadata:
+                metadata.write(template.read().replace("@VERSION@", "0"))
+        self.junit = os.path.join(self.directory, "junit.xml")
+        self.reports = os.path.join(self.directory, "reports")
+        self.pids_file = os.path.join(self.directory, "pids")
+        with open(os.path.join(self.directory, "pytest.ini"), "w") as configuration:
+            configuration.write("[pytest]\n" + "".join(f"{name} = {value}\n" for name, value in (ini or {}).items()))
+        environment = dict(os.environ, PYTHONPATH=os.path.join(self.directory, "lib"), HANGDOC_BIN=HANGDOC,
+                           HANGDOC_CASE_PIDS=self.pids_file, PYTHONDONTWRITEBYTECODE="1")
+        command = [PYTHON, "-m", "pytest", *([] if by_entry_point else ["-p", "pytest_hangdoc"]), "-p",
+                   "no:cacheprovider", "-q", "-rA", "--junitxml", self.junit, *options, *cases]
+        if as_nobody:
+            shutil.chown(self.directory, "nobody")
+            command = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+        self.process = subprocess.Popen(command, cwd=self.directory, env=environment, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
+        self.group = self.process.pid
+        self.left_behind = []
+
+    def wait(self):
+        try:
+            output, _ = self.process.communicate(timeout=RUN_LIMIT_S)
+        except subprocess.TimeoutExpired:
+            self.end()
+            output, _ = self.process.communicate()
+            raise AssertionError(f"pytest ran past {RUN_LIMIT_S} s:\n{output.decode(errors='replace')}")
+        self.output = output.decode("utf-8", "replace")
+        self.status = self.process.returncode
+        self.left_behind = self.still_there()
+        return self
+
+    def recorded_pids(self):
+        try:
+            with open(self.pids_file) as pids:
+                return [int(line) for line in pids if line.strip()]
+        except FileNotFoundError:
+            return []
+
+    def still_there(self):
+        """The case's processes and the group's members that are still there LEFT_BEHIND_WAIT_S from now."""
+        deadline = time.monotonic() + LEFT_BEHIND_WAIT_S
+        while True:
+            there = sorted(set(pid for pid in self.recorded_pids() if start_time(pid) is not None) |
+                           set(group_members(self.group)))
+            if not there or time.monotonic() > deadline:
+                return there
+            time.sleep(0.1)
+
+    def end(self):
+        """Ends whatever of the run is left: the group, then each recorded pid (a case's child in a group of its
+        own)."""
+        try:
+            os.killpg(self.group, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        for pid in self.recorded_pids():
+            if start_time(pid) is not None:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    def remove(self):
+        self.end()
+        if self.process.poll() is None:
+            self.process.wait()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    # ---- what it wrote ----
+
+    def testcases(self):
+        tree = ElementTree.parse(self.junit)
+        return {case.get("name"): case for case in tree.iter("testcase")}
+
+    def properties(self, name):
+        case = self.testcases()[name]
+        return {prop.get("name"): prop.get("value") for prop in case.iter("property")}
+
+    def failure(self, name):
+        case = self.testcases()[name]
+        failures = list(case.iter("failure"))
+        return failures[0] if failures else None
+
+
+class PluginTest(unittest.TestCase):
+    def run_pytest(self, cases, *options, ini=None, as_nobody=False, by_entry_point=False):
+        run = Run(cases, list(options), ini=ini, as_nobody=as_nobody, by_entry_point=by_entry_point)
+        self.addCleanup(run.remove)
+        return run.wait()
+
+    def explain(self, run):
+        return f"exit {run.status}; output:\n{run.output[-12000:]}"
+
+    def assert_nothing_left(self, run):
+        self.assertEqual(run.left_behind, [], "processes of the run left behind\n" + self.explain(run))
+
+    def assert_hung(self, run, name, cause, finding, root_pid=None, limit="3s"):
+        """Test `name` failed with hangdoc's verdict, in the JUnit XML (message and properties) and the output."""
+        failure = run.failure(name)
+        self.assertIsNotNone(failure, f"{name} did not fail\n" + self.explain(run))
+        message = failure.get("message")
+        self.assertTrue(message.startswith(f"hangdoc: ran longer than {limit}: hung: {cause} in "), message)
+        self.assertIn(f"({finding})", message)
+        properties = run.properties(name)
+        self.assertEqual(properties.get("hangdoc_hung"), "true", properties)
+        self.assertEqual(properties.get("hangdoc_cause"), cause, properties)
+        self.assertEqual(properties.get("hangdoc_finding"), finding, properties)
+        self.assertEqual(properties.get("hangdoc_timeout"), limit, properties)
+        self.assertTrue(properties.get("hangdoc", "").startswith(f"hung: {cause} in "), properties)
+        if root_pid is not None:
+            self.assertEqual(properties.get("hangdoc_root_pid"), str(root_pid), properties)
+        # the failure's text: the verdict, the chain and the fix first, the full report after
+        text = failure.text or ""
+        verdict = text.find("\nverdict: ")
+        chain = text.find("\nchain: ", verdict)
+        fix = text.find("\nfix: ", chain)
+        full = text.find("\nhangdoc's report:\n", fix)
+        self.assertTrue(0 < verdict < chain < fix < full, text[:3000])
+        self.assertIn(f"[{finding}, ", text[verdict:full])
+        self.assertIn(f"\n{finding} (", text[full:])
+        self.assertIn(f"hangdoc: ran longer than {limit}: hung: {cause}", run.output)
+        return properties, text
+
+    # ---- the cases --------------------------------------------------------------------------------------------
+
+    def test_a_deadlock_on_two_locks_fails_with_its_verdict_and_the_session_goes_on(self):
+        run = self.run_pytest(["test_two_locks.py"], "--hangdoc-timeout", "3s", "--hangdoc-dir", "reports")
+        self.assertEqual(run.status, 1, self.explain(run))
+        properties, text = self.assert_hung(run, "test_two_locks_in_opposite_orders", "deadlock",
+                                            "unowned-lock-cycle", root_pid=run.process.pid)
+        self.assertIn("test_two_locks.py:13", properties["hangdoc_summary"])  # the line of `with other:`
+        self.assertIn("the test started no process of its own", text)
+        # the session went on, and the interpreter did not wait at its end for the deadlocked threads
+        self.assertIsNone(run.failure("test_after_the_hang"))
+        self.assertIn("test_after_the_hang", run.testcases())
+        self.assertIn("still blocked", run.output)
+        # the attachment: hangdoc's JSON report, named in the properties and in the JUnit attachment convention
+        report = properties["hangdoc_report"]
+        self.assertTrue(report.startswith(os.path.join(run.directory, "reports") + os.sep), report)
+        with open(report) as file:
+            document = json.load(file)
+        self.assertEqual(document["verdict"]["root_cause"], "unowned-lock-cycle")
+        self.assertEqual(document["snapshot"]["roots"], [run.process.pid])
+        self.assertIn(f"[[ATTACHMENT|{report}]]", run.output)
+        base = report[: -len(".json")]
+        for suffix in (".txt", ".snapshot", ".outcome.json"):
+            self.assertTrue(os.path.exists(base + suffix), base + suffix)
+        # the snapshot gives the same diagnosis again
+        analyzed = subprocess.run([HANGDOC, "analyze", "--json", base + ".snapshot"], capture_output=True)
+        self.assertEqual(json.loads(analyzed.stdout)["verdict"], document["verdict"])
+        self.assert_nothing_left(run)
+
+    def test_a_forked_worker_waiting_on_an_inherited_lock_is_named_and_ended(self):
+        run = self.run_pytest(["test_inherited_lock.py"], "--hangdoc-timeout", "3s")
+        self.assertEqual(run.status, 1, self.explain(run))
+        (worker,) = run.recorded_pids()
+        properties, text = self.assert_hung(run, "test_forked_worker_waits_for_an_inherited_lock",
+                                            "fork-inheritance", "orphaned-wait", root_pid=worker)
+        self.assertIn("test_inherited_lock.py:12", properties["hangdoc_summary"])  # take_the_lock's `with lock:`
+        self.assertIn(f"ended the test's processes {worker} (SIGTERM, then SIGKILL)", text)
+        self.assertNotIn("hangdoc_report", properties, "no --hangdoc-dir: the reports are not kept")
+        self.assert_nothing_left(run)
+
+    def test_a_dataloader_worker_hung_in_gnu_openmp(self):
+        run = self.run_pytest(["test_dataloader.py"], "--hangdoc-timeout", "5s")
+        self.assertEqual(run.status, 1, self.explain(run))
+        workers = run.recorded_pids()
+        self.assertEqual(len(workers), 2, workers)
+        properties, text = self.assert_hung(run, "test_dataloader_worker_hangs_in_openmp", "fork-inheritance",
+                                            "orphaned-wait", limit="5s")
+        self.assertIn(int(properties["hangdoc_root_pid"]), workers)
+        self.assertEqual(properties["hangdoc"],
+                         f"hung: fork-inheritance in DataLoader worker {properties['hangdoc_root_pid']} "
+                         "(orphaned-wait)")
+        self.assertIn("inside libgomp.so.1 (GNU OpenMP, not fork-safe)", properties["hangdoc_summary"])
+        self.assertIn("ended the test's processes " + ", ".join(map(str, sorted(workers))), text)
+        self.assert_nothing_left(run)
+
+    def test_a_slow_test_under_the_limit_is_not_reported(self):
+        run = self.run_pytest(["test_slow.py"], "--hangdoc-timeout", "6s", "--hangdoc-dir", "reports")
+        self.assertEqual(run.status, 0, self.explain(run))
+        self.assertEqual(run.properties("test_slow_but_done_in_time"), {})
+        self.assertNotIn("hangdoc: ran longer", run.output)
+        self.assertNotIn("diagnosing", run.output)
+        self.assertFalse(os.path.exists(run.reports) and os.listdir(run.reports))
+        self.assert_nothing_left(run)
+
+    def test_the_ini_limit_and_the_markers(self):
+        """The plugin loaded as installed, by its entry point; its limit from the ini file and the markers."""
+        run = self.run_pytest(["test_markers.py"], ini={"hangdoc_timeout": "1s"}, by_entry_point=True)
+        self.assertEqual(run.status, 1, self.explain(run))
+        failure = run.failure("test_marked_two_seconds_takes_its_own_lock_twice")
+        self.assertIsNotNone(failure, self.explain(run))
+        self.assertTrue(failure.get("message").startswith("hangdoc: ran longer than 2s: hung: "), failure.get("message"))
+        self.assertIsNone(run.failure("test_marked_without_limit_outlives_the_ini_limit"), self.explain(run))
+        self.assertIsNone(run.failure("test_under_the_ini_limit"), self.explain(run))
+        self.assertEqual(run.output.count(" has run longer than "), 1, self.explain(run))
+        self.assert_nothing_left(run)
+
+    def test_under_xdist_each_worker_watches_its_tests_and_the_controller_reports_a_dead_worker(self):
+        run = self.run_pytest(["test_two_locks.py", "test_inherited_lock.py", "test_slow.py", "test_native_block.py"],
+                              "-n", "2", "--hangdoc-timeout", "4s", "--hangdoc-grace", "3s", "--hangdoc-dir",
+                              "reports")
+        self.assertEqual(run.status, 1, self.explain(run))
+        self.assert_hung(run, "test_two_locks_in_opposite_orders", "deadlock", "unowned-lock-cycle", limit="4s")
+        self.assert_hung(run, "test_forked_worker_waits_for_an_inherited_lock", "fork-inheritance",
+                         "orphaned-wait", limit="4s")
+        self.assertIsNone(run.failure("test_slow_but_done_in_time"))
+        self.assertIsNone(run.failure("test_after_the_hang"))
+        # the test blocked in native code: its worker was ended, and the controller's crash report carries the
+        # diagnosis (the worker's pid is the root: the lock's owner exited in it)
+        properties, text = self.assert_hung(run, "test_blocked_in_native_code", "deadlock", "abandoned-lock",
+                                            limit="4s")
+        self.assertIn("so hangdoc ended worker gw", text)
+        self.assertIn("node down", run.output)  # xdist: the worker is gone
+        self.assertIn("the test's thread did not come back 3 s after signal", run.output)
+        self.assertNotEqual(properties["hangdoc_root_pid"], str(run.process.pid), "a worker's, not the controller's")
+        self.assertIsNone(start_time(int(properties["hangdoc_root_pid"])), "the worker was ended")
+        self.assert_nothing_left(run)
+
+    def test_keep_leaves_the_hung_tree_for_a_person(self):
+        run = Run(["test_inherited_lock.py"], ["--hangdoc-timeout", "2s", "--hangdoc-keep", "--hangdoc-dir",
+                                               "reports"])
+        self.addCleanup(run.remove)
+        # the diagnosis is made, and then nothing is ended: the test waits on as it did
+        deadline = time.monotonic() + 60
+        outcome = []
+        while not outcome and time.monotonic() < deadline:
+            outcome = [name for name in (os.listdir(run.reports) if os.path.isdir(run.reports) else [])
+                       if name.endswith(".outcome.json")]
+            time.sleep(0.2)
+        self.assertTrue(outcome, "no diagnosis")
+        time.sleep(3)
+        (worker,) = run.recorded_pids()
+        self.assertIsNotNone(start_time(worker), "the hung worker is left")
+        self.assertIsNone(run.process.poll(), "pytest waits with its test")
+        # a person ends the worker: the join returns, and the test fails with the diagnosis
+        os.kill(worker, signal.SIGKILL)
+        run.wait()
+        self.assertEqual(run.status, 1, self.explain(run))
+        properties, text = self.assert_hung(run, "test_forked_worker_waits_for_an_inherited_lock",
+                                            "fork-inheritance", "orphaned-wait", root_pid=worker, limit="2s")
+        self.assertIn(f"left as it is (--hangdoc-keep): the test's processes [{worker}] were not ended", text)
+        self.assert_nothing_left(run)
+
+    def test_an_unprivileged_user(self):
+        run = self.run_pytest(["test_inherited_lock.py"], "--hangdoc-timeout", "3s", as_nobody=True)
+        self.assertEqual(run.status, 1, self.explain(run))
+        (worker,) = run.recorded_pids()
+        properties, text = self.assert_hung(run, "test_forked_worker_waits_for_an_inherited_lock",
+                                            "fork-inheritance", "orphaned-wait", root_pid=worker)
+        # the whole diagnosis: stacks and the Python view read without any privilege over one's own processes
+        self.assertIn("take_the_lock (", text)
+        self.assertNotIn("permission denied", text)
+        self.assert_nothing_left(run)
+
+    def test_the_watcher_goes_with_pytest(self):
+        """pytest killed outright (the runner's own limit): the watcher sees its input end and exits."""
+        run = Run(["test_slow.py"], ["--hangdoc-timeout", "30s"])
+        self.addCleanup(run.remove)
+        deadline = time.monotonic() + 60
+        while not run.recorded_pids() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        watchers = [pid for pid in group_members(run.group) if pid != run.process.pid and
+                    b"watcher.py" in read_file(f"/proc/{pid}/cmdline")]
+        self.assertEqual(len(watchers), 1, watchers)
+        self.assertNotEqual(read_file(f"/proc/{watchers[0]}/stat").rsplit(b")", 1)[1].split()[1],
+                            str(run.process.pid).encode(), "the watcher is not pytest's child: outside the test's tree")
+        os.kill(run.process.pid, signal.SIGKILL)
+        run.wait()
+        self.assertNotIn(watchers[0], run.left_behind)
+
+
+class VerdictTest(unittest.TestCase):
+    """The test's hang among the report's: an xdist worker still holds an earlier test's deadlocked threads, and
+    hangdoc may count both in one hang (a futex without owner can be woken by any thread of its process)."""
+
+    REPORT = {
+        "verdict": {
+            "hung": True, "cause": "deadlock", "root_cause": "unowned-lock-cycle", "pid": 500, "tid": 507,
+            "chain": [500],
+            "hangs": [{"cause": "deadlock", "root_cause": "unowned-lock-cycle", "finding": 1, "pid": 500, "tid": 507,
+                       "chain": [500], "findings": [1, 0]}],
+        },
+        "findings": [
+            {"id": "abandoned-lock", "confidence": "certain", "hang": True, "pid": 500, "tid": 500,
+             "summary": "thread 500 'python3' waits for mutex 0x10 whose owner, thread 520, no longer exists",
+             "remedies": ["Unlock before the thread ends."]},
+            {"id": "unowned-lock-cycle", "confidence": "likely", "hang": True, "pid": 500, "tid": 507,
+             "summary": "2 threads of process 500 sleep forever taking locks", "remedies": ["One order."]},
+        ],
+        "processes": [{"pid": 500, "comm": "python3", "threads": []}],
+    }
+    TEXT = "verdict: likely HUNG (deadlock): 2 threads [unowned-lock-cycle, likely]\nchain: 500 'python3'\n" \
+           "hangdoc: 1 process, 3 threads\n\nmore\n"
+
+    def verdict(self, *arguments):
+        sys.path.insert(0, os.path.join(SOURCE, "python"))
+        try:
+            from pytest_hangdoc.verdict import Verdict, in_short
+        finally:
+            sys.path.pop(0)
+        verdict = Verdict(self.REPORT, *arguments)
+        return verdict, in_short(self.TEXT, verdict)
+
+    def test_the_earlier_tests_hang_when_the_test_started_none_of_it(self):
+        verdict, short = self.verdict([500, 521], [])  # the main thread runs the test; thread 521 is its own
+        self.assertEqual(verdict.headline, "hung: deadlock in process 500 'python3' (abandoned-lock)")
+        self.assertEqual(short.splitlines()[2], "this test's: thread 500 'python3' waits for mutex 0x10 whose owner, "
+                                                "thread 520, no longer exists [abandoned-lock, certain]")
+        self.assertEqual(short.splitlines()[3], "fix: Unlock before the thread ends.")
+
+    def test_the_reports_own_root_cause_when_the_test_started_it(self):
+        verdict, short = self.verdict([500, 507], [])
+        self.assertEqual(verdict.root_cause, "unowned-lock-cycle")
+        self.assertEqual(short.splitlines(), ["verdict: likely HUNG (deadlock): 2 threads [unowned-lock-cycle, likely]",
+                                              "chain: 500 'python3'", "fix: One order."])
+
+    def test_hostile_documents(self):
+        for document in (None, [], {"verdict": []}, {"verdict": {"hangs": [None, 3], "hung": "yes"}},
+                         {"verdict": {"hung": True, "hangs": [{"finding": 99}]}, "findings": "x"},
+                         {"verdict": {"hung": True, "chain": 3, "hangs": [{"finding": 0, "chain": 5, "findings": 7}]},
+                          "findings": [{"hang": True, "tid": 1, "remedies": "x", "evidence": []}], "processes": 4}):
+            sys.path.insert(0, os.path.join(SOURCE, "python"))
+            try:
+                from pytest_hangdoc.verdict import Verdict
+            finally:
+                sys.path.pop(0)
+            verdict = Verdict(document, [1], [2])
+            self.assertIsInstance(verdict.headline, str)
+            self.assertIsInstance(verdict.properties(), list)
+
+
+if __name__ == "__main__":
+    if not os.access(HANGDOC, os.X_OK):
+        sys.exit(f"no hangdoc at {HANGDOC}")
+    unittest.main(verbosity=2)
