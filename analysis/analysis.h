@@ -62,8 +62,8 @@ struct report_node {
                                    * socket to elsewhere, a tty, a file, a call hangdoc does not decode */
     uint64_t wake_signals;        /* the signals that end its wait (signals.c; bit n-1 for signal n): a signal
                                    * wait's, a signalfd's, a signal wake-up pipe's; 0 when none or unknown */
-    const char *pump_library;     /* a library's message pump (python_view.h): it frees only the waiters of its
-                                   * process that wait in that library; NULL for every other thread */
+    const struct report_pump *pump; /* a library's message pump (python_view.h): it frees only the waiters of its
+                                     * process that wait where it serves; NULL for every other thread */
     size_t process_index;         /* into graph.processes */
     size_t first_edge;            /* its edges: edges[first_edge .. first_edge + nedges - 1] */
     size_t nedges;

@@ -521,7 +521,7 @@ static void release_reverse(struct reverse *r)
  * edges into it, and the first live one of a process frees the waiters of the edges into that process; a process
  * edge does not free the waiter through the waiter itself, which holds because a pending waiter is never the
  * first of its process to be live. A live message pump (python_view.h) frees, of the waiters of its process, only
- * those that wait in its library: the xdist worker waiting for its next command, not the test's deadlocked locks.
+ * those that wait where it serves: the xdist worker waiting for its next test, not the test's deadlocked locks.
  */
 bool report_graph_reach(const struct report_graph *graph, const bool *seeds, bool *live)
 {
@@ -543,14 +543,14 @@ bool report_graph_reach(const struct report_graph *graph, const bool *seeds, boo
     while (head < tail) {
         size_t node = queue[head++];
         size_t p = graph->nodes[node].process_index;
-        const char *pump = graph->nodes[node].pump_library;
+        const struct report_pump *pump = graph->nodes[node].pump;
         size_t from = r.into_node[node], to = r.into_node[node + 1];
         for (int pass = 0; pass < 2; pass++) {
             for (size_t k = from; k < to; k++) {
                 size_t waiter = graph->edges[r.edges[k]].from;
                 if (live[waiter] || graph->nodes[waiter].wake != REPORT_WAKE_WAKER || waiter == node)
                     continue;
-                if (pass == 1 && pump && !report_python_waits_in_library(graph->nodes[waiter].thread, pump))
+                if (pass == 1 && pump && !report_pump_may_free(pump, graph->nodes[waiter].thread))
                     continue;
                 live[waiter] = true;
                 queue[tail++] = waiter;
@@ -685,7 +685,7 @@ static bool add_nodes(const struct hd_snapshot *snapshot, struct report_graph *g
                                             thread->wait.timeout.kind == HD_TIMEOUT_NONE) ||
                                            waits_for_gil_holder(thread),
             };
-            graph->nodes[graph->nnodes].pump_library = report_python_pump_library(thread);
+            graph->nodes[graph->nnodes].pump = report_python_pump(thread);
             report_fold_samples(thread, &graph->nodes[graph->nnodes].history);
             graph->by_tid[graph->nnodes] = (struct report_tid_index){ .tid = thread->tid, .node = graph->nnodes };
             graph->nnodes++;

@@ -74,29 +74,44 @@ const char *report_thread_role_name(enum report_thread_role role)
     return (unsigned)role < REPORT_ROLES ? role_names[role] : NULL;
 }
 
-/* Message pumps by their loop's function; a pump's frames are all under `library`. */
-static const struct {
-    const char *library; /* a directory, as it appears in the files' paths */
-    const char *file;    /* last components of the loop's file */
+/* Message pumps by their loop's function. A pump's frames are all under `directory`; the waiters it may free wait
+ * in `serves` (its own library, and the users that hand it a callback). */
+#define PUMP_SERVES_MAX 3
+struct report_pump {
+    const char *library;   /* its name in the reports */
+    const char *directory; /* as it appears in the files' paths */
+    const char *file;      /* last components of the loop's file */
     const char *function;
-} pumps[] = {
-    { "execnet/", "execnet/gateway_base.py", "_thread_receiver" },
+    const char *serves[PUMP_SERVES_MAX];
 };
 
-/* Is `file` under the directory `library` ("execnet/"), wherever the library is installed? */
-static bool file_in_library(const char *file, const char *library)
+static const struct report_pump pumps[] = {
+    /* pytest-xdist 3.6 on: the worker's commands reach its main thread through a callback (TestQueue) */
+    { "execnet", "execnet/", "execnet/gateway_base.py", "_thread_receiver", { "execnet/", "xdist/" } },
+};
+
+/* Is `file` under the directory `directory` ("execnet/"), wherever the library is installed? */
+static bool file_in_directory(const char *file, const char *directory)
 {
-    const char *at = file ? strstr(file, library) : NULL;
+    const char *at = file ? strstr(file, directory) : NULL;
     return at && (at == file || at[-1] == '/');
 }
 
-bool report_python_waits_in_library(const struct hd_thread *thread, const char *library)
+bool report_pump_may_free(const struct report_pump *pump, const struct hd_thread *waiter)
 {
-    const struct hd_python_frame *place = report_python_place(thread);
-    return place && file_in_library(place->file, library);
+    const struct hd_python_frame *place = report_python_place(waiter);
+    for (size_t s = 0; place && s < PUMP_SERVES_MAX && pump->serves[s]; s++)
+        if (file_in_directory(place->file, pump->serves[s]))
+            return true;
+    return false;
 }
 
-const char *report_python_pump_library(const struct hd_thread *thread)
+const char *report_pump_library(const struct report_pump *pump)
+{
+    return pump->library;
+}
+
+const struct report_pump *report_python_pump(const struct hd_thread *thread)
 {
     if (!thread || thread->npython_frames == 0)
         return NULL;
@@ -104,12 +119,12 @@ const char *report_python_pump_library(const struct hd_thread *thread)
         bool loop = false, all_in_library = true;
         for (size_t f = 0; f < thread->npython_frames && all_in_library; f++) {
             const struct hd_python_frame *frame = &thread->python_frames[f];
-            all_in_library = file_in_library(frame->file, pumps[p].library);
+            all_in_library = file_in_directory(frame->file, pumps[p].directory);
             loop |= report_python_file_is(frame->file, pumps[p].file) && frame->function &&
                     strcmp(report_python_bare_name(frame->function), pumps[p].function) == 0;
         }
         if (loop && all_in_library)
-            return pumps[p].library;
+            return &pumps[p];
     }
     return NULL;
 }

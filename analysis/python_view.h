@@ -41,13 +41,17 @@ bool report_role_is_pool_machinery(enum report_thread_role role);
 
 /* A library's message pump: a thread whose every Python frame is in that library's files, inside its receiver
  * loop (execnet's, the channel between a pytest-xdist worker and its controller). It waits on the outside, so it
- * may run at any time, but when it wakes it runs that library's code only: it can free a waiter through that
- * library (a worker waiting for its next command), never a lock of the program's. The library's directory
- * ("execnet/"), or NULL when `thread` is no pump (also while it runs a callback of the program's). */
-const char *report_python_pump_library(const struct hd_thread *thread);
-/* Does `thread` wait in the library `library` ("execnet/"): is its innermost frame that is not the standard
- * library's plumbing around a wait (report_python_place) in a file under that directory? */
-bool report_python_waits_in_library(const struct hd_thread *thread, const char *library);
+ * may run at any time, but when it wakes it runs that library's code and the callbacks its known users register
+ * (pytest-xdist's worker hands its commands to the main thread through one): it can free a waiter there (a worker
+ * waiting for its next test), never a lock of the program's. Its row of the table of pumps, or NULL when `thread`
+ * is no pump (also while it runs a callback of the program's). */
+struct report_pump;
+const struct report_pump *report_python_pump(const struct hd_thread *thread);
+/* Could `pump` free `waiter` when it wakes: is the waiter's innermost frame that is not the standard library's
+ * plumbing around a wait (report_python_place) in the pump's library or one whose callbacks it runs? */
+bool report_pump_may_free(const struct report_pump *pump, const struct hd_thread *waiter);
+/* The pump's library, for the reports: "execnet". */
+const char *report_pump_library(const struct report_pump *pump);
 
 /* Does `file` end with the path components `suffix` ("multiprocessing/pool.py" matches every install prefix)? */
 bool report_python_file_is(const char *file, const char *suffix);

@@ -476,12 +476,12 @@ static void python_where(const struct hd_thread *thread, char *out, size_t size)
     }
 }
 
-/* Does any of the takers wait in `library` (a message pump's, which could then free it)? */
-static bool a_taker_waits_in(const struct report_graph *graph, const size_t *takers, size_t count,
-                             const char *library)
+/* Could the message pump `pump` free any of the takers? */
+static bool pump_may_free_a_taker(const struct report_graph *graph, const size_t *takers, size_t count,
+                                  const struct report_pump *pump)
 {
     for (size_t t = 0; t < count; t++)
-        if (report_python_waits_in_library(graph->nodes[takers[t]].thread, library))
+        if (report_pump_may_free(pump, graph->nodes[takers[t]].thread))
             return true;
     return false;
 }
@@ -512,13 +512,12 @@ static bool nothing_else_frees_them(struct report_rule_context *c, const struct 
             ++*waiting;
             continue;
         }
-        if (node->pump_library && !a_taker_waits_in(graph, takers, count, node->pump_library)) {
+        if (node->pump && !pump_may_free_a_taker(graph, takers, count, node->pump)) {
             ++*pumps;
             if (finding)
-                rule_evidence(c, finding, "pump", "thread %d '%s' is the message pump of %.*s (the channel of a "
+                rule_evidence(c, finding, "pump", "thread %d '%s' is the message pump of %s (the channel of a "
                               "pytest-xdist worker, or like it): it runs that library's code only, and has not freed "
-                              "them", (int)node->thread->tid, node->thread->name,
-                              (int)strcspn(node->pump_library, "/"), node->pump_library);
+                              "them", (int)node->thread->tid, node->thread->name, report_pump_library(node->pump));
             continue;
         }
         if (!only_sleeps_in_a_loop(c->snapshot, node))

@@ -439,6 +439,28 @@ Test(unowned_lock_cycle, beside_the_channel_receiver_of_a_pytest_xdist_worker)
     hd_snapshot_free(snapshot);
 }
 
+/* An idle worker of pytest-xdist 3.6 on: its main thread waits on an Event of xdist's TestQueue, which the
+ * command callback the receiver runs sets. */
+Test(unowned_lock_cycle, an_idle_pytest_xdist_worker_is_woken_through_the_command_callback)
+{
+    struct hd_snapshot *snapshot = new_snapshot(3000);
+    add_process(snapshot, 3000, 1, HD_ORIGIN_EXEC, 1);
+    struct hd_thread *main_thread = thread_of(snapshot, 3000);
+    asleep_in_futex(main_thread, 0x55d2a0c61000);
+    add_native_frame(main_thread, "syscall");
+    add_native_frame(main_thread, "PyThread_acquire_lock_timed");
+    add_python_frame(main_thread, "Condition.wait", "/usr/lib/python3.13/threading.py", 359, false);
+    add_python_frame(main_thread, "Event.wait", "/usr/lib/python3.13/threading.py", 659, false);
+    add_python_frame(main_thread, "TestQueue.get", "/venv/lib/python3.13/site-packages/xdist/remote.py", 89, false);
+    add_python_frame(main_thread, "WorkerInteractor.pytest_runtestloop",
+                     "/venv/lib/python3.13/site-packages/xdist/remote.py", 206, true);
+    add_channel_receiver(snapshot, 3001, NULL);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
 Test(unowned_lock_cycle, an_idle_pytest_xdist_worker_is_woken_by_its_channel)
 {
     struct hd_snapshot *snapshot = new_snapshot(3000);
