@@ -834,20 +834,27 @@ size_t json_count_remedies(json_object *finding, const char *part)
     return count;
 }
 
-char *file_text(const char *path)
+char *file_bytes(const char *path, size_t *length)
 {
     FILE *file = fopen(path, "re");
     if (!file)
         return NULL;
-    char *text = NULL;
-    size_t length = 0;
-    FILE *out = open_memstream(&text, &length);
+    char *bytes = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&bytes, &size);
     cr_assert_not_null(out);
-    char chunk[4096];
+    char chunk[65536];
     size_t got;
     while ((got = fread(chunk, 1, sizeof chunk, file)) > 0)
         fwrite(chunk, 1, got, out);
     fclose(file);
     fclose(out);
-    return text;
+    if (length)
+        *length = size;
+    return bytes;
+}
+
+char *file_text(const char *path)
+{
+    return file_bytes(path, NULL);
 }

@@ -124,5 +124,7 @@ bool spawned_ready(struct spawned *spawned);
 void spawned_finish(struct spawned *spawned, struct run_result *result);
 /* The whole of a file, NUL-terminated (free it); NULL when it cannot be opened. */
 char *file_text(const char *path);
+/* The same, with its length in *length: a binary file's bytes (a core, a snapshot). */
+char *file_bytes(const char *path, size_t *length);
 /* The path of a fixture program. */
 const char *fixture_path(const char *name);

@@ -229,15 +229,9 @@ Test(cores, python_fork_lock_from_the_cores_of_parent_and_child, .init = make_di
  * size limit): gcore writes its notes last, so its own cut would lose them all. */
 static void write_cut_core(const char *core, const char *cut)
 {
-    FILE *in = fopen(core, "re");
-    cr_assert_not_null(in);
-    struct stat status;
-    cr_assert_eq(fstat(fileno(in), &status), 0);
-    size_t length = (size_t)status.st_size;
-    unsigned char *bytes = malloc(length);
-    cr_assert_not_null(bytes);
-    cr_assert_eq(fread(bytes, 1, length, in), length);
-    fclose(in);
+    size_t length;
+    unsigned char *bytes = (unsigned char *)file_bytes(core, &length);
+    cr_assert_not_null(bytes, "%s", core);
     Elf64_Ehdr header;
     memcpy(&header, bytes, sizeof header);
     size_t half = length / 2;
@@ -264,15 +258,9 @@ static void write_cut_core(const char *core, const char *cut)
  * written without them. */
 static void write_core_without(const char *core, const char *out_path, const unsigned *hidden)
 {
-    FILE *in = fopen(core, "re");
-    cr_assert_not_null(in);
-    struct stat status;
-    cr_assert_eq(fstat(fileno(in), &status), 0);
-    size_t length = (size_t)status.st_size;
-    unsigned char *bytes = malloc(length);
-    cr_assert_not_null(bytes);
-    cr_assert_eq(fread(bytes, 1, length, in), length);
-    fclose(in);
+    size_t length;
+    unsigned char *bytes = (unsigned char *)file_bytes(core, &length);
+    cr_assert_not_null(bytes, "%s", core);
     Elf64_Ehdr header;
     memcpy(&header, bytes, sizeof header);
     for (size_t i = 0; i < header.e_phnum; i++) {

@@ -314,22 +314,8 @@ static void remove_directory(void)
 
 static char *slurp(const char *path)
 {
-    FILE *file = fopen(path, "re");
-    cr_assert_not_null(file, "%s exists: hangdoc run left a report", path);
-    size_t size = 0, capacity = 1 << 20;
-    char *text = malloc(capacity);
-    cr_assert_not_null(text);
-    size_t got;
-    while ((got = fread(text + size, 1, capacity - size - 1, file)) > 0) {
-        size += got;
-        if (capacity - size - 1 == 0) {
-            capacity *= 2;
-            text = realloc(text, capacity);
-            cr_assert_not_null(text);
-        }
-    }
-    fclose(file);
-    text[size] = '\0';
+    char *text = file_text(path);
+    cr_assert_not_null(text, "%s exists: hangdoc run left a report", path);
     return text;
 }
 
