@@ -17,27 +17,17 @@ import os
 import platform
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import offline  # noqa: E402  (replace_section)
+import offline  # noqa: E402  (replace_section, timed)
 import run as bench  # noqa: E402  (start_target, stop_target, settle)
 
 HANGDOC = bench.HANGDOC
 TIMEOUT_S = 600
-
-
-def timed(argv, runs):
-    walls = []
-    for _ in range(runs):
-        start = time.monotonic()
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=TIMEOUT_S)
-        walls.append(time.monotonic() - start)
-    return statistics.median(walls)
 
 
 def frames_printed(argv, pattern):
@@ -63,7 +53,7 @@ def measure(name, threads, argv, executable, workdir):
     }
     row = {"target": name, "threads": threads, "core_mib": os.path.getsize(core) / 2**20}
     for tool, (command, runs, pattern) in tools.items():
-        row[tool] = timed(command, runs)
+        row[tool] = offline.timed(command, runs, TIMEOUT_S)
         if pattern:
             row[tool + "_frames"] = frames_printed(command, pattern)
     result = subprocess.run(tools["hangdoc"][0], stdout=subprocess.PIPE, text=True, timeout=TIMEOUT_S)
