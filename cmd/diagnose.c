@@ -193,6 +193,21 @@ static int save_and_report(const struct hd_snapshot *snapshot, const struct repo
     return saved || status == EXIT_INTERNAL ? status : EXIT_CANNOT_CREATE;
 }
 
+/* The exit status of a snapshot made from a file (a core, a saved snapshot) by a reader that returned `read` with
+ * `why`: 0 when it was made, else said on stderr with `what` ("--core", "analyze"). */
+static int file_snapshot_status(int read, const char *what, const char *why)
+{
+    if (read == -ENOMEM) {
+        fprintf(stderr, "hangdoc: %s: out of memory\n", what);
+        return EXIT_INTERNAL;
+    }
+    if (read != 0) {
+        fprintf(stderr, "hangdoc: %s: %s\n", what, why);
+        return EXIT_NO_INPUT;
+    }
+    return 0;
+}
+
 /* --core: the snapshot is made of core files, then judged as a live one. */
 static int diagnose_cores(const struct hangdoc_options *options, const struct hangdoc_outputs *outputs,
                           const struct report_catalogue *catalogue)
@@ -201,15 +216,9 @@ static int diagnose_cores(const struct hangdoc_options *options, const struct ha
                                               .sysroot = options->sysroot, .exe = options->exe };
     struct hd_snapshot *snapshot hd_cleanup(hd_snapshot_free) = NULL;
     char why[768];
-    int read = probe_core_snapshot(&cores, &snapshot, why, sizeof why);
-    if (read == -ENOMEM) {
-        fprintf(stderr, "hangdoc: out of memory\n");
-        return EXIT_INTERNAL;
-    }
-    if (read != 0) {
-        fprintf(stderr, "hangdoc: --core: %s\n", why);
-        return EXIT_NO_INPUT;
-    }
+    int status = file_snapshot_status(probe_core_snapshot(&cores, &snapshot, why, sizeof why), "--core", why);
+    if (status)
+        return status;
     const struct report_options settings = {
         .catalogue = catalogue,
         .stuck_after_s = hangdoc_stuck_after_s(options->stuck_after_ms, 0),
@@ -289,15 +298,9 @@ int hangdoc_analyze(const struct hangdoc_options *options, const char *path)
     struct hd_snapshot *snapshot hd_cleanup(hd_snapshot_free) = NULL;
     struct record_analysis recorded;
     char why[768];
-    int loaded = record_load(path, &snapshot, &recorded, why, sizeof why);
-    if (loaded == -ENOMEM) {
-        fprintf(stderr, "hangdoc: analyze: out of memory\n");
-        return EXIT_INTERNAL;
-    }
-    if (loaded != 0) {
-        fprintf(stderr, "hangdoc: analyze: %s\n", why);
-        return EXIT_NO_INPUT;
-    }
+    status = file_snapshot_status(record_load(path, &snapshot, &recorded, why, sizeof why), "analyze", why);
+    if (status)
+        return status;
     const struct report_options settings = {
         .catalogue = catalogue,
         .stuck_after_s = options->stuck_after_given ? options->stuck_after_ms / 1000.0 : recorded.stuck_after_s,
