@@ -10,9 +10,11 @@ nobody's child in the test's tree (the nearest subreaper or init adopts it).
 
 It reads JSON lines on standard input (the plugin writes them):
   {"op": "watch", "seq": N, "timeout": S, "begun": MONOTONIC, "since": BOOTTIME, "prefix": PATH, "nodeid": ID,
-   "session": TOKEN}
+   "session": TOKEN, "token": TOKEN, "worker": ID}
       test N has begun: at `begun` on CLOCK_MONOTONIC (its limit counts from there), at `since` on CLOCK_BOOTTIME
       (the clock of the start times in /proc/<pid>/stat, to tell the test's processes from older ones)
+  {"op": "reported", "seq": N}
+      test N's failure is made: what is left (its teardown, a session fixture's) is no longer the grace's
   {"op": "done", "seq": N}
       test N has ended
 and exits when standard input ends (the pytest process is gone). When a test runs past its limit it:
@@ -20,11 +22,11 @@ and exits when standard input ends (the pytest process is gone). When a test run
      report (`hangdoc analyze --json` of that snapshot: the same diagnosis) in PREFIX.json;
   2. writes PREFIX.outcome.json, what it did (the plugin reads it when the test ends);
   3. unless --keep: ends the processes the test started (descendants of the pytest process begun since the test
-     began; by pid, checked against their start time), then sends the pytest process --signal, whose handler fails
-     the test where it blocks;
-  4. when the test has not ended --grace seconds later (its thread blocked where no signal handler runs), says so
-     on standard error and ends the pytest process itself: under xdist the controller reports the worker's crash,
-     with this diagnosis.
+     began, but multiprocessing's forkserver and resource tracker; by pid, checked against their start time), then
+     sends the pytest process --signal (0: none), whose handler fails the test where it blocks;
+  4. when the plugin has not said "reported" (the failure is made) or "done" --grace seconds later (the test's
+     thread blocked where no signal handler runs), says so on standard error and ends the pytest process itself,
+     and what is left under it: under xdist the controller reports the worker's crash, with this diagnosis.
 
 Standard library only: it runs with `python -I`, beside any test environment.
 """
@@ -32,6 +34,7 @@ import argparse
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,6 +42,7 @@ import time
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 TERM_GRACE_S = 2.0  # SIGTERM, then SIGKILL for what is still there
+RESCANS = 4  # rounds of ending the test's processes, for those started while the last were ended
 HANGDOC_SLACK_S = 30.0  # past hangdoc's own --timeout, the watcher kills it
 
 
@@ -194,8 +198,10 @@ def write_json(path, value):
 def diagnose(options, watch):
     """Runs hangdoc on the pytest process's tree; the outcome's fields about it."""
     prefix = watch["prefix"]
-    stuck_after = max(1, int(watch["timeout"]))
-    command = [options.hangdoc, "--save", prefix + ".snapshot", "--stuck-after", f"{stuck_after}s",
+    # a thread asleep without timeout for half the test's time, when only timers could wake it, is likely hung:
+    # hangdoc's own default for a job (`hangdoc run`), with the test as the job
+    stuck_after = max(1.0, min(float(watch["timeout"]) / 2, 60.0))
+    command = [options.hangdoc, "--save", prefix + ".snapshot", "--stuck-after", f"{stuck_after:g}s",
                *options.hangdoc_arg, str(options.pid)]
     result = {"hangdoc_command": command, "report_text": prefix + ".txt", "report_json": prefix + ".json",
               "snapshot": prefix + ".snapshot"}
@@ -215,59 +221,100 @@ def diagnose(options, watch):
     return result
 
 
-def fire(options, watch, messages, pytest_process):
-    nodeid = watch.get("nodeid", "?")
-    say(f"{nodeid} has run longer than {watch['timeout']:g} s: diagnosing process {options.pid} and its "
-        "descendants")
-    outcome = {"session": watch.get("session"), "seq": watch["seq"], "nodeid": nodeid, "timeout_s": watch["timeout"],
-               "keep": options.keep}
-    outcome.update(diagnose(options, watch))
-    # the test may have ended while hangdoc looked: then it was slow, not hung, and nothing is ended
+def test_over(messages, watch):
+    """Has the plugin said, since we last looked, that the test ended (or pytest gone)? Never blocks."""
     while True:
         message = messages.next(0)
         if message is None:
-            break
+            return messages.ended
         if message.get("op") == "done" and message.get("seq") == watch["seq"]:
-            outcome["finished_meanwhile"] = True
-            write_json(watch["prefix"] + ".outcome.json", outcome)
-            return
-    since_ticks = int(watch["since"] * CLOCK_TICKS)
-    processes = [Process(pid, start) for pid, start in sorted(descendants_since(options.pid, since_ticks).items())]
-    outcome["test_processes"] = [process.pid for process in processes]
-    outcome["test_threads"] = threads_since(options.pid, since_ticks)
-    outcome["ended"] = []
-    outcome["interrupted"] = not options.keep
-    write_json(watch["prefix"] + ".outcome.json", outcome)
-    if options.keep:
-        for process in processes:
-            process.close()
-        say(f"{nodeid}: left as it is for you (--hangdoc-keep): pytest {options.pid}, the test's processes "
-            f"{outcome['test_processes'] or 'none'}; the report is {watch['prefix']}.txt")
+            return True
+
+
+def multiprocessing_helper(pid):
+    """multiprocessing's forkserver or resource tracker: started by the first test that needs it and kept for the
+    session, which restarts it only when it finds it dead; its children are the tests' and are ended."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            words = cmdline.read(4096)
+    except OSError:
+        return False
+    return b"from multiprocessing.forkserver import main" in words or \
+        b"from multiprocessing.resource_tracker import main" in words
+
+
+def end_the_tests_processes(options, since_ticks):
+    """Ends the descendants of the pytest process begun since the test began, and those they start meanwhile (a
+    pool replaces the workers it loses): a few rounds, until none is new. The pids ended."""
+    ended, seen = [], set()
+    for _ in range(RESCANS):
+        found = {pid: start for pid, start in descendants_since(options.pid, since_ticks).items()
+                 if (pid, start) not in seen and not multiprocessing_helper(pid)}
+        if not found:
+            break
+        seen.update(found.items())
+        ended += end_processes([Process(pid, start) for pid, start in sorted(found.items())])
+    return ended
+
+
+def fire(options, watch, messages, pytest_process):
+    nodeid = watch.get("nodeid", "?")
+    prefix = watch["prefix"]
+    say(f"{nodeid} has run longer than {watch['timeout']:g} s: diagnosing process {options.pid} and its "
+        "descendants")
+    outcome = {"session": watch.get("session"), "token": watch.get("token"), "worker": watch.get("worker"),
+               "seq": watch["seq"], "nodeid": nodeid, "timeout_s": watch["timeout"], "keep": options.keep}
+    outcome.update(diagnose(options, watch))
+    # the test may have ended while hangdoc looked: then it was slow, not hung, and nothing is ended
+    if test_over(messages, watch):
+        outcome["finished_meanwhile"] = True
+        write_json(prefix + ".outcome.json", outcome)
         return
-    outcome["ended"] = end_processes(processes)
-    write_json(watch["prefix"] + ".outcome.json", outcome)
-    pytest_process.signal(options.signal)
-    # the handler fails the test where it blocks; the plugin then says "done"
+    since_ticks = int(watch["since"] * CLOCK_TICKS)
+    outcome["test_processes"] = sorted(pid for pid in descendants_since(options.pid, since_ticks)
+                                       if not multiprocessing_helper(pid))
+    outcome["test_threads"] = threads_since(options.pid, since_ticks)
+    outcome["interrupted"] = not options.keep and options.signal > 0
+    write_json(prefix + ".outcome.json", outcome)
+    if options.keep:
+        say(f"{nodeid}: left as it is for you (--hangdoc-keep): pytest {options.pid}, the test's processes "
+            f"{outcome['test_processes'] or 'none'}; the report is {prefix}.txt")
+        return
+    outcome["ended"] = end_the_tests_processes(options, since_ticks)
+    write_json(prefix + ".outcome.json", outcome)
+    # the handler fails the test where it blocks; then the plugin says "reported" (or "done"). Not when the test
+    # ended meanwhile (its processes ended, it went on): the signal would land in what pytest does next
+    if options.signal > 0 and not test_over(messages, watch):
+        pytest_process.signal(options.signal)
     deadline = time.monotonic() + options.grace
     while time.monotonic() < deadline:
         message = messages.next(deadline - time.monotonic())
         if message is None and messages.ended:
             return
-        if message and message.get("op") == "done" and message.get("seq") == watch["seq"]:
+        if message and message.get("op") in ("done", "reported") and message.get("seq") == watch["seq"]:
             return
+    end_pytest(options, watch, outcome, pytest_process)
+
+
+def end_pytest(options, watch, outcome, pytest_process):
+    """The test's thread did not come back: the pytest process is ended, and every process still under it (a
+    session's server, a pool's new workers), which nobody would end after it."""
+    prefix = watch["prefix"]
     outcome["pytest_ended"] = True
-    write_json(watch["prefix"] + ".outcome.json", outcome)
-    say(f"{nodeid}: the test's thread did not come back {options.grace:g} s after signal {options.signal} (it "
-        "blocks where no signal handler runs, or another thread holds the GIL): ending the pytest process "
-        f"{options.pid}; hangdoc's report is {watch['prefix']}.txt")
+    write_json(prefix + ".outcome.json", outcome)
+    say(f"{watch.get('nodeid', '?')}: the test's thread did not come back {options.grace:g} s after signal "
+        f"{options.signal} (it blocks where no signal handler runs, or another thread holds the GIL): ending the "
+        f"pytest process {options.pid} and what is left under it; hangdoc's report is {prefix}.txt")
     try:
-        with open(watch["prefix"] + ".txt", encoding="utf-8", errors="replace") as report:
+        with open(prefix + ".txt", encoding="utf-8", errors="replace") as report:
             head = report.read(65536).split("\n\n", 1)[0]
         sys.stderr.write("".join(f"{line}\n" for line in head.splitlines() if line.startswith(("verdict:", "chain:"))))
         sys.stderr.flush()
     except OSError:
         pass
+    rest = [Process(pid, start) for pid, start in sorted(descendants_since(options.pid, 0).items())]
     pytest_process.signal(signal.SIGKILL)
+    end_processes(rest)
 
 
 def main(argv):
@@ -279,6 +326,7 @@ def main(argv):
     parser.add_argument("--signal", type=int, required=True)
     parser.add_argument("--grace", type=float, default=10.0)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--remove", metavar="DIR", help="a directory of reports to remove when pytest has ended")
     options = parser.parse_args(argv)
     stat = read_stat(options.pid)
     if stat is None:
@@ -299,7 +347,10 @@ def main(argv):
         message = messages.next(timeout)
         if message is None:
             if watch is not None and time.monotonic() >= watch["deadline"]:
-                fire(options, watch, messages, pytest_process)
+                try:
+                    fire(options, watch, messages, pytest_process)
+                except OSError as error:  # the reports' directory gone with a pytest that ended meanwhile
+                    say(f"{watch.get('nodeid', '?')}: the diagnosis could not be kept: {error}")
                 watch = None
             continue
         if message.get("op") == "watch":
@@ -307,6 +358,8 @@ def main(argv):
             watch = dict(message, deadline=begun + float(message["timeout"]))
         elif message.get("op") == "done" and watch is not None and message.get("seq") == watch["seq"]:
             watch = None
+    if options.remove:
+        shutil.rmtree(options.remove, ignore_errors=True)
     return 0
 
 
