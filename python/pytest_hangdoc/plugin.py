@@ -10,8 +10,8 @@ Under pytest-xdist every worker watches its own tests with its own watcher; the 
 directory for the reports and, when a worker had to be ended (its test blocked where no signal handler runs),
 puts the diagnosis into the crash report xdist makes for that test.
 """
+import atexit
 import ctypes
-import hashlib
 import json
 import os
 import re
@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 import uuid
+import zlib
 
 import pytest
 
@@ -37,6 +38,7 @@ __all__ = ["pytest_addoption", "pytest_configure"]
 INTERRUPT_SIGNAL = signal.SIGUSR2
 PR_SET_PTRACER = 0x59616D61
 WATCHER_READY_TIMEOUT_S = 30.0
+WATCHER_EXIT_WAIT_S = 2.0  # at the session's end, for the watcher to see its input end
 DEFAULT_GRACE = "10s"
 
 
@@ -79,9 +81,23 @@ def _setting(config, option, ini):
     return value or None
 
 
+def _kept_directory(config):
+    """--hangdoc-dir as an absolute path (from where pytest was started), or the ini's hangdoc_dir (from the ini
+    file's directory); None when neither is given."""
+    given = config.getoption("--hangdoc-dir")
+    if given:
+        return os.path.abspath(os.path.join(str(config.invocation_params.dir), given))
+    given = config.getini("hangdoc_dir")
+    if given:
+        base = getattr(config, "inipath", None)
+        return os.path.abspath(os.path.join(str(base.parent) if base else str(config.invocation_params.dir), given))
+    return None
+
+
 def _report_name(nodeid):
-    """A file name for a test's reports: its node id made safe, with a digest so that two ids never share one."""
-    digest = hashlib.sha1(nodeid.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    """A file name for a test's reports: its node id made safe, with a checksum of the whole id so that two ids that
+    read alike do not share one."""
+    digest = f"{zlib.crc32(nodeid.encode('utf-8', 'surrogatepass')):08x}"
     return re.sub(r"[^A-Za-z0-9._-]+", "_", nodeid)[:120].strip("._") + "." + digest
 
 
@@ -92,6 +108,10 @@ def _read_json(path):
         return value if isinstance(value, dict) else None
     except (OSError, ValueError):
         return None
+
+
+def _ints(value):
+    return [number for number in value if isinstance(number, int)] if isinstance(value, list) else []
 
 
 def _read_text(path):
@@ -161,6 +181,7 @@ class _Test:
 
     def __init__(self, seq, item, prefix, timeout):
         self.seq, self.item, self.prefix, self.timeout = seq, item, prefix, timeout
+        self.token = uuid.uuid4().hex  # this run of the test's: an outcome of an earlier run is not its
         self.reported = False  # its failure report is made (one phase's)
         self.interrupted = False
         self.threads_before = set(threading.enumerate())
@@ -183,13 +204,16 @@ class Watching:
         self.keep = bool(config.getoption("--hangdoc-keep"))
         # where the reports go: --hangdoc-dir (kept), the controller's directory (a worker's), or one made here
         # and removed at the end (their text is in the failure report)
-        self.kept_directory = _setting(config, "--hangdoc-dir", "hangdoc_dir")
-        if self.kept_directory is None and workerinput.get("hangdoc_dir"):
+        # (resolved once: a test that changes directory does not move them)
+        self.kept_directory = _kept_directory(config)
+        if workerinput.get("hangdoc_dir"):
+            self.kept_directory = None
             self.shared_directory = workerinput["hangdoc_dir"]
             self.keeps_reports = bool(workerinput.get("hangdoc_dir_kept"))
         else:
             self.shared_directory = None
             self.keeps_reports = self.kept_directory is not None
+        self.worker = workerinput.get("workerid")
         self.own_directory = None
         self.hangdoc = _find_hangdoc(config)
         self.watcher = None  # (pid, the pipe to it), once started
@@ -211,7 +235,7 @@ class Watching:
     def directory(self):
         if self.kept_directory:
             os.makedirs(self.kept_directory, exist_ok=True)
-            return os.path.abspath(self.kept_directory)
+            return self.kept_directory
         if self.shared_directory:
             return self.shared_directory
         if self.own_directory is None:
@@ -224,11 +248,17 @@ class Watching:
     # ---- the watcher -----------------------------------------------------------------------------------------
 
     def _start_watcher(self):
+        # the interruption needs a handler, which only the main thread can install: without one, the watcher sends
+        # nothing (the signal's default action would end pytest) and ends pytest after the grace
+        interrupts = threading.current_thread() is threading.main_thread()
         command = [sys.executable, "-I", os.path.join(os.path.dirname(os.path.abspath(__file__)), "watcher.py"),
-                   "--hangdoc", self.hangdoc, "--pid", str(os.getpid()), "--signal", str(int(INTERRUPT_SIGNAL)),
-                   "--grace", str(self.grace)]
+                   "--hangdoc", self.hangdoc, "--pid", str(os.getpid()),
+                   "--signal", str(int(INTERRUPT_SIGNAL) if interrupts else 0), "--grace", str(self.grace)]
         if self.keep:
             command.append("--keep")
+        if not self.kept_directory and not self.shared_directory:
+            # made here for this session: the watcher removes it when pytest is gone, not before it is done with it
+            command += ["--remove", self.directory]
         capture = self.config.pluginmanager.getplugin("capturemanager")
         try:
             # the watcher's messages go to the terminal, not into a test's captured output
@@ -240,7 +270,11 @@ class Watching:
         except OSError as error:
             self.watcher_failed = f"the watcher could not start: {error}"
             return
-        first_half.wait()
+        try:
+            first_half.wait(timeout=WATCHER_READY_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            first_half.kill()
+            first_half.wait()
         line = b""
         deadline = time.monotonic() + WATCHER_READY_TIMEOUT_S
         while not line.endswith(b"\n") and time.monotonic() < deadline:
@@ -257,7 +291,7 @@ class Watching:
             return
         pid = int(match.group(1))
         self.watcher = (pid, first_half.stdin)
-        if threading.current_thread() is threading.main_thread():
+        if interrupts:
             self.previous_handler = signal.signal(INTERRUPT_SIGNAL, self._on_interrupt)
         self.ptracer_note = _allow_tracing_by(pid)
         if hasattr(os, "register_at_fork"):
@@ -296,6 +330,11 @@ class Watching:
                 raise pytest.UsageError(f"hangdoc: {item.nodeid}: @pytest.mark.hangdoc: {error}")
         return self.timeout
 
+    def pytest_collection_modifyitems(self, session, config, items):
+        # a marker's bad limit stops the session before any test runs, not in the middle
+        for item in items:
+            self.timeout_for(item)
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         timeout = self.timeout_for(item)
@@ -312,7 +351,8 @@ class Watching:
         self.current = test
         self._tell({"op": "watch", "seq": test.seq, "timeout": timeout, "begun": time.monotonic(),
                     "since": time.clock_gettime(time.CLOCK_BOOTTIME), "prefix": test.prefix,
-                    "nodeid": item.nodeid, "session": self.session_token})
+                    "nodeid": item.nodeid, "session": self.session_token, "token": test.token,
+                    "worker": self.worker})
         try:
             yield
         finally:
@@ -325,7 +365,7 @@ class Watching:
     def _outcome(self, test):
         """What the watcher did about `test`, once it acted; None before, or when the test ended meanwhile."""
         outcome = _read_json(test.prefix + ".outcome.json")
-        if not outcome or outcome.get("session") != self.session_token or outcome.get("seq") != test.seq:
+        if not outcome or outcome.get("token") != test.token:
             return None
         if outcome.get("finished_meanwhile") or "test_processes" not in outcome:
             return None
@@ -376,12 +416,18 @@ class Watching:
         report = result.get_result()
         failure = Failure(outcome, item.nodeid, kept=self.keeps_reports)
         report.outcome = "failed"
-        report.longrepr = failure.longrepr(item.location, during=call.when)
-        properties = failure.properties()
+        report.longrepr = failure.longrepr(item.location)
+        properties = failure.safe_properties()
         item.user_properties.extend(properties)
         report.user_properties.extend(properties)
         if self.keeps_reports:
-            report.sections.append(("Captured stdout hangdoc", f"[[ATTACHMENT|{outcome['report_json']}]]\n"))
+            # JUnit's system-out (junit_logging=system-out) takes the test's captured output: Jenkins and GitLab
+            # show the report attached
+            attachment = f"[[ATTACHMENT|{outcome.get('report_json')}]]\n"
+            item.add_report_section(call.when, "stdout", attachment)
+            report.sections.append((f"Captured stdout {call.when}", attachment))
+        # the failure is made: what is left of the test (its teardown) is not the watcher's grace
+        self._tell({"op": "reported", "seq": test.seq})
 
     # ---- the session -----------------------------------------------------------------------------------------
 
@@ -409,24 +455,54 @@ class Watching:
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config):
+        watcher_gone = True
         if self.watcher is not None:
             try:
-                self.watcher[1].close()
+                self.watcher[1].close()  # its input ends: it exits, and removes a directory made for the session
             except OSError:
                 pass
-        if self.own_directory and not hasattr(config, "workerinput"):
+            watcher_gone = _gone_within(self.watcher[0], WATCHER_EXIT_WAIT_S)
+        elif self.own_directory and not self.shared_directory:
             shutil.rmtree(self.own_directory, ignore_errors=True)
         if self.previous_handler is not None and threading.current_thread() is threading.main_thread():
-            signal.signal(INTERRUPT_SIGNAL, self.previous_handler)
+            # a watcher still busy (a diagnosis under way) might signal still: ignored then, not the default action
+            signal.signal(INTERRUPT_SIGNAL, self.previous_handler if watcher_gone else signal.SIG_IGN)
         stuck = [thread for thread in self.stuck_threads if thread.is_alive()]
-        if stuck and self.exitstatus is not None:
+        if stuck and self.exitstatus is not None and _pytest_is_the_program(config):
             # the interpreter would join them at exit, for ever: what they wait on was diagnosed and reported
             sys.stdout.flush()
             sys.stderr.write(f"hangdoc: {len(stuck)} thread(s) of a test that hangdoc diagnosed are still blocked "
                              f"({', '.join(thread.name for thread in stuck[:5])}): exiting without waiting for "
                              "them\n")
             sys.stderr.flush()
-            os._exit(self.exitstatus)
+            try:
+                atexit._run_exitfuncs()  # what the program registered (coverage's data, logging's flush)
+            finally:
+                os._exit(self.exitstatus)
+
+
+def _gone_within(pid, seconds):
+    """Has process `pid` (the watcher, no child of ours) exited within `seconds`?"""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:
+            return False
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+
+
+def _pytest_is_the_program(config):
+    """Is this process pytest's own (its command line, or an xdist worker), not a program that runs pytest.main()
+    inside (an IDE's runner), which must not be ended with it?"""
+    if hasattr(config, "workerinput"):
+        return True
+    program = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return program in ("pytest", "py.test", "__main__.py") or program.startswith(("pytest-", "py.test-"))
 
 
 class Failure:
@@ -434,9 +510,9 @@ class Failure:
 
     def __init__(self, outcome, nodeid, kept, crashed_worker=None):
         self.outcome, self.nodeid, self.kept, self.crashed_worker = outcome, nodeid, kept, crashed_worker
-        self.text = _read_text(outcome.get("report_text", ""))
-        self.verdict = Verdict(_read_json(outcome.get("report_json", "")), outcome.get("test_threads") or [],
-                               outcome.get("test_processes") or [])
+        self.text = _read_text(str(outcome.get("report_text", "")))
+        self.verdict = Verdict(_read_json(str(outcome.get("report_json", ""))), _ints(outcome.get("test_threads")),
+                               _ints(outcome.get("test_processes")))
 
     def headline(self):
         limit = format_duration(float(self.outcome.get("timeout_s") or 0))
@@ -458,12 +534,11 @@ class Failure:
         return "\n".join(lines)
 
     def what_was_done(self):
-        processes = self.outcome.get("test_processes") or []
+        processes = _ints(self.outcome.get("test_processes"))
         if self.outcome.get("keep"):
             return (f"left as it is (--hangdoc-keep): the test's processes {processes or 'none'} were not "
                     "ended")
         # the processes the watcher found; it ends them before it interrupts the test, which may then end first
-        processes = self.outcome.get("test_processes") or []
         text = (f"ended the test's processes {', '.join(map(str, processes))} (SIGTERM, then SIGKILL)" if processes
                 else "the test started no process of its own")
         if self.crashed_worker:
@@ -478,17 +553,28 @@ class Failure:
             properties.append(("hangdoc_report", self.outcome.get("report_json")))
         return properties
 
-    def longrepr(self, location, during):
+    def safe_properties(self):
+        try:
+            return self.properties()
+        except Exception:  # a report that says something this version does not expect: the text says it
+            return [("hangdoc", "hangdoc's report could not be read: see the failure's text")]
+
+    def longrepr(self, location):
         """The report pytest shows and JUnit keeps: its message the headline, its text the whole body."""
+        try:
+            body = self.body()
+        except Exception:  # a report that says something this version does not expect
+            body = (f"hangdoc: ran longer than its limit; its report could not be read here: "
+                    f"{self.outcome.get('report_text')}\n\n{self.text}")
         try:
             from _pytest._code.code import ExceptionChainRepr, ReprEntry, ReprFileLocation, ReprTraceback
             path, lineno = location[0], (location[1] or 0) + 1
-            crash = ReprFileLocation(path, lineno, self.headline())
-            entry = ReprEntry(lines=self.body().splitlines(), reprfuncargs=None, reprlocals=None, reprfileloc=crash,
+            crash = ReprFileLocation(path, lineno, body.split("\n", 1)[0])
+            entry = ReprEntry(lines=body.splitlines(), reprfuncargs=None, reprlocals=None, reprfileloc=crash,
                               style="value")
             return ExceptionChainRepr([(ReprTraceback([entry], None, "value"), crash, None)])
         except Exception:  # another pytest's internals: the text alone
-            return self.body()
+            return body
 
 
 class XdistController:
@@ -505,13 +591,17 @@ class XdistController:
 
     def pytest_handlecrashitem(self, crashitem, report, sched):
         outcome = _read_json(self.watching.prefix(crashitem) + ".outcome.json")
-        if not outcome or outcome.get("session") != self.watching.session_token or not outcome.get("pytest_ended"):
-            return
         worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "?")
+        # this session's, about the worker that crashed, which the watcher ended
+        if not outcome or outcome.get("session") != self.watching.session_token or not outcome.get("pytest_ended") \
+                or outcome.get("worker") != worker:
+            return
         failure = Failure(outcome, crashitem, kept=self.watching.keeps_reports, crashed_worker=worker)
         report.when = "call"
-        report.longrepr = failure.longrepr((report.location[0], None), during="call")
-        report.user_properties = list(report.user_properties or []) + failure.properties()
+        report.longrepr = failure.longrepr((report.location[0], None))
+        report.user_properties = list(report.user_properties or []) + failure.safe_properties()
+        if self.watching.keeps_reports:
+            report.sections.append(("Captured stdout call", f"[[ATTACHMENT|{outcome.get('report_json')}]]\n"))
         report.hangdoc_crash = True
 
     @pytest.hookimpl(trylast=True)
@@ -520,7 +610,7 @@ class XdistController:
         if getattr(report, "hangdoc_crash", False):
             from _pytest.reports import TestReport
             teardown = TestReport(report.nodeid, report.location, report.keywords, "passed", None, "teardown",
-                                  user_properties=report.user_properties)
+                                  sections=list(report.sections), user_properties=report.user_properties)
             for name in ("node", "worker_id", "item_index"):
                 if hasattr(report, name):
                     setattr(teardown, name, getattr(report, name))
