@@ -27,6 +27,11 @@ def _list(value):
     return value if isinstance(value, list) else []
 
 
+def _int(value):
+    """An integer of the report, or None for anything else (a list, a dict: unhashable, and no pid)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _the_tests_hang(verdict, test_tids, test_pids):
     """Of the report's hangs, the test's: the first whose root thread the test started (or the thread that runs the
     test), or whose root process the test started. A test that hangs after an earlier one leaves that one's threads
@@ -34,7 +39,7 @@ def _the_tests_hang(verdict, test_tids, test_pids):
     hang when none is."""
     hangs = [hang for hang in _list(verdict.get("hangs")) if isinstance(hang, dict)]
     for hang in hangs:
-        if hang.get("tid") in test_tids or hang.get("pid") in test_pids:
+        if _int(hang.get("tid")) in test_tids or _int(hang.get("pid")) in test_pids:
             return hang
     return hangs[0] if hangs else None
 
@@ -56,17 +61,18 @@ class Verdict:
         # one hang may hold the findings of several threads of a process (an earlier test's deadlocked threads
         # beside this test's): the test's own finding is then its root cause
         root = self._finding(document, index)
-        if test_tids | test_pids and root and root.get("tid") not in test_tids and root.get("pid") not in test_pids:
+        if test_tids | test_pids and root and _int(root.get("tid")) not in test_tids and \
+                _int(root.get("pid")) not in test_pids:
             for other in _list(hang.get("findings")):
                 finding = self._finding(document, other)
-                if finding and finding.get("hang") is True and (finding.get("tid") in test_tids or
-                                                                 finding.get("pid") in test_pids):
+                if finding and finding.get("hang") is True and (_int(finding.get("tid")) in test_tids or
+                                                                 _int(finding.get("pid")) in test_pids):
                     index = other
                     break
         self.finding = self._finding(document, index)
         hangs = _list(verdict.get("hangs"))
         first = hangs[0] if hangs and isinstance(hangs[0], dict) else {}
-        self.named_by_the_verdict_line = index is not None and index == first.get("finding")
+        self.named_by_the_verdict_line = isinstance(index, int) and index == first.get("finding")
         finding = self.finding or hang
         self.root_cause = _text(finding.get("id") if self.finding else hang.get("root_cause"))
         self.pid = finding.get("pid") if isinstance(finding.get("pid"), int) else None
