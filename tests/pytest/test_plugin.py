@@ -20,6 +20,8 @@ import time
 import unittest
 import xml.etree.ElementTree as ElementTree
 
+sys.dont_write_bytecode = True  # VerdictTest imports the plugin from the checkout: no __pycache__ left there
+
 SOURCE = os.environ.get("HANGDOC_SOURCE_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 HANGDOC = os.environ.get("HANGDOC_BIN", os.path.join(SOURCE, "build", "hangdoc"))
@@ -63,7 +65,7 @@ def group_members(group):
 class Run:
     """One pytest run over `cases` with `options`; its outcome, output, JUnit XML and reports."""
 
-    def __init__(self, cases, options, ini=None, as_nobody=False, by_entry_point=False):
+    def __init__(self, cases, options, ini=None, as_nobody=False, by_entry_point=False, in_sid=False):
         self.directory = tempfile.mkdtemp(prefix="hangdoc-pytest-test.")
         os.chmod(self.directory, 0o755)
         for case in ["conftest.py", *cases]:
@@ -84,13 +86,22 @@ class Run:
         self.pids_file = os.path.join(self.directory, "pids")
         with open(os.path.join(self.directory, "pytest.ini"), "w") as configuration:
             configuration.write("[pytest]\n" + "".join(f"{name} = {value}\n" for name, value in (ini or {}).items()))
-        environment = dict(os.environ, PYTHONPATH=os.path.join(self.directory, "lib"), HANGDOC_BIN=HANGDOC,
+        hangdoc = HANGDOC
+        if in_sid:
+            # the chroot sees this machine's /tmp (tests/modern/in_sid): hangdoc goes there with the cases, and runs
+            # on the chroot's libraries
+            hangdoc = os.path.join(self.directory, "hangdoc")
+            shutil.copy(HANGDOC, hangdoc)
+        environment = dict(os.environ, PYTHONPATH=os.path.join(self.directory, "lib"), HANGDOC_BIN=hangdoc,
                            HANGDOC_CASE_PIDS=self.pids_file, PYTHONDONTWRITEBYTECODE="1")
         command = [PYTHON, "-m", "pytest", *([] if by_entry_point else ["-p", "pytest_hangdoc"]), "-p",
                    "no:cacheprovider", "-q", "-rA", "--junitxml", self.junit, *options, *cases]
+        if in_sid:
+            command = [os.path.join(SOURCE, "tests", "modern", "in_sid"), "/usr/bin/python3", *command[1:]]
         if as_nobody:
             shutil.chown(self.directory, "nobody")
             command = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+        self.begun_ticks = int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
         self.process = subprocess.Popen(command, cwd=self.directory, env=environment, stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT, start_new_session=True)
         self.group = self.process.pid
@@ -108,41 +119,46 @@ class Run:
         self.left_behind = self.still_there()
         return self
 
-    def recorded_pids(self):
+    def recorded(self):
+        """(pid, start time) of each process the cases started, as conftest.py wrote them."""
         try:
             with open(self.pids_file) as pids:
-                return [int(line) for line in pids if line.strip()]
+                return [tuple(map(int, line.split())) for line in pids if line.strip()]
         except FileNotFoundError:
             return []
 
+    def recorded_pids(self):
+        return [pid for pid, _ in self.recorded()]
+
+    def ours(self):
+        """The run's processes still there: the recorded ones that are still themselves (same start time), and the
+        members of the run's group begun since the run began."""
+        there = {pid for pid, start in self.recorded() if start_time(pid) == start}
+        there |= {pid for pid in group_members(self.group) if (start_time(pid) or 0) >= self.begun_ticks}
+        return sorted(there)
+
     def still_there(self):
-        """The case's processes and the group's members that are still there LEFT_BEHIND_WAIT_S from now."""
+        """The run's processes that are still there LEFT_BEHIND_WAIT_S from now."""
         deadline = time.monotonic() + LEFT_BEHIND_WAIT_S
         while True:
-            there = sorted(set(pid for pid in self.recorded_pids() if start_time(pid) is not None) |
-                           set(group_members(self.group)))
+            there = self.ours()
             if not there or time.monotonic() > deadline:
                 return there
             time.sleep(0.1)
 
     def end(self):
-        """Ends whatever of the run is left: the group, then each recorded pid (a case's child in a group of its
-        own)."""
-        try:
-            os.killpg(self.group, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        for pid in self.recorded_pids():
-            if start_time(pid) is not None:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+        """Ends whatever of the run is left, by pid: never a process that got a pid of the run after it ended."""
+        for pid in self.ours():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def remove(self):
-        self.end()
         if self.process.poll() is None:
+            self.process.kill()
             self.process.wait()
+        self.end()
         shutil.rmtree(self.directory, ignore_errors=True)
 
     # ---- what it wrote ----
@@ -162,8 +178,8 @@ class Run:
 
 
 class PluginTest(unittest.TestCase):
-    def run_pytest(self, cases, *options, ini=None, as_nobody=False, by_entry_point=False):
-        run = Run(cases, list(options), ini=ini, as_nobody=as_nobody, by_entry_point=by_entry_point)
+    def run_pytest(self, cases, *options, ini=None, as_nobody=False, by_entry_point=False, in_sid=False):
+        run = Run(cases, list(options), ini=ini, as_nobody=as_nobody, by_entry_point=by_entry_point, in_sid=in_sid)
         self.addCleanup(run.remove)
         return run.wait()
 
@@ -203,7 +219,8 @@ class PluginTest(unittest.TestCase):
     # ---- the cases --------------------------------------------------------------------------------------------
 
     def test_a_deadlock_on_two_locks_fails_with_its_verdict_and_the_session_goes_on(self):
-        run = self.run_pytest(["test_two_locks.py"], "--hangdoc-timeout", "3s", "--hangdoc-dir", "reports")
+        run = self.run_pytest(["test_two_locks.py"], "--hangdoc-timeout", "3s", "--hangdoc-dir", "reports", "-o",
+                              "junit_logging=system-out")
         self.assertEqual(run.status, 1, self.explain(run))
         properties, text = self.assert_hung(run, "test_two_locks_in_opposite_orders", "deadlock",
                                             "unowned-lock-cycle", root_pid=run.process.pid)
@@ -221,6 +238,9 @@ class PluginTest(unittest.TestCase):
         self.assertEqual(document["verdict"]["root_cause"], "unowned-lock-cycle")
         self.assertEqual(document["snapshot"]["roots"], [run.process.pid])
         self.assertIn(f"[[ATTACHMENT|{report}]]", run.output)
+        system_out = "".join(out.text or "" for out in run.testcases()["test_two_locks_in_opposite_orders"].iter(
+            "system-out"))
+        self.assertIn(f"[[ATTACHMENT|{report}]]", system_out, "JUnit's system-out names the attachment")
         base = report[: -len(".json")]
         for suffix in (".txt", ".snapshot", ".outcome.json"):
             self.assertTrue(os.path.exists(base + suffix), base + suffix)
@@ -241,6 +261,8 @@ class PluginTest(unittest.TestCase):
         self.assert_nothing_left(run)
 
     def test_a_dataloader_worker_hung_in_gnu_openmp(self):
+        if not os.path.isdir("/usr/lib/python3/dist-packages/torch"):
+            self.skipTest("no python3-torch")
         run = self.run_pytest(["test_dataloader.py"], "--hangdoc-timeout", "5s")
         self.assertEqual(run.status, 1, self.explain(run))
         workers = run.recorded_pids()
@@ -266,14 +288,24 @@ class PluginTest(unittest.TestCase):
 
     def test_the_ini_limit_and_the_markers(self):
         """The plugin loaded as installed, by its entry point; its limit from the ini file and the markers."""
-        run = self.run_pytest(["test_markers.py"], ini={"hangdoc_timeout": "1s"}, by_entry_point=True)
+        run = self.run_pytest(["test_markers.py"], ini={"hangdoc_timeout": "2s"}, by_entry_point=True)
         self.assertEqual(run.status, 1, self.explain(run))
-        failure = run.failure("test_marked_two_seconds_takes_its_own_lock_twice")
+        failure = run.failure("test_marked_three_seconds_takes_its_own_lock_twice")
         self.assertIsNotNone(failure, self.explain(run))
-        self.assertTrue(failure.get("message").startswith("hangdoc: ran longer than 2s: hung: "), failure.get("message"))
+        self.assertTrue(failure.get("message").startswith("hangdoc: ran longer than 3s: hung: "), failure.get("message"))
         self.assertIsNone(run.failure("test_marked_without_limit_outlives_the_ini_limit"), self.explain(run))
         self.assertIsNone(run.failure("test_under_the_ini_limit"), self.explain(run))
         self.assertEqual(run.output.count(" has run longer than "), 1, self.explain(run))
+        self.assert_nothing_left(run)
+
+    def test_the_grace_ends_when_the_failure_is_made(self):
+        """A session fixture's teardown longer than the grace, after the hung test failed: pytest is not ended."""
+        run = self.run_pytest(["test_session_teardown.py"], "--hangdoc-timeout", "3s", "--hangdoc-grace", "2s")
+        self.assertEqual(run.status, 1, self.explain(run))
+        failure = run.failure("test_waits_for_an_event_nobody_sets")
+        self.assertIsNotNone(failure, self.explain(run))
+        self.assertTrue(failure.get("message").startswith("hangdoc: ran longer than 3s: "), failure.get("message"))
+        self.assertNotIn("did not come back", run.output)
         self.assert_nothing_left(run)
 
     def test_under_xdist_each_worker_watches_its_tests_and_the_controller_reports_a_dead_worker(self):
@@ -323,6 +355,8 @@ class PluginTest(unittest.TestCase):
         self.assert_nothing_left(run)
 
     def test_an_unprivileged_user(self):
+        if os.geteuid() != 0:
+            self.skipTest("becoming nobody needs root")
         run = self.run_pytest(["test_inherited_lock.py"], "--hangdoc-timeout", "3s", as_nobody=True)
         self.assertEqual(run.status, 1, self.explain(run))
         (worker,) = run.recorded_pids()
@@ -348,6 +382,54 @@ class PluginTest(unittest.TestCase):
         os.kill(run.process.pid, signal.SIGKILL)
         run.wait()
         self.assertNotIn(watchers[0], run.left_behind)
+
+
+class ModernTest(PluginTest):
+    """The same under what Debian's development suite has: CPython 3.14, pytest 9, pytest-xdist 3.8 (whose workers
+    take their commands through a callback of execnet's receiver), PyTorch 2.x. Run in its chroot
+    (tests/modern/chroot.sh builds it; the tests skip, saying why, when it could not be built)."""
+
+    ROOT = os.environ.get("HANGDOC_MODERN_ROOT", "/var/cache/hangdoc/sid")
+
+    def setUp(self):
+        unusable = self.ROOT + ".unusable"
+        if os.path.exists(unusable):
+            with open(unusable) as why:
+                self.skipTest(f"Debian's development suite: {why.read().strip()}")
+        for needed in ("usr/lib/python3/dist-packages/pytest", "usr/lib/python3/dist-packages/xdist"):
+            if not os.path.isdir(os.path.join(self.ROOT, needed)):
+                self.skipTest(f"no {needed} in {self.ROOT} (bash tests/modern/chroot.sh completes it)")
+
+    # the tests of PluginTest run as they are outside; these run inside
+    for name in [name for name in dir(PluginTest) if name.startswith("test_")]:
+        locals()[name] = None
+    del name
+
+    def test_under_xdist_with_pytest_9_and_python_3_14(self):
+        run = self.run_pytest(["test_two_locks.py", "test_inherited_lock.py", "test_slow.py", "test_native_block.py"],
+                              "-n", "2", "--hangdoc-timeout", "5s", "--hangdoc-grace", "3s", "--hangdoc-dir",
+                              "reports", in_sid=True)
+        self.assertEqual(run.status, 1, self.explain(run))
+        self.assertIn("python 3.14", run.output)
+        self.assert_hung(run, "test_two_locks_in_opposite_orders", "deadlock", "unowned-lock-cycle", limit="5s")
+        self.assert_hung(run, "test_forked_worker_waits_for_an_inherited_lock", "fork-inheritance",
+                         "orphaned-wait", limit="5s")
+        self.assertIsNone(run.failure("test_slow_but_done_in_time"))
+        self.assertIsNone(run.failure("test_after_the_hang"))
+        properties, text = self.assert_hung(run, "test_blocked_in_native_code", "deadlock", "abandoned-lock",
+                                            limit="5s")
+        self.assertIn("so hangdoc ended worker gw", text)
+        self.assert_nothing_left(run)
+
+    def test_a_dataloader_worker_with_pytorch_of_today(self):
+        run = self.run_pytest(["test_dataloader.py"], "--hangdoc-timeout", "8s", in_sid=True)
+        self.assertEqual(run.status, 1, self.explain(run))
+        workers = run.recorded_pids()
+        properties, text = self.assert_hung(run, "test_dataloader_worker_hangs_in_openmp", "fork-inheritance",
+                                            "orphaned-wait", limit="8s")
+        self.assertIn(int(properties["hangdoc_root_pid"]), workers)
+        self.assertTrue(properties["hangdoc"].startswith("hung: fork-inheritance in DataLoader worker "), properties)
+        self.assert_nothing_left(run)
 
 
 class VerdictTest(unittest.TestCase):
@@ -399,7 +481,10 @@ class VerdictTest(unittest.TestCase):
         for document in (None, [], {"verdict": []}, {"verdict": {"hangs": [None, 3], "hung": "yes"}},
                          {"verdict": {"hung": True, "hangs": [{"finding": 99}]}, "findings": "x"},
                          {"verdict": {"hung": True, "chain": 3, "hangs": [{"finding": 0, "chain": 5, "findings": 7}]},
-                          "findings": [{"hang": True, "tid": 1, "remedies": "x", "evidence": []}], "processes": 4}):
+                          "findings": [{"hang": True, "tid": 1, "remedies": "x", "evidence": []}], "processes": 4},
+                         {"verdict": {"hung": True, "hangs": [{"finding": 0, "tid": [1], "pid": {"a": 1},
+                                                               "findings": [0, [1], {"x": 2}]}]},
+                          "findings": [{"hang": True, "tid": [5], "pid": {"b": 2}, "id": 3, "summary": None}]}):
             sys.path.insert(0, os.path.join(SOURCE, "python"))
             try:
                 from pytest_hangdoc.verdict import Verdict
