@@ -2,8 +2,9 @@
 # chroot.sh [ROOT]: makes sure ROOT (default $HANGDOC_MODERN_ROOT, else /var/cache/hangdoc/sid) holds a chroot of
 # Debian's development suite with the versions users run: CPython 3.14 (the default python3 there) and 3.13,
 # PyTorch 2.x, numpy 2.x, OpenCV, h5py and gRPC, as Debian packages, and OpenBLAS's OpenMP build (the chroot's BLAS
-# then, as the fixture of a child forked after a numpy product wants it). The 3.14 tests of the python, python_hangs,
-# inheritance and pipes suites start their fixtures inside it with in_sid.
+# then, as the fixture of a child forked after a numpy product wants it); pytest and pytest-xdist of today for the
+# pytest plugin's tests, which run hangdoc inside (libunwind8: what this machine's build of it links). The 3.14
+# tests of the python, python_hangs, inheritance and pipes suites start their fixtures inside it with in_sid.
 #
 # Built once and kept outside the clone: a fresh clone's CI run finds it. A chroot that has every package (its stamp
 # file says so) is used as it is; one without is completed, or built again from nothing when that fails. The
@@ -14,7 +15,7 @@ set -uo pipefail
 
 root=${1:-${HANGDOC_MODERN_ROOT:-/var/cache/hangdoc/sid}}
 packages="python3 python3.14 python3.13 python3-torch python3-numpy python3-opencv python3-h5py python3-grpcio"
-packages+=" libopenblas0-openmp" # one line: the stamp's first line is compared with it
+packages+=" libopenblas0-openmp python3-pytest python3-pytest-xdist libunwind8" # one line: the stamp's first line is compared with it
 stamp=$root/.hangdoc-modern
 unusable=$root.unusable
 log=$root.log
