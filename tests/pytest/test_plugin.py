@@ -65,7 +65,8 @@ def group_members(group):
 class Run:
     """One pytest run over `cases` with `options`; its outcome, output, JUnit XML and reports."""
 
-    def __init__(self, cases, options, ini=None, as_nobody=False, by_entry_point=False, in_sid=False):
+    def __init__(self, cases, options, ini=None, as_nobody=False, by_entry_point=False, in_sid=False,
+                 without_plugin=False, wrapper=()):
         self.directory = tempfile.mkdtemp(prefix="hangdoc-pytest-test.")
         os.chmod(self.directory, 0o755)
         for case in ["conftest.py", *cases]:
@@ -94,7 +95,8 @@ class Run:
             shutil.copy(HANGDOC, hangdoc)
         environment = dict(os.environ, PYTHONPATH=os.path.join(self.directory, "lib"), HANGDOC_BIN=hangdoc,
                            HANGDOC_CASE_PIDS=self.pids_file, PYTHONDONTWRITEBYTECODE="1")
-        command = [PYTHON, "-m", "pytest", *([] if by_entry_point else ["-p", "pytest_hangdoc"]), "-p",
+        command = [*wrapper, PYTHON, "-m", "pytest",
+                   *([] if by_entry_point or without_plugin else ["-p", "pytest_hangdoc"]), "-p",
                    "no:cacheprovider", "-q", "-rA", "--junitxml", self.junit, *options, *cases]
         if in_sid:
             command = [os.path.join(SOURCE, "tests", "modern", "in_sid"), "/usr/bin/python3", *command[1:]]
@@ -327,6 +329,30 @@ class PluginTest(unittest.TestCase):
         self.assertIn("the test's thread did not come back 3 s after signal", run.output)
         self.assertNotEqual(properties["hangdoc_root_pid"], str(run.process.pid), "a worker's, not the controller's")
         self.assertIsNone(start_time(int(properties["hangdoc_root_pid"])), "the worker was ended")
+        self.assert_nothing_left(run)
+
+    def test_hangdoc_run_over_an_xdist_session_names_the_worker(self):
+        """Without the plugin: `hangdoc run -- pytest -n 2`, as a CI job wraps it. One worker deadlocks, the other
+        goes idle (it waits for work its channel's receiver brings); the controller waits for both. The verdict is
+        the worker's lock cycle, and nothing else is called hung."""
+        run = Run(["test_two_locks.py", "test_slow.py"], ["-n", "2"], without_plugin=True,
+                  wrapper=[HANGDOC, "run", "--timeout", "8s", "--json", "run.json", "--"])
+        self.addCleanup(run.remove)
+        run.wait()
+        self.assertEqual(run.status, 124, self.explain(run))
+        with open(os.path.join(run.directory, "run.json")) as file:
+            document = json.load(file)
+        self.assertEqual(document["verdict"]["root_cause"], "unowned-lock-cycle", self.explain(run))
+        hung = [finding for finding in document["findings"] if finding["hang"]]
+        self.assertEqual([finding["id"] for finding in hung], ["unowned-lock-cycle"], document["findings"])
+        worker = hung[0]["pid"]
+        controller = [process["pid"] for process in document["processes"]
+                      if process["pid"] != worker and process["ppid"] not in
+                      [other["pid"] for other in document["processes"]]]
+        self.assertEqual(len(controller), 1, document["processes"])
+        self.assertEqual(next(process["ppid"] for process in document["processes"] if process["pid"] == worker),
+                         controller[0], "the deadlocked process is a worker of the controller")
+        self.assertIn("message pump of execnet", str(hung[0]["evidence"].get("pump")), hung[0]["evidence"])
         self.assert_nothing_left(run)
 
     def test_keep_leaves_the_hung_tree_for_a_person(self):
