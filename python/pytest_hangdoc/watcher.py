@@ -205,11 +205,13 @@ def diagnose(options, watch):
                *options.hangdoc_arg, str(options.pid)]
     result = {"hangdoc_command": command, "report_text": prefix + ".txt", "report_json": prefix + ".json",
               "snapshot": prefix + ".snapshot"}
+    # the report goes to a file, whole lines: not wrapped to the $COLUMNS an xdist worker gets from its controller
+    environment = {name: value for name, value in os.environ.items() if name not in ("COLUMNS", "LINES")}
     begun = time.monotonic()
     try:
         with open(prefix + ".txt", "wb") as text:
             run = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=text, stderr=subprocess.PIPE,
-                                 timeout=options.hangdoc_timeout + HANGDOC_SLACK_S)
+                                 env=environment, timeout=options.hangdoc_timeout + HANGDOC_SLACK_S)
         result["hangdoc_status"] = run.returncode
         result["hangdoc_stderr"] = run.stderr.decode("utf-8", "replace")[-4000:]
         with open(prefix + ".json", "wb") as report:
