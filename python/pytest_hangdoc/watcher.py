@@ -224,13 +224,14 @@ def diagnose(options, watch):
 
 
 def test_over(messages, watch):
-    """Has the plugin said, since we last looked, that the test ended (or pytest gone)? Never blocks."""
-    while True:
+    """Has the plugin said that the test ended (or is pytest gone)? Never blocks; once over, always over."""
+    while not watch.get("over"):
         message = messages.next(0)
         if message is None:
             return messages.ended
         if message.get("op") == "done" and message.get("seq") == watch["seq"]:
-            return True
+            watch["over"] = True
+    return True
 
 
 def multiprocessing_helper(pid):
@@ -245,14 +246,23 @@ def multiprocessing_helper(pid):
         b"from multiprocessing.resource_tracker import main" in words
 
 
-def end_the_tests_processes(options, since_ticks):
-    """Ends the descendants of the pytest process begun since the test began, and those they start meanwhile (a
-    pool replaces the workers it loses): a few rounds, until none is new. The pids ended."""
+def the_tests_processes(options, since_ticks):
+    """{pid: start time} of the descendants of the pytest process begun since the test began, but multiprocessing's
+    helpers."""
+    return {pid: start for pid, start in descendants_since(options.pid, since_ticks).items()
+            if not multiprocessing_helper(pid)}
+
+
+def end_the_tests_processes(options, since_ticks, messages, watch):
+    """Ends the test's processes, and those they start meanwhile (a pool replaces the workers it loses): a few
+    rounds, until none is new. A round stops when the test is over: ending its processes may let it end, and the
+    next test's processes are begun since this one began too. The plugin says "done" before the next test starts,
+    so a scan that saw the next test's processes is always followed by a look that sees "done". The pids ended."""
     ended, seen = [], set()
     for _ in range(RESCANS):
-        found = {pid: start for pid, start in descendants_since(options.pid, since_ticks).items()
-                 if (pid, start) not in seen and not multiprocessing_helper(pid)}
-        if not found:
+        found = {pid: start for pid, start in the_tests_processes(options, since_ticks).items()
+                 if (pid, start) not in seen}
+        if not found or test_over(messages, watch):
             break
         seen.update(found.items())
         ended += end_processes([Process(pid, start) for pid, start in sorted(found.items())])
@@ -267,35 +277,36 @@ def fire(options, watch, messages, pytest_process):
     outcome = {"session": watch.get("session"), "token": watch.get("token"), "worker": watch.get("worker"),
                "seq": watch["seq"], "nodeid": nodeid, "timeout_s": watch["timeout"], "keep": options.keep}
     outcome.update(diagnose(options, watch))
-    # the test may have ended while hangdoc looked: then it was slow, not hung, and nothing is ended
+    # the test may have ended while hangdoc looked: then it was slow, not hung, and nothing is ended. Asked after
+    # the scan, which then cannot hold a later test's processes (see end_the_tests_processes)
+    since_ticks = int(watch["since"] * CLOCK_TICKS)
+    outcome["test_processes"] = sorted(the_tests_processes(options, since_ticks))
+    outcome["test_threads"] = threads_since(options.pid, since_ticks)
     if test_over(messages, watch):
         outcome["finished_meanwhile"] = True
         write_json(prefix + ".outcome.json", outcome)
         return
-    since_ticks = int(watch["since"] * CLOCK_TICKS)
-    outcome["test_processes"] = sorted(pid for pid in descendants_since(options.pid, since_ticks)
-                                       if not multiprocessing_helper(pid))
-    outcome["test_threads"] = threads_since(options.pid, since_ticks)
     outcome["interrupted"] = not options.keep and options.signal > 0
     write_json(prefix + ".outcome.json", outcome)
     if options.keep:
         say(f"{nodeid}: left as it is for you (--hangdoc-keep): pytest {options.pid}, the test's processes "
             f"{outcome['test_processes'] or 'none'}; the report is {prefix}.txt")
         return
-    outcome["ended"] = end_the_tests_processes(options, since_ticks)
+    outcome["ended"] = end_the_tests_processes(options, since_ticks, messages, watch)
     write_json(prefix + ".outcome.json", outcome)
     # the handler fails the test where it blocks; then the plugin says "reported" (or "done"). Not when the test
     # ended meanwhile (its processes ended, it went on): the signal would land in what pytest does next
     if options.signal > 0 and not test_over(messages, watch):
         pytest_process.signal(options.signal)
     deadline = time.monotonic() + options.grace
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not watch.get("over"):
         message = messages.next(deadline - time.monotonic())
         if message is None and messages.ended:
             return
         if message and message.get("op") in ("done", "reported") and message.get("seq") == watch["seq"]:
             return
-    end_pytest(options, watch, outcome, pytest_process)
+    if not watch.get("over"):
+        end_pytest(options, watch, outcome, pytest_process)
 
 
 def end_pytest(options, watch, outcome, pytest_process):
