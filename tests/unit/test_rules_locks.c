@@ -439,29 +439,14 @@ Test(unowned_lock_cycle, beside_the_channel_receiver_of_a_pytest_xdist_worker)
     hd_snapshot_free(snapshot);
 }
 
-/* An idle worker of pytest-xdist 3.6 on: its main thread waits on an Event of xdist's TestQueue, which the
- * command callback the receiver runs sets. */
-Test(unowned_lock_cycle, an_idle_pytest_xdist_worker_is_woken_through_the_command_callback)
-{
-    struct hd_snapshot *snapshot = new_snapshot(3000);
-    add_process(snapshot, 3000, 1, HD_ORIGIN_EXEC, 1);
-    struct hd_thread *main_thread = thread_of(snapshot, 3000);
-    asleep_in_futex(main_thread, 0x55d2a0c61000);
-    add_native_frame(main_thread, "syscall");
-    add_native_frame(main_thread, "PyThread_acquire_lock_timed");
-    add_python_frame(main_thread, "Condition.wait", "/usr/lib/python3.13/threading.py", 359, false);
-    add_python_frame(main_thread, "Event.wait", "/usr/lib/python3.13/threading.py", 659, false);
-    add_python_frame(main_thread, "TestQueue.get", "/venv/lib/python3.13/site-packages/xdist/remote.py", 89, false);
-    add_python_frame(main_thread, "WorkerInteractor.pytest_runtestloop",
-                     "/venv/lib/python3.13/site-packages/xdist/remote.py", 206, true);
-    add_channel_receiver(snapshot, 3001, NULL);
-    struct report_analysis *analysis = analyze(snapshot);
-    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
-    report_analysis_free(analysis);
-    hd_snapshot_free(snapshot);
-}
+/* An idle pytest-xdist worker: its main thread (3000) waits without timeout on a lock with no owner, in the Python
+ * frames `frames` (innermost first, `nframes` of them; the last its entry), beside execnet's receiver (3001). */
+struct python_frame_row {
+    const char *function, *file;
+    int line;
+};
 
-Test(unowned_lock_cycle, an_idle_pytest_xdist_worker_is_woken_by_its_channel)
+static void expect_an_idle_worker_not_hung(const struct python_frame_row *frames, size_t nframes)
 {
     struct hd_snapshot *snapshot = new_snapshot(3000);
     add_process(snapshot, 3000, 1, HD_ORIGIN_EXEC, 1);
@@ -469,11 +454,8 @@ Test(unowned_lock_cycle, an_idle_pytest_xdist_worker_is_woken_by_its_channel)
     asleep_in_futex(main_thread, 0x55d2a0c61000);
     add_native_frame(main_thread, "syscall");
     add_native_frame(main_thread, "PyThread_acquire_lock_timed");
-    add_python_frame(main_thread, "Condition.wait", "/usr/lib/python3.11/threading.py", 320, false);
-    add_python_frame(main_thread, "Queue.get", "/usr/lib/python3.11/queue.py", 171, false);
-    add_python_frame(main_thread, "Channel.receive", EXECNET_FILE, 780, false);
-    add_python_frame(main_thread, "WorkerInteractor.pytest_runtestloop",
-                     "/usr/lib/python3/dist-packages/xdist/remote.py", 95, true);
+    for (size_t f = 0; f < nframes; f++)
+        add_python_frame(main_thread, frames[f].function, frames[f].file, frames[f].line, f + 1 == nframes);
     add_channel_receiver(snapshot, 3001, NULL);
     struct report_analysis *analysis = analyze(snapshot);
     cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
@@ -481,6 +463,31 @@ Test(unowned_lock_cycle, an_idle_pytest_xdist_worker_is_woken_by_its_channel)
     cr_assert_eq(main_node->wake, REPORT_WAKE_WAKER, "woken by the receiver: not asleep forever");
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
+}
+
+/* pytest-xdist 3.6 on: the main thread waits on an Event of xdist's TestQueue, which the command callback the
+ * receiver runs sets. */
+Test(unowned_lock_cycle, an_idle_pytest_xdist_worker_is_woken_through_the_command_callback)
+{
+    const struct python_frame_row frames[] = {
+        { "Condition.wait", "/usr/lib/python3.13/threading.py", 359 },
+        { "Event.wait", "/usr/lib/python3.13/threading.py", 659 },
+        { "TestQueue.get", "/venv/lib/python3.13/site-packages/xdist/remote.py", 89 },
+        { "WorkerInteractor.pytest_runtestloop", "/venv/lib/python3.13/site-packages/xdist/remote.py", 206 },
+    };
+    expect_an_idle_worker_not_hung(frames, sizeof frames / sizeof frames[0]);
+}
+
+/* Before 3.6: the main thread waits in execnet's Channel.receive. */
+Test(unowned_lock_cycle, an_idle_pytest_xdist_worker_is_woken_by_its_channel)
+{
+    const struct python_frame_row frames[] = {
+        { "Condition.wait", "/usr/lib/python3.11/threading.py", 320 },
+        { "Queue.get", "/usr/lib/python3.11/queue.py", 171 },
+        { "Channel.receive", EXECNET_FILE, 780 },
+        { "WorkerInteractor.pytest_runtestloop", "/usr/lib/python3/dist-packages/xdist/remote.py", 95 },
+    };
+    expect_an_idle_worker_not_hung(frames, sizeof frames / sizeof frames[0]);
 }
 
 /* PyThread_acquire_lock_timed serves more than the Lock objects: a SimpleQueue's get(), the io and import locks.
