@@ -8,7 +8,12 @@ _LINE_LIMIT = 400  # a JUnit property or a headline: one line, bounded
 
 
 def _one_line(text, limit=_LINE_LIMIT):
+    """`text` on one bounded line, its control characters written as \\xNN: a JSON report holds the target's
+    strings exactly (a thread or process name may carry a terminal's escape sequence), and this line goes to the
+    terminal and to JUnit."""
     text = " ".join(str(text).split())
+    text = "".join(character if character.isprintable() else f"\\x{ord(character):02x}" if ord(character) < 256
+                   else f"\\u{ord(character):04x}" for character in text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -532,6 +532,20 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(short.splitlines(), ["verdict: likely HUNG (deadlock): 2 threads [unowned-lock-cycle, likely]",
                                               "chain: 500 'python3'", "fix: One order."])
 
+    def test_a_target_name_reaches_no_terminal_raw(self):
+        """The JSON report holds a process's name exactly: its escape sequence must not reach the terminal or JUnit
+        as it is."""
+        document = json.loads(json.dumps(self.REPORT))
+        document["processes"][0]["comm"] = "py\x1b[2Jth\x07on"
+        sys.path.insert(0, os.path.join(SOURCE, "python"))
+        try:
+            from pytest_hangdoc.verdict import Verdict
+        finally:
+            sys.path.pop(0)
+        verdict = Verdict(document, [500], [])
+        self.assertEqual(verdict.headline, "hung: deadlock in process 500 'py\\x1b[2Jth\\x07on' (abandoned-lock)")
+        self.assertTrue(all(value.isprintable() for _, value in verdict.properties()), verdict.properties())
+
     def test_hostile_documents(self):
         for document in (None, [], {"verdict": []}, {"verdict": {"hangs": [None, 3], "hung": "yes"}},
                          {"verdict": {"hung": True, "hangs": [{"finding": 99}]}, "findings": "x"},
