@@ -54,7 +54,7 @@ struct report_edge {
 
 struct report_node {
     const struct hd_process *process;
-    const struct hd_thread *thread;
+    const struct hd_thread *thread; /* the snapshot's, or the graph's copy of one taken to wait again (gil.h) */
     struct report_history history; /* its samples folded (samples.h) */
     enum report_wake wake;
     bool blocked_without_timeout; /* asleep in a wait that has no timeout */
@@ -93,6 +93,9 @@ struct report_graph {
         pid_t tid;
         size_t node;
     } *by_tid; /* sorted by tid */
+    /* the threads taken to be in an earlier sample's wait (gil.h): their nodes point here, not at the snapshot */
+    struct hd_thread *resumed;
+    size_t nresumed;
 };
 
 /* ---- findings and the verdict ---- */
@@ -209,6 +212,14 @@ const struct report_history *report_thread_history(const struct report_graph *gr
 /* The graph's entry for `process`, a process of the snapshot the graph was built from. */
 const struct report_graph_process *report_graph_process_of(const struct report_graph *graph,
                                                            const struct hd_process *process);
+/* Thread `tid` as the analysis takes it (its node's thread), and its process when `process` is not NULL; NULL and
+ * NULL when the graph has no such thread. */
+const struct hd_thread *report_graph_thread(const struct report_graph *graph, pid_t tid,
+                                            const struct hd_process **process);
+/* Thread `t` of `process` as the analysis takes it: its node's (gil.h), the snapshot's when the graph has none.
+ * Ask this, not process->threads, wherever a wait matters. */
+const struct hd_thread *report_process_thread(const struct report_graph *graph, const struct hd_process *process,
+                                              size_t t);
 /* A thread that could wake `waiter` through `edge` and is not asleep forever or exited: one that may run by
  * itself if the edge reaches one, else one that a waker frees; REPORT_NO_NODE when none. */
 size_t report_edge_waker(const struct report_graph *graph, const struct report_edge *edge, size_t waiter);

@@ -84,10 +84,7 @@ static void preload_words(const struct hd_process *server, char *out, size_t siz
 static size_t runtime_threads(const struct report_analysis *analysis, const struct hd_process *server,
                               const struct report_finding *finding)
 {
-    size_t count = 0;
-    for (size_t t = 0; finding->runtime && t < server->nthreads; t++)
-        count += report_thread_runs(analysis->catalogue, server, &server->threads[t], finding->runtime);
-    return count;
+    return finding->runtime ? report_threads_running(analysis, server, finding->runtime) : 0;
 }
 
 static bool describe_forkserver(const struct report_analysis *analysis, const struct hd_process *server,

@@ -10,6 +10,7 @@
  * each waiter, and the fixpoint is a worklist that visits each edge once.
  */
 #include "analysis.h"
+#include "gil.h"
 #include "python_view.h"
 #include "signals.h"
 
@@ -66,6 +67,24 @@ const struct report_graph_process *report_graph_process_of(const struct report_g
     if (process < first || process >= first + graph->nprocesses)
         return NULL;
     return &graph->processes[process - first];
+}
+
+const struct hd_thread *report_graph_thread(const struct report_graph *graph, pid_t tid,
+                                            const struct hd_process **process)
+{
+    size_t node = report_graph_find(graph, tid);
+    if (process)
+        *process = node != REPORT_NO_NODE ? graph->nodes[node].process : NULL;
+    return node != REPORT_NO_NODE ? graph->nodes[node].thread : NULL;
+}
+
+const struct hd_thread *report_process_thread(const struct report_graph *graph, const struct hd_process *process,
+                                              size_t t)
+{
+    const struct report_graph_process *entry = report_graph_process_of(graph, process);
+    if (!entry || t >= entry->nnodes)
+        return &process->threads[t];
+    return graph->nodes[entry->first_node + t].thread;
 }
 
 static void add_edge(struct builder *b, size_t from, size_t to, enum report_edge_kind kind,
@@ -658,6 +677,31 @@ size_t report_edge_first(const struct report_graph *graph, const struct report_e
 
 /* ---- building it --------------------------------------------------------------------------------------------- */
 
+/* The threads the analysis takes to be in an earlier sample's wait (gil.h) get a copy of their own that says so,
+ * which their node points at; every other node points into the snapshot. */
+static bool add_resumed_waits(const struct hd_snapshot *snapshot, struct report_graph *graph)
+{
+    struct hd_thread scratch;
+    size_t count = 0;
+    for (size_t p = 0; p < snapshot->nprocesses; p++)
+        for (size_t t = 0; t < snapshot->processes[p].nthreads; t++)
+            count += report_gil_wait_resumed(&snapshot->processes[p], &snapshot->processes[p].threads[t], &scratch);
+    if (count == 0)
+        return true;
+    graph->resumed = calloc(count, sizeof *graph->resumed);
+    if (!graph->resumed)
+        return false;
+    for (size_t node = 0; node < graph->nnodes; node++) {
+        struct hd_thread *copy = &graph->resumed[graph->nresumed];
+        if (graph->nresumed < count && report_gil_wait_resumed(graph->nodes[node].process, graph->nodes[node].thread,
+                                                               copy)) {
+            graph->nodes[node].thread = copy;
+            graph->nresumed++;
+        }
+    }
+    return true;
+}
+
 static bool add_nodes(const struct hd_snapshot *snapshot, struct report_graph *graph)
 {
     size_t count = 0;
@@ -673,23 +717,22 @@ static bool add_nodes(const struct hd_snapshot *snapshot, struct report_graph *g
         const struct hd_process *process = &snapshot->processes[p];
         graph->processes[p] = (struct report_graph_process){
             .process = process, .first_node = graph->nnodes, .nnodes = process->nthreads };
-        for (size_t t = 0; t < process->nthreads; t++) {
-            const struct hd_thread *thread = &process->threads[t];
-            graph->nodes[graph->nnodes] = (struct report_node){
-                .process = process,
-                .thread = thread,
-                .process_index = p,
-                .blocked_without_timeout = (thread->syscall.state == HD_SYSCALL_IN &&
-                                            thread->wait.kind != HD_WAIT_OTHER &&
-                                            thread->wait.kind != HD_WAIT_NONE &&
-                                            thread->wait.timeout.kind == HD_TIMEOUT_NONE) ||
-                                           waits_for_gil_holder(thread),
-            };
-            graph->nodes[graph->nnodes].pump = report_python_pump(thread);
-            report_fold_samples(thread, &graph->nodes[graph->nnodes].history);
-            graph->by_tid[graph->nnodes] = (struct report_tid_index){ .tid = thread->tid, .node = graph->nnodes };
-            graph->nnodes++;
-        }
+        for (size_t t = 0; t < process->nthreads; t++)
+            graph->nodes[graph->nnodes++] = (struct report_node){
+                .process = process, .thread = &process->threads[t], .process_index = p };
+    }
+    if (!add_resumed_waits(snapshot, graph))
+        return false;
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        struct report_node *node = &graph->nodes[i];
+        const struct hd_thread *thread = node->thread;
+        node->blocked_without_timeout = (thread->syscall.state == HD_SYSCALL_IN && thread->wait.kind != HD_WAIT_OTHER &&
+                                         thread->wait.kind != HD_WAIT_NONE &&
+                                         thread->wait.timeout.kind == HD_TIMEOUT_NONE) ||
+                                        waits_for_gil_holder(thread);
+        node->pump = report_python_pump(thread);
+        report_fold_samples(thread, &node->history);
+        graph->by_tid[i] = (struct report_tid_index){ .tid = thread->tid, .node = i };
     }
     qsort(graph->by_tid, graph->nnodes, sizeof *graph->by_tid, compare_tid_index);
     return true;
@@ -722,6 +765,7 @@ void report_graph_release(struct report_graph *graph)
     free(graph->edges);
     free(graph->processes);
     free(graph->by_tid);
+    free(graph->resumed);
     *graph = (struct report_graph){ 0 };
 }
 

@@ -164,6 +164,16 @@ bool report_thread_runs(const struct report_catalogue *catalogue, const struct h
     return attribute_by_code(catalogue, process, thread, &attribution) && attribution.runtime == runtime;
 }
 
+size_t report_threads_running(const struct report_analysis *analysis, const struct hd_process *process,
+                              const struct report_runtime *runtime)
+{
+    size_t count = 0;
+    for (size_t t = 0; process && t < process->nthreads; t++)
+        count += report_thread_runs(analysis->catalogue, process, report_process_thread(&analysis->graph, process, t),
+                                    runtime);
+    return count;
+}
+
 /* "libgomp.so.1" for the text: the soname when there is one */
 const char *report_library_name(const struct hd_library *library)
 {
@@ -197,7 +207,7 @@ size_t report_parent_thread_evidence(struct report_rule_context *c, struct repor
 {
     size_t found = 0;
     for (size_t t = 0; parent && t < parent->nthreads; t++) {
-        const struct hd_thread *thread = &parent->threads[t];
+        const struct hd_thread *thread = report_process_thread(&c->analysis->graph, parent, t);
         if (!report_thread_runs(c->catalogue, parent, thread, runtime))
             continue;
         if (found++ < EVIDENCE_THREADS_MAX)
@@ -259,8 +269,8 @@ void report_attribute_lock_findings(struct report_rule_context *c)
         struct report_finding *finding = &c->analysis->findings[f];
         if (finding->kind != REPORT_INHERITED_LOCK && finding->kind != REPORT_ORPHANED_WAIT)
             continue;
-        struct hd_process *process;
-        const struct hd_thread *thread = hd_snapshot_find_thread(c->snapshot, finding->tid, &process);
+        const struct hd_process *process;
+        const struct hd_thread *thread = report_graph_thread(&c->analysis->graph, finding->tid, &process);
         struct report_attribution attribution;
         if (!thread || !report_attribute_thread(c->catalogue, process, thread, &attribution))
             continue;

@@ -42,6 +42,10 @@ const struct report_runtime *report_parked_in_runtime(const struct report_catalo
 /* Does `thread` run `runtime` (by its name, its stack, or the code its system call came from)? */
 bool report_thread_runs(const struct report_catalogue *catalogue, const struct hd_process *process,
                         const struct hd_thread *thread, const struct report_runtime *runtime);
+/* How many threads of `process` (as the analysis takes them: report_process_thread) run `runtime`; 0 for no
+ * process. */
+size_t report_threads_running(const struct report_analysis *analysis, const struct hd_process *process,
+                              const struct report_runtime *runtime);
 
 struct report_rule_context;
 struct report_finding;

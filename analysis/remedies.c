@@ -119,8 +119,8 @@ bool report_add_specific_remedies(const struct hd_snapshot *snapshot, struct rep
 {
     for (size_t f = 0; f < analysis->nfindings; f++) {
         struct report_finding *finding = &analysis->findings[f];
-        struct hd_process *process = NULL;
-        const struct hd_thread *thread = hd_snapshot_find_thread(snapshot, finding->tid, &process);
+        const struct hd_process *process = NULL;
+        const struct hd_thread *thread = report_graph_thread(&analysis->graph, finding->tid, &process);
         struct subject subject = { .snapshot = snapshot, .finding = finding, .process = process, .thread = thread };
         for (size_t r = 0; r < COUNT(specific_remedies); r++)
             if ((specific_remedies[r].ids & ID(finding->kind)) && specific_remedies[r].applies(&subject) &&

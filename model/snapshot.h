@@ -236,6 +236,10 @@ struct hd_python {
                                 * fork() that CPython did not see); 0 when free or unknown */
     uint64_t gil_address;   /* the GIL's state in the target's memory: a futex wait at an address in */
     uint64_t gil_size;      /* [gil_address, gil_address + gil_size) waits for the GIL */
+    /* The GIL as a lock, its owner placed as every lock owner is: HD_LOCK_GIL owned by the holder's recorded tid
+     * when it was locked by a thread state that records one, HD_LOCK_UNKNOWN (why_unknown says why) otherwise.
+     * The wait.lock of each thread in a futex wait inside the GIL's state is this one. */
+    struct hd_lock gil_lock;
 };
 
 /* A thread as one earlier sample read it: what probe saw, copied as it was, with no judgement made of it. The

@@ -307,24 +307,28 @@ static pid_t thread_group_outside(pid_t tid)
     return (pid_t)tgid;
 }
 
+/* Where the owner of `lock`, a lock some thread of `process` waits for, is. */
+static void resolve_owner(struct hd_snapshot *snapshot, const struct hd_process *process, struct hd_lock *lock)
+{
+    /* an owner already placed (one gone from its PID namespace: pidns.h) stays where it is */
+    if (lock->kind == HD_LOCK_UNKNOWN || lock->owner_tid <= 0 || lock->owner_whereabouts != HD_OWNER_UNKNOWN)
+        return;
+    struct hd_process *owner_process = NULL;
+    if (hd_snapshot_find_thread(snapshot, lock->owner_tid, &owner_process)) {
+        lock->owner_pid = owner_process->pid;
+        lock->owner_whereabouts = owner_process == process ? HD_OWNER_SAME_PROCESS : HD_OWNER_OTHER_PROCESS;
+        return;
+    }
+    lock->owner_pid = thread_group_outside(lock->owner_tid);
+    lock->owner_whereabouts = lock->owner_pid ? HD_OWNER_OUTSIDE : HD_OWNER_GONE;
+}
+
 void probe_resolve_owners(struct hd_snapshot *snapshot)
 {
     for (size_t p = 0; p < snapshot->nprocesses; p++) {
         struct hd_process *process = &snapshot->processes[p];
-        for (size_t t = 0; t < process->nthreads; t++) {
-            struct hd_lock *lock = &process->threads[t].wait.lock;
-            /* an owner already placed (one gone from its PID namespace: pidns.h) stays where it is */
-            if (lock->kind == HD_LOCK_UNKNOWN || lock->owner_tid <= 0 || lock->owner_whereabouts != HD_OWNER_UNKNOWN)
-                continue;
-            struct hd_process *owner_process = NULL;
-            if (hd_snapshot_find_thread(snapshot, lock->owner_tid, &owner_process)) {
-                lock->owner_pid = owner_process->pid;
-                lock->owner_whereabouts =
-                    owner_process == process ? HD_OWNER_SAME_PROCESS : HD_OWNER_OTHER_PROCESS;
-                continue;
-            }
-            lock->owner_pid = thread_group_outside(lock->owner_tid);
-            lock->owner_whereabouts = lock->owner_pid ? HD_OWNER_OUTSIDE : HD_OWNER_GONE;
-        }
+        for (size_t t = 0; t < process->nthreads; t++)
+            resolve_owner(snapshot, process, &process->threads[t].wait.lock);
+        resolve_owner(snapshot, process, &process->python.gil_lock);
     }
 }

@@ -167,6 +167,7 @@ void probe_translate_namespaced_ids(struct hd_snapshot *snapshot)
             translate_owner(&t, process, &process->threads[i].wait.lock);
             translate_child(&t, process, &process->threads[i].wait);
         }
+        translate_owner(&t, process, &process->python.gil_lock);
     }
     free(t.tasks);
 }

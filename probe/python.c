@@ -885,32 +885,14 @@ static pid_t tid_in_parent(const struct target *target, const struct thread_stat
     return (pid_t)tid;
 }
 
-/* A thread the last sample caught outside any wait (between two of its waits) that an earlier sample saw in a
- * futex wait inside the GIL's state: it is taken to be in that wait again. Asked before the thread is read again,
- * which costs time: only a thread no earlier sample saw waiting is. */
-static bool waited_for_gil_earlier(const struct hd_process *process, struct hd_thread *thread)
+/* Did an earlier sample see the thread in a futex wait inside the GIL's state? Then the analysis takes a thread the
+ * last sample caught between two waits to be in that wait again (analysis/gil.h), and reading it once more here
+ * would cost time for nothing: only a thread no earlier sample saw waiting is read again. */
+static bool earlier_sample_saw_gil_wait(const struct hd_python *python, const struct hd_thread *thread)
 {
-    const struct hd_python *python = &process->python;
     const struct hd_thread_sample *earlier = hd_thread_earlier_futex(thread);
     uint64_t address = earlier ? earlier->wait_address : 0;
-    if (!address || address < python->gil_address || address - python->gil_address >= python->gil_size)
-        return false;
-    free(thread->wait.mapping.path);
-    thread->wait = (struct hd_wait){
-        .kind = HD_WAIT_FUTEX,
-        .operation = earlier->wait_operation,
-        .timeout = earlier->timeout,
-        .address = address,
-        .futex_private = earlier->futex_private,
-        .expected = earlier->wait_expected,
-        .fd = -1,
-    };
-    place_in_mapping(process, &thread->wait);
-    /* futex(2)'s number on each architecture hangdoc decodes (the generic table's 98 on aarch64) */
-    thread->syscall = (struct hd_syscall){ .state = HD_SYSCALL_IN, .nr = process->arch == HD_ARCH_AARCH64 ? 98 : 202,
-                                           .name = "futex", .args = { address } };
-    thread->state = 'S';
-    return true;
+    return address && address >= python->gil_address && address - python->gil_address < python->gil_size;
 }
 
 /* Each thread's standing with the GIL: the holder the GIL names, the threads in a futex wait inside its state,
@@ -949,8 +931,8 @@ static void mark_gil_states(struct target *target, uint64_t holder)
                                     (thread->syscall.state == HD_SYSCALL_RUNNING ||
                                      thread->syscall.state == HD_SYSCALL_NONE);
         if (waits_for_gil(thread, &process->python) ||
-            (caught_between_waits && (waited_for_gil_earlier(process, thread) ||
-                                      caught_waiting_for_gil(process, thread, &budget))))
+            (caught_between_waits && !earlier_sample_saw_gil_wait(&process->python, thread) &&
+             caught_waiting_for_gil(process, thread, &budget)))
             thread->gil = HD_GIL_WAITS;
     }
     *target->gil_rereads -= granted - budget;
@@ -967,26 +949,31 @@ static void mark_gil_states(struct target *target, uint64_t holder)
  * closed a "certain" lock-cycle in a healthy process that passes the GIL around. */
 static void mark_gil_locks(struct hd_process *process)
 {
-    const struct hd_python *python = &process->python;
-    bool owned = python->gil_locked && python->gil_holder_recorded > 0;
+    struct hd_python *python = &process->python;
+    if (python->gil_locked && python->gil_holder_recorded > 0)
+        python->gil_lock = (struct hd_lock){
+            .kind = HD_LOCK_GIL,
+            .object_address = python->gil_address,
+            .owner_tid = python->gil_holder_recorded,
+            .owner_whereabouts = HD_OWNER_UNKNOWN,
+        };
+    else
+        python->gil_lock = (struct hd_lock){
+            .kind = HD_LOCK_UNKNOWN,
+            .object_address = python->gil_address,
+            .why_unknown = python->gil_locked
+                               ? "the GIL's own state, locked by a thread state that records no thread id"
+                               : "the GIL's own state, unlocked when it was read: no owner to wait for",
+        };
     for (size_t t = 0; t < process->nthreads; t++) {
         struct hd_thread *thread = &process->threads[t];
-        if (thread->gil != HD_GIL_WAITS && !waits_for_gil(thread, python))
-            continue;
-        if (owned && thread->gil == HD_GIL_WAITS)
-            thread->wait.lock = (struct hd_lock){
-                .kind = HD_LOCK_GIL,
-                .object_address = python->gil_address,
-                .owner_tid = python->gil_holder_recorded,
-                .owner_whereabouts = HD_OWNER_UNKNOWN,
-            };
-        else
+        if (thread->gil == HD_GIL_WAITS)
+            thread->wait.lock = python->gil_lock;
+        else if (waits_for_gil(thread, python)) /* the holder's own, from before it took the GIL */
             thread->wait.lock = (struct hd_lock){
                 .kind = HD_LOCK_UNKNOWN,
                 .object_address = python->gil_address,
-                .why_unknown = thread->gil == HD_GIL_HOLDS
-                                   ? "the GIL's own state, waited in before the thread took the GIL: over"
-                                   : "the GIL's own state, unlocked when it was read: no owner to wait for",
+                .why_unknown = "the GIL's own state, waited in before the thread took the GIL: over",
             };
     }
 }

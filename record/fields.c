@@ -148,6 +148,7 @@ static const struct record_field python_fields[] = {
     F(struct hd_python, gil_holder_recorded, RECORD_INT),
     F(struct hd_python, gil_address, RECORD_U64),
     F(struct hd_python, gil_size, RECORD_U64),
+    NESTED(struct hd_python, gil_lock, lock_struct),
 };
 static STRUCT(python_struct, struct hd_python, python_fields);
 

@@ -402,8 +402,10 @@ static void process_json(struct report_json *json, const struct hd_snapshot *sna
     report_json_process_inheritance(json, snapshot, process, catalogue);
     python_json(json, process);
     report_json_begin_array(json, "threads");
-    for (size_t t = 0; t < process->nthreads; t++)
-        thread_json(json, &process->threads[t], report_thread_history(&analysis->graph, &process->threads[t]));
+    for (size_t t = 0; t < process->nthreads; t++) {
+        const struct hd_thread *thread = report_process_thread(&analysis->graph, process, t);
+        thread_json(json, thread, report_thread_history(&analysis->graph, thread));
+    }
     report_json_end_array(json);
     report_json_end_object(json);
 }

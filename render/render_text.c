@@ -124,9 +124,8 @@ static void render_chain(struct report_buffer *out, const struct hd_snapshot *sn
 }
 
 /* One hang in one line: its cause and what names it. */
-static void render_hang(struct report_buffer *out, const struct hd_snapshot *snapshot,
-                        const struct report_analysis *analysis, const struct report_hang *hang,
-                        const struct report_text_options *options)
+static void render_hang(struct report_buffer *out, const struct report_analysis *analysis,
+                        const struct report_hang *hang, const struct report_text_options *options)
 {
     const struct report_finding *finding = hang->finding >= 0 ? &analysis->findings[hang->finding] : NULL;
     bool likely = finding && finding->confidence != REPORT_CERTAIN;
@@ -136,7 +135,7 @@ static void render_hang(struct report_buffer *out, const struct hd_snapshot *sna
     report_buffer_puts(out, ": ");
     if (!finding) {
         /* threads asleep forever that no rule of the catalogue explains */
-        const struct hd_thread *thread = hd_snapshot_find_thread(snapshot, hang->tid, NULL);
+        const struct hd_thread *thread = report_graph_thread(&analysis->graph, hang->tid, NULL);
         report_buffer_printf(out, "thread %d '", (int)hang->tid);
         put_escaped(out, thread ? thread->name : "?");
         report_buffer_printf(out, "' of process %d is asleep forever (", (int)hang->pid);
@@ -187,7 +186,7 @@ static void render_verdict(struct report_buffer *out, const struct hd_snapshot *
     case REPORT_HUNG_YES:
         break;
     }
-    render_hang(out, snapshot, analysis, &verdict->hangs[0], options);
+    render_hang(out, analysis, &verdict->hangs[0], options);
     if (verdict->nchain > 0) {
         report_buffer_puts(out, "chain: ");
         render_chain(out, snapshot, verdict->chain, verdict->nchain);
@@ -197,7 +196,7 @@ static void render_verdict(struct report_buffer *out, const struct hd_snapshot *
         report_buffer_printf(out, "%zu independent hangs, each with its own root cause:\n", verdict->nhangs);
     for (size_t h = 1; h < verdict->nhangs; h++) {
         report_buffer_printf(out, "  %zu. ", h + 1);
-        render_hang(out, snapshot, analysis, &verdict->hangs[h], options);
+        render_hang(out, analysis, &verdict->hangs[h], options);
         report_buffer_puts(out, "     chain: ");
         render_chain(out, snapshot, verdict->hangs[h].chain, verdict->hangs[h].nchain);
         report_buffer_puts(out, "\n");
@@ -464,7 +463,7 @@ static void render_threads(struct report_buffer *out, const struct report_analys
     bool list_all = options->verbose || healthy <= HEALTHY_THREADS_LISTED_MAX;
     for (size_t t = 0; t < process->nthreads; t++)
         if (list_all || relevant(analysis, &nodes[t]))
-            render_thread(out, &analysis->graph, &process->threads[t], depth, options, &nodes[t], stacks);
+            render_thread(out, &analysis->graph, nodes[t].thread, depth, options, &nodes[t], stacks);
     if (list_all)
         return;
     indent(out, depth);

@@ -11,10 +11,10 @@
 #define PARENT_WAITERS_LISTED_MAX 8
 
 /* Does a thread of `parent` sleep on the futex at `address`? */
-static bool parent_waits_at(const struct hd_process *parent, uint64_t address)
+static bool parent_waits_at(const struct report_graph *graph, const struct hd_process *parent, uint64_t address)
 {
     for (size_t t = 0; t < parent->nthreads; t++) {
-        const struct hd_wait *wait = &parent->threads[t].wait;
+        const struct hd_wait *wait = &report_process_thread(graph, parent, t)->wait;
         if (wait->kind == HD_WAIT_FUTEX && wait->address == address)
             return true;
     }
@@ -38,14 +38,13 @@ static enum fork_evidence fork_evidence(const struct report_rule_context *c, con
     *attribution = (struct report_attribution){ 0 };
     if (!parent)
         return NO_FORK_EVIDENCE;
-    if (parent_waits_at(parent, wait->address))
+    if (parent_waits_at(&c->analysis->graph, parent, wait->address))
         return PARENT_WAITS_THERE;
     if (report_attribute_thread(c->catalogue, node->process, node->thread, attribution) &&
         attribution->runtime->safety != REPORT_FORK_AWARE &&
         !(attribution->runtime->traits & REPORT_RUNTIME_LIBC_INTERNAL))
-        for (size_t t = 0; t < parent->nthreads; t++)
-            if (report_thread_runs(c->catalogue, parent, &parent->threads[t], attribution->runtime))
-                return PARENT_RUNS_RUNTIME;
+        if (report_threads_running(c->analysis, parent, attribution->runtime) > 0)
+            return PARENT_RUNS_RUNTIME;
     const struct hd_mapping *theirs = hd_process_find_mapping(parent, wait->address);
     bool same_mapping = theirs && wait->mapping_kind != HD_MAPPING_UNKNOWN && theirs->start == wait->mapping.start;
     if (same_mapping && c->analysis->graph.processes[node->process_index].nnodes == 1)
@@ -108,7 +107,8 @@ void report_rule_orphaned_wait(struct report_rule_context *c)
          * name the pattern, the rest are counted (a pool of a thousand would bury the finding) */
         size_t listed = 0, more = 0;
         for (size_t t = 0; parent && t < parent->nthreads; t++) {
-            const struct hd_wait *theirs = &parent->threads[t].wait;
+            const struct hd_thread *their_thread = report_process_thread(&c->analysis->graph, parent, t);
+            const struct hd_wait *theirs = &their_thread->wait;
             if (theirs->kind != HD_WAIT_FUTEX)
                 continue;
             bool same_mapping = wait->mapping_kind != HD_MAPPING_UNKNOWN && theirs->address >= wait->mapping.start &&
@@ -120,11 +120,11 @@ void report_rule_orphaned_wait(struct report_rule_context *c)
             listed += theirs->address == wait->address || same_mapping;
             if (theirs->address == wait->address)
                 rule_evidence(c, finding, "parent_waiter", "thread %d '%s' of parent %d waits at the same address",
-                         (int)parent->threads[t].tid, parent->threads[t].name, (int)parent->pid);
+                         (int)their_thread->tid, their_thread->name, (int)parent->pid);
             else if (same_mapping)
                 rule_evidence(c, finding, "parent_waiter",
                          "thread %d '%s' of parent %d waits on futex 0x%" PRIx64 " in the same mapping",
-                         (int)parent->threads[t].tid, parent->threads[t].name, (int)parent->pid, theirs->address);
+                         (int)their_thread->tid, their_thread->name, (int)parent->pid, theirs->address);
         }
         if (more)
             rule_evidence(c, finding, "parent_waiter", "and %zu more threads of parent %d wait there", more,

@@ -44,9 +44,7 @@ static void runtime_finding(struct report_rule_context *c, const struct hd_proce
 {
     struct report_attribution attribution;
     const struct report_node *subject = stuck_inside(c, process, runtime, stuck, &attribution);
-    size_t parent_threads = 0;
-    for (size_t t = 0; parent && t < parent->nthreads; t++)
-        parent_threads += report_thread_runs(c->catalogue, parent, &parent->threads[t], runtime);
+    size_t parent_threads = report_threads_running(c->analysis, parent, runtime);
     bool inside = attribution.runtime != NULL;
     /* Blame fork only on evidence: the stuck wait lies inside the runtime, and the runtime came with fork (the
      * parent runs threads of it, or maps it at the same address). A child stuck elsewhere that merely maps a
@@ -158,9 +156,9 @@ static void spin_evidence(struct report_rule_context *c, struct report_finding *
  * are added when it is another (OpenBLAS over GNU OpenMP). */
 static void spinning_in_an_inherited_runtime(struct report_rule_context *c, size_t spin_index)
 {
-    struct hd_process *process;
+    const struct hd_process *process;
     pid_t tid = c->analysis->findings[spin_index].tid;
-    const struct hd_thread *thread = hd_snapshot_find_thread(c->snapshot, tid, &process);
+    const struct hd_thread *thread = report_graph_thread(&c->analysis->graph, tid, &process);
     if (!thread || !hd_process_forked(process))
         return;
     const struct hd_process *parent = hd_snapshot_find_process(c->snapshot, process->ppid);
@@ -168,9 +166,8 @@ static void spinning_in_an_inherited_runtime(struct report_rule_context *c, size
     size_t count = report_stack_runtimes(c->catalogue, process, thread, runtimes, COUNT(runtimes));
     for (size_t r = 0; parent && r < count; r++) {
         const struct report_runtime *runtime = runtimes[r].runtime;
-        size_t parent_threads = 0;
-        for (size_t t = 0; runtime->safety != REPORT_FORK_AWARE && t < parent->nthreads; t++)
-            parent_threads += report_thread_runs(c->catalogue, parent, &parent->threads[t], runtime);
+        size_t parent_threads =
+            runtime->safety != REPORT_FORK_AWARE ? report_threads_running(c->analysis, parent, runtime) : 0;
         if (parent_threads == 0)
             continue;
         runtimes[r].how = "a frame of its spinning stack";
@@ -225,9 +222,7 @@ static void asleep_behind_timers_in_an_inherited_runtime(struct report_rule_cont
             attribution.runtime->safety == REPORT_FORK_AWARE ||
             (attribution.runtime->traits & REPORT_RUNTIME_LIBC_INTERNAL))
             continue;
-        size_t parent_threads = 0;
-        for (size_t t = 0; t < parent->nthreads; t++)
-            parent_threads += report_thread_runs(c->catalogue, parent, &parent->threads[t], attribution.runtime);
+        size_t parent_threads = report_threads_running(c->analysis, parent, attribution.runtime);
         if (parent_threads == 0)
             continue;
         struct report_finding *finding = rule_finding_for(
@@ -249,16 +244,6 @@ static void asleep_behind_timers_in_an_inherited_runtime(struct report_rule_cont
  * of the child's age (a call that polls every 200 ms costs about 0.05 %). */
 #define POLLER_CPU_MAX_S 0.05
 #define POLLER_CPU_SHARE_MAX 0.02
-
-/* The parent's threads that run `runtime`. */
-static size_t parent_threads_of(const struct report_rule_context *c, const struct hd_process *parent,
-                                const struct report_runtime *runtime)
-{
-    size_t count = 0;
-    for (size_t t = 0; parent && t < parent->nthreads; t++)
-        count += report_thread_runs(c->catalogue, parent, &parent->threads[t], runtime);
-    return count;
-}
 
 /* A forked child whose thread polls a futex in vain (timers.c) inside a catalogued runtime (not fork-aware) whose
  * threads run in its parent, and has done next to nothing since the fork, which was at least the threshold ago: a
@@ -282,7 +267,7 @@ static void polling_in_vain_in_an_inherited_runtime(struct report_rule_context *
                 !report_polls_in_vain(c, i) || !report_attribute_thread(c->catalogue, process, thread, &attribution) ||
                 attribution.runtime->safety == REPORT_FORK_AWARE ||
                 (attribution.runtime->traits & REPORT_RUNTIME_LIBC_INTERNAL) ||
-                parent_threads_of(c, parent, attribution.runtime) == 0)
+                report_threads_running(c->analysis, parent, attribution.runtime) == 0)
                 continue;
             struct report_finding *finding = rule_finding_for(
                 c, REPORT_FORK_UNSAFE_RUNTIME, REPORT_LIKELY, process->pid, thread->tid,

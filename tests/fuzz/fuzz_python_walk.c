@@ -15,6 +15,7 @@
  * first and written only when it yields the frames, lines and GIL states it forged; exit 1 when one does not. A
  * seed that no longer walks would leave the fuzzer exploring failure paths only: rewrite them when a layout
  * changes. */
+#include "gil.h"
 #include "python.h"
 #include "python_offsets.h"
 
@@ -623,7 +624,8 @@ static bool frames_as_forged(const struct seed *seed, const struct hd_thread *th
 }
 
 /* Thread 0 holds the GIL; the others with a thread state released it, or wait for it when the flags say so (a
- * thread without one waits when it sleeps on the GIL's futex). */
+ * thread without one waits when it sleeps on the GIL's futex). One caught between two waits is read as it was
+ * caught (released); the analysis takes it to wait (analysis/gil.h), which is checked as well. */
 static enum hd_gil_state gil_as_forged(const struct seed *seed, size_t thread, bool has_state)
 {
     if (thread == 0)
@@ -631,6 +633,13 @@ static enum hd_gil_state gil_as_forged(const struct seed *seed, size_t thread, b
     if (seed->flags & WAITING_FOR_FUTEX || (has_state && seed->flags & BETWEEN_WAITS))
         return HD_GIL_WAITS;
     return has_state ? HD_GIL_RELEASED : HD_GIL_NONE;
+}
+
+/* The thread as the analysis takes it: the probe's, or the GIL waiter it was caught between two waits of. */
+static const struct hd_thread *taken(const struct hd_process *process, const struct hd_thread *thread,
+                                     struct hd_thread *copy)
+{
+    return report_gil_wait_resumed(process, thread, copy) ? copy : thread;
 }
 
 static bool walks_as_forged(const struct seed *seed, const struct hd_snapshot *snapshot)
@@ -643,7 +652,8 @@ static bool walks_as_forged(const struct seed *seed, const struct hd_snapshot *s
                      "GIL holder") &&
               expect(process->nthreads == seed->threads, seed, "threads");
     for (size_t t = 0; ok && t < process->nthreads; t++) {
-        const struct hd_thread *thread = &process->threads[t];
+        struct hd_thread copy;
+        const struct hd_thread *thread = taken(process, &process->threads[t], &copy);
         enum hd_gil_state gil = gil_as_forged(seed, t, t < states);
         ok = (t < states ? frames_as_forged(seed, thread, &forged_stacks[t], seed->frame_loop && t == 0)
                          : expect(thread->npython_frames == 0, seed, "frames of a thread without a state")) &&

@@ -7,6 +7,7 @@
 #include "python_view.h"
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GIL 0xa5b8a8ull
@@ -74,6 +75,129 @@ Test(gil, a_child_waiting_for_a_gil_held_by_a_thread_of_its_parent_is_an_inherit
     const struct report_finding *inherited = the_finding(analysis, "inherited-lock");
     cr_assert_eq(inherited->pid, 200);
     cr_assert(strstr(inherited->summary, "Python GIL"), "%s", inherited->summary);
+    cr_assert_str_eq(evidence_of(inherited, "owner_tid"), "101");
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "fork-inheritance");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* ---- a GIL waiter caught between two waits (analysis/gil.c) ---------------------------------------------------- */
+
+/* The GIL of process `pid` as probe/python.c reads it: [GIL, GIL + 0x100), locked by thread `holder` of process
+ * `holder_pid`. */
+static void gil_held_by(struct hd_snapshot *snapshot, pid_t pid, pid_t holder, pid_t holder_pid,
+                        enum hd_owner_whereabouts whereabouts)
+{
+    struct hd_python *python = &process_of(snapshot, pid)->python;
+    python->read = true;
+    python->gil_locked = true;
+    python->gil_address = GIL;
+    python->gil_size = 0x100;
+    python->gil_holder = holder_pid == pid ? holder : 0;
+    python->gil_holder_recorded = holder;
+    python->gil_lock = (struct hd_lock){ .kind = HD_LOCK_GIL, .object_address = GIL, .owner_tid = holder,
+                                         .owner_pid = holder_pid, .owner_whereabouts = whereabouts };
+}
+
+/* Every earlier sample saw `thread` in take_gil()'s futex wait; the last caught it on a CPU on its way back to that
+ * wait, its thread state neither holding nor waiting for the GIL, as the probe records such a thread. */
+static void caught_between_gil_waits(const struct hd_snapshot *snapshot, struct hd_thread *thread, pid_t holder,
+                                     pid_t holder_pid, enum hd_owner_whereabouts whereabouts)
+{
+    waiting_for_gil(thread, GIL, holder, holder_pid, whereabouts);
+    earlier_samples(snapshot, thread);
+    free(thread->wait.mapping.path);
+    thread->wait = (struct hd_wait){ .fd = -1 };
+    thread->syscall = (struct hd_syscall){ .state = HD_SYSCALL_RUNNING };
+    thread->state = 'R';
+    thread->gil = HD_GIL_RELEASED;
+    ran(snapshot, thread, 40000, 6, 1); /* it woke every 5 ms to ask for the GIL */
+}
+
+Test(gil, a_waiter_caught_between_two_waits_is_taken_to_wait_again)
+{
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 2);
+    waiting_on_mutex(thread_of(snapshot, 100), LOCK_ADDRESS, 101, 100, HD_OWNER_SAME_PROCESS,
+                     HD_MAPPING_ANONYMOUS_PRIVATE);
+    thread_of(snapshot, 100)->gil = HD_GIL_HOLDS;
+    add_python_frame(thread_of(snapshot, 100), "register", "/app/registry.py", 18, true);
+    gil_held_by(snapshot, 100, 100, 100, HD_OWNER_SAME_PROCESS);
+    caught_between_gil_waits(snapshot, thread_of(snapshot, 101), 100, 100, HD_OWNER_SAME_PROCESS);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 101), REPORT_WAKE_NEVER, "taken to be in the wait its earlier samples saw");
+    cr_assert(has_edge(analysis, 101, 100, REPORT_EDGE_LOCK_OWNER), "the GIL's holder is its owner");
+    EXPECT_IDS(analysis, "lock-cycle");
+    cr_assert(has_member(analysis, the_finding(analysis, "lock-cycle"), 101));
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
+    /* the analysis's copy says so; the snapshot keeps what the last sample read */
+    const struct hd_process *process = process_of(snapshot, 100);
+    const struct hd_thread *taken = report_process_thread(&analysis->graph, process, 1);
+    cr_assert_eq(taken->gil, HD_GIL_WAITS);
+    cr_assert_eq(taken->syscall.state, HD_SYSCALL_IN);
+    cr_assert_eq(taken->wait.kind, HD_WAIT_FUTEX);
+    cr_assert_eq(taken->wait.address, GIL + 0x30);
+    cr_assert_eq(taken->wait.lock.kind, HD_LOCK_GIL);
+    cr_assert_eq(taken->wait.lock.owner_tid, 100);
+    cr_assert_eq(report_graph_thread(&analysis->graph, 101, NULL), taken);
+    cr_assert_eq(thread_of(snapshot, 101)->syscall.state, HD_SYSCALL_RUNNING);
+    cr_assert_eq(thread_of(snapshot, 101)->gil, HD_GIL_RELEASED);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(gil, a_thread_caught_running_with_the_gil_free_is_not_taken_to_wait)
+{
+    /* the GIL unlocked when read: a waiter would have taken it, so the thread runs (it may have taken and let go) */
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 2);
+    waiting_on_mutex(thread_of(snapshot, 100), LOCK_ADDRESS, 101, 100, HD_OWNER_SAME_PROCESS,
+                     HD_MAPPING_ANONYMOUS_PRIVATE);
+    gil_held_by(snapshot, 100, 100, 100, HD_OWNER_SAME_PROCESS);
+    process_of(snapshot, 100)->python.gil_locked = false;
+    caught_between_gil_waits(snapshot, thread_of(snapshot, 101), 100, 100, HD_OWNER_SAME_PROCESS);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 101), REPORT_WAKE_RUNNING);
+    cr_assert_eq(count_findings(analysis, "lock-cycle"), 0);
+    cr_assert_neq(analysis->verdict.hung, REPORT_HUNG_YES);
+    cr_assert_eq(report_graph_thread(&analysis->graph, 101, NULL), thread_of(snapshot, 101), "no copy");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(gil, a_thread_caught_running_after_a_wait_elsewhere_is_not_taken_to_wait)
+{
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 2);
+    waiting_on_mutex(thread_of(snapshot, 100), LOCK_ADDRESS, 101, 100, HD_OWNER_SAME_PROCESS,
+                     HD_MAPPING_ANONYMOUS_PRIVATE);
+    thread_of(snapshot, 100)->gil = HD_GIL_HOLDS;
+    gil_held_by(snapshot, 100, 100, 100, HD_OWNER_SAME_PROCESS);
+    caught_between_gil_waits(snapshot, thread_of(snapshot, 101), 100, 100, HD_OWNER_SAME_PROCESS);
+    struct hd_thread_sample *earlier = earlier_samples(snapshot, thread_of(snapshot, 101));
+    for (size_t s = 0; s < thread_of(snapshot, 101)->nearlier; s++)
+        earlier[s].wait_address = GIL + 0x100; /* just past the GIL's state: a futex of the program's */
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 101), REPORT_WAKE_RUNNING);
+    cr_assert_eq(count_findings(analysis, "lock-cycle"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(gil, a_child_caught_between_waits_for_a_gil_its_parent_holds_is_an_inherited_lock)
+{
+    /* a C library forked while thread 101 of the parent held the GIL; the last sample caught the child's only
+     * thread on its way back to the wait */
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 2);
+    in_wait4(thread_of(snapshot, 100), 200);
+    add_process(snapshot, 200, 100, HD_ORIGIN_FORKED, 1);
+    gil_held_by(snapshot, 200, 101, 100, HD_OWNER_OTHER_PROCESS);
+    caught_between_gil_waits(snapshot, thread_of(snapshot, 200), 101, 100, HD_OWNER_OTHER_PROCESS);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 200), REPORT_WAKE_NEVER);
+    const struct report_finding *inherited = the_finding(analysis, "inherited-lock");
+    cr_assert_eq(inherited->pid, 200);
     cr_assert_str_eq(evidence_of(inherited, "owner_tid"), "101");
     cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "fork-inheritance");
     report_analysis_free(analysis);
