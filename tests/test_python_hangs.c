@@ -13,7 +13,8 @@
  *   inside HDF5 (h5py), and its healthy look-alike;
  * - thread pools starved by their own tasks (scenarios/pool_starvation.py), Queue.join() waiting for tasks nobody
  *   will mark done (scenarios/queue_join.py) and an asyncio loop blocked in its own coroutine
- *   (scenarios/asyncio_blocked.py), each with its look-alike.
+ *   (scenarios/asyncio_blocked.py), each with its look-alike;
+ * - an Event or a Queue whose setter died of an exception (scenarios/setter_died.py): no-waker, and its look-alike.
  * Exact ids, subjects, members and evidence, in JSON and in the text.
  */
 #include "harness.h"
@@ -517,21 +518,35 @@ Test(python_hangs, threadpool_tasks_applying_to_another_running_pool_are_not_sta
 
 /* ---- Queue.join() for tasks nobody will mark done ------------------------------------------------------------- */
 
+/* Starts `script` `mode` with `python` and diagnoses its first process, which must be hung (exit 1) with
+ * `root_cause` as the root cause, in the Python view of 3.`*minor` (any, set from the report, when 0). Returns the
+ * report, with the first `root_cause` finding about that process in *finding. */
+static json_object *diagnose_hung_script(struct fixture *fixture, const char *python, unsigned *minor,
+                                         const char *script, const char *mode, const char *root_cause,
+                                         json_object **finding)
+{
+    start_script(fixture, python, script, mode);
+    pid_t pid = fixture->pids[0];
+    int status;
+    json_object *document = hangdoc_json(pid, &status);
+    expect_python_version(document, pid, minor);
+    cr_assert_eq(status, 1, "hung: exit 1, got %d: %s", status,
+                 json_object_to_json_string(json_at(document, "findings")));
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), root_cause);
+    *finding = json_first_finding(document, root_cause, pid);
+    cr_assert_not_null(*finding);
+    return document;
+}
+
 /* ready <pid> <consumer tid>...: the main thread waits in Queue.join(); queue-join, likely, about it, with the
  * consumers still there (waiting in Queue.get()) as members and evidence, or none left. */
 static void expect_queue_join(const char *python, unsigned minor, const char *mode, size_t consumers)
 {
     struct fixture fixture;
-    start_script(&fixture, python, "queue_join.py", mode);
+    json_object *finding;
+    json_object *document = diagnose_hung_script(&fixture, python, &minor, "queue_join.py", mode, "queue-join",
+                                                 &finding);
     pid_t pid = fixture.pids[0];
-    int status;
-    json_object *document = hangdoc_json(pid, &status);
-    expect_python_version(document, pid, &minor);
-    cr_assert_eq(status, 1, "hung: exit 1, got %d: %s", status,
-                 json_object_to_json_string(json_at(document, "findings")));
-    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "queue-join");
-    json_object *finding = json_first_finding(document, "queue-join", pid);
-    cr_assert_not_null(finding);
     cr_assert_eq(json_int_at(finding, "tid", 0), pid, "about the main thread");
     cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
     cr_assert_eq(json_object_array_length(json_at(finding, "members")), 1 + consumers);
@@ -591,6 +606,75 @@ Test(python_hangs, queue_join_after_its_consumer_died_of_the_system_python)
 Test(python_hangs, queue_join_after_its_consumer_died_of_cpython_3_14)
 {
     python_each_version(14, expect_consumer_died);
+}
+
+/* ---- a wake-up the thread that was to send it never will -------------------------------------------------------- */
+
+/* ready <pid>: the main thread, the only one left, waits in Event.wait() or Queue.get() for a worker that died of an
+ * exception: no-waker, certain, about it, naming the call its line made and that nothing is left to wake it. */
+static void expect_setter_died(const char *python, unsigned minor, const char *mode, const char *call,
+                               const char *file, const char *where)
+{
+    struct fixture fixture;
+    json_object *finding;
+    json_object *document = diagnose_hung_script(&fixture, python, &minor, "setter_died.py", mode, "no-waker",
+                                                 &finding);
+    pid_t pid = fixture.pids[0];
+    expect_only_findings(document, (const char *const[]){ "no-waker", NULL });
+    cr_assert_eq(json_int_at(finding, "tid", 0), pid, "about the main thread");
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
+    char expected[512];
+    snprintf(expected, sizeof expected, "Python's %s (%s)", python_function_name(call, minor), file);
+    cr_assert_str_eq(json_string_at(finding, "evidence.waits_in"), expected);
+    snprintf(expected, sizeof expected, "setter_died.py:%ld)", python_marked_line("setter_died.py", where));
+    const char *line = json_string_at(finding, "evidence.python");
+    cr_assert(line && strstr(line, "<module> (") == line && strstr(line, expected), "%s", line ? line : "none");
+    snprintf(expected, sizeof expected, "none: no other thread can reach the futex (it is the only thread of process "
+             "%d, and the word lies in memory no other process shares)", (int)pid);
+    cr_assert_str_eq(json_string_at(finding, "evidence.waker"), expected);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+static void expect_event_setter_died(const char *python, unsigned minor)
+{
+    expect_setter_died(python, minor, "event", "Event.wait", "threading.py", "wait");
+}
+
+static void expect_queue_producer_died(const char *python, unsigned minor)
+{
+    expect_setter_died(python, minor, "queue", "Queue.get", "queue.py", "get");
+}
+
+Test(python_hangs, event_whose_setter_died_of_the_system_python)
+{
+    python_each_version(0, expect_event_setter_died);
+}
+
+Test(python_hangs, event_whose_setter_died_of_cpython_3_13)
+{
+    python_each_version(13, expect_event_setter_died);
+}
+
+Test(python_hangs, event_whose_setter_died_of_cpython_3_14)
+{
+    python_each_version(14, expect_event_setter_died);
+}
+
+Test(python_hangs, queue_whose_producer_died_of_the_system_python)
+{
+    python_each_version(0, expect_queue_producer_died);
+}
+
+Test(python_hangs, queue_whose_producer_died_of_cpython_3_14)
+{
+    python_each_version(14, expect_queue_producer_died);
+}
+
+/* The look-alike: the worker is still at its job (a sleep loop): slow, not hung, no no-waker. */
+Test(python_hangs, event_whose_setter_still_works_is_not_hung)
+{
+    expect_look_alike("setter_died.py", "alive", "no-waker");
 }
 
 /* The look-alike: the consumer is still at its task (a sleep loop): slow, not hung, no queue-join. */

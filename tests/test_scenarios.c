@@ -690,6 +690,56 @@ Test(scenarios, thread_exited_holding_a_mutex)
     fixture_stop(&fixture);
 }
 
+/* ready <pid> <signaller tid>: the main thread waits on a condition variable while it holds the mutex that the
+ * thread which was to signal it waits for. */
+Test(scenarios, condition_wait_holding_the_signallers_mutex)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "no_waker");
+    pid_t pid = fixture.pids[0], signaller = fixture.pids[1];
+    json_object *document = diagnose(pid, EXIT_HANG);
+    json_object *waiting = json_thread(json_process(document, pid), signaller);
+    cr_assert_eq(json_int_at(waiting, "wait.owner_tid", -1), pid, "the main thread owns the mutex it waits for");
+    json_object *finding = expect_findings(document, "no-waker", 1);
+    cr_assert_eq(json_int_at(finding, "tid", -1), pid);
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
+    cr_assert(member_tid(finding, pid) && member_tid(finding, signaller));
+    cr_assert_str_eq(json_string_at(finding, "evidence.waits_in"), "a condition variable (pthread_cond_wait)");
+    char expected[256];
+    snprintf(expected, sizeof expected, "thread %d 'no_waker' holds the mutex %s that thread %d 'signaller' waits for",
+             (int)pid, json_string_at(waiting, "wait.lock.object_address"), (int)signaller);
+    cr_assert_str_eq(json_string_at(finding, "evidence.held_lock"), expected);
+    snprintf(expected, sizeof expected, "thread %d 'signaller' of process %d could wake it, but is asleep forever "
+             "(futex wait)", (int)signaller, (int)pid);
+    cr_assert_str_eq(json_string_at(finding, "evidence.waker"), expected);
+    expect_only_findings(document, (const char *const[]){ "no-waker", NULL });
+    expect_verdict(document, true, "deadlock", "no-waker", pid);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* ready <pid>: the only thread left waits in sem_wait() for a post that the thread which returned early never
+ * made. */
+Test(scenarios, semaphore_whose_poster_returned)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "no_waker_sem");
+    pid_t pid = fixture.pids[0];
+    json_object *document = diagnose(pid, EXIT_HANG);
+    json_object *finding = expect_findings(document, "no-waker", 1);
+    cr_assert_eq(json_int_at(finding, "tid", -1), pid);
+    cr_assert_str_eq(json_string_at(finding, "evidence.waits_in"), "a semaphore (sem_wait)");
+    char expected[256];
+    snprintf(expected, sizeof expected, "none: no other thread can reach the futex (it is the only thread of process "
+             "%d, and the word lies in memory no other process shares)", (int)pid);
+    cr_assert_str_eq(json_string_at(finding, "evidence.waker"), expected);
+    cr_assert_null(json_at(finding, "evidence.held_lock"));
+    expect_only_findings(document, (const char *const[]){ "no-waker", NULL });
+    expect_verdict(document, true, "deadlock", "no-waker", pid);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
 static void check_openmp_fork(json_object *document, const struct fixture *fixture)
 {
     pid_t parent = fixture->pids[0], child = fixture->pids[1];

@@ -61,13 +61,16 @@ Test(orphaned_wait, not_for_a_child_that_exec_d)
     struct hd_snapshot *snapshot = pool_copied_by_fork(HD_ORIGIN_EXEC);
     struct report_analysis *analysis = analyze(snapshot);
     cr_assert_eq(count_findings(analysis, "orphaned-wait"), 0);
-    EXPECT_IDS(analysis, "waiting-on-workers");
-    /* the exec'd child's threads are still asleep forever: a deadlock no rule explains, in the child */
+    EXPECT_IDS(analysis, "waiting-on-workers,no-waker");
+    /* the exec'd child's thread is still asleep forever, with nothing of its own to wake it: a deadlock of the
+     * child's, not an inheritance */
+    const struct report_finding *knot = the_finding(analysis, "no-waker");
+    cr_assert_eq(knot->pid, 500);
+    cr_assert_eq(knot->tid, 500);
     cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
     cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "deadlock");
-    cr_assert_eq(analysis->verdict.root_cause, -1);
+    cr_assert_str_eq(root_cause_id(analysis), "no-waker");
     cr_assert_eq(analysis->verdict.nhangs, 1u);
-    cr_assert_eq(analysis->verdict.hangs[0].finding, -1);
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }

@@ -1,0 +1,53 @@
+#!/usr/bin/python3
+"""A thread waits for a wake-up that the thread which was to send it never will: it died of an exception.
+  setter_died.py event: the main thread waits in Event.wait() for a worker that raised before it set the event
+  setter_died.py queue: the main thread waits in Queue.get() for a producer that raised before it put anything
+  setter_died.py alive: the look-alike: the worker is still at its job (it sleeps in a loop); slow, not hung
+ready <pid>"""
+import os
+import queue
+import sys
+import threading
+import time
+
+mode = sys.argv[1]
+done = threading.Event()
+results = queue.Queue()
+
+
+def work():
+    if mode == "alive":
+        while True:
+            time.sleep(0.2)
+    raise RuntimeError("the job failed before it said so")  # where: raise
+
+
+def asleep_in_the_kernel(tid):
+    with open(f"/proc/self/task/{tid}/wchan") as wchan:
+        return "futex" in wchan.read()
+
+
+def report_when_in_position():
+    """The worker has ended (or sleeps), and the main thread waits; then this thread ends."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        main_waits = len(done._cond._waiters) == 1 if mode != "queue" else len(results.not_empty._waiters) == 1
+        worker_settled = worker.is_alive() if mode == "alive" else not worker.is_alive()
+        if main_waits and worker_settled and asleep_in_the_kernel(threading.main_thread().native_id):
+            break
+        time.sleep(0.01)
+    os.write(3, f"ready {os.getpid()}\n".encode())
+    os.close(3)
+
+
+# the job's traceback is not the test's output; anything else that raises is
+threading.excepthook = lambda args: None if args.exc_type is RuntimeError else sys.__excepthook__(
+    args.exc_type, args.exc_value, args.exc_traceback)
+worker = threading.Thread(target=work, daemon=True)
+worker.start()
+reporter = threading.Thread(target=report_when_in_position)
+reporter.start()
+if mode == "queue":
+    results.get()  # where: get
+else:
+    done.wait()  # where: wait

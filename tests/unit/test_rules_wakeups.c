@@ -1,0 +1,156 @@
+/* The wake-up family (analysis/rules/wakeups.c): no-waker, a thread asleep forever on a futex that records no owner
+ * when no thread that could wake it can run and no other finding is about its process. Each test builds the
+ * snapshot hangdoc would have read (snapshot_builder.h) and checks the exact findings and evidence. */
+#include "analysis_checks.h"
+#include "snapshot_builder.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONDITION 0x55d2a0c4e088ull
+
+/* Thread 100 waits in pthread_cond_wait while it holds the mutex at LOCK_ADDRESS that thread 101 waits for. */
+static struct hd_snapshot *condition_wait_holding_a_mutex(void)
+{
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 2);
+    asleep_in_futex(thread_of(snapshot, 100), CONDITION);
+    add_native_frame(thread_of(snapshot, 100), "__futex_abstimed_wait_common");
+    add_native_frame(thread_of(snapshot, 100), "pthread_cond_wait");
+    add_native_frame(thread_of(snapshot, 100), "main");
+    waiting_on_mutex(thread_of(snapshot, 101), LOCK_ADDRESS, 100, 100, HD_OWNER_SAME_PROCESS,
+                     HD_MAPPING_ANONYMOUS_PRIVATE);
+    return snapshot;
+}
+
+Test(no_waker, a_condition_wait_holding_the_mutex_its_waker_needs)
+{
+    struct hd_snapshot *snapshot = condition_wait_holding_a_mutex();
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 100), REPORT_WAKE_NEVER);
+    EXPECT_IDS(analysis, "no-waker");
+    const struct report_finding *finding = the_finding(analysis, "no-waker");
+    cr_assert_eq(finding->tid, 100);
+    cr_assert_eq(finding->confidence, REPORT_CERTAIN);
+    cr_assert(has_member(analysis, finding, 100) && has_member(analysis, finding, 101));
+    cr_assert_str_eq(evidence_of(finding, "address"), "0x55d2a0c4e088");
+    cr_assert_str_eq(evidence_of(finding, "waits_in"), "a condition variable (pthread_cond_wait)");
+    cr_assert_str_eq(evidence_of(finding, "held_lock"),
+                     "thread 100 'thread100' holds the mutex 0x55d2a0c4e040 that thread 101 'thread101' waits for");
+    cr_assert_str_eq(evidence_of(finding, "waker"),
+                     "thread 101 'thread101' of process 100 could wake it, but is asleep forever (futex wait)");
+    cr_assert_eq(remedies_containing(finding, "release it before the wait"), 1);
+    cr_assert_eq(remedies_containing(finding, "In Python"), 0, "no Python stack");
+    cr_assert_str_eq(root_cause_id(analysis), "no-waker");
+    cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "deadlock");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(no_waker, a_cpp_condition_variable_is_named_before_the_pthread_call_inside_it)
+{
+    struct hd_snapshot *snapshot = condition_wait_holding_a_mutex();
+    struct hd_thread *sleeper = thread_of(snapshot, 100);
+    free(sleeper->stack.frames[2].symbol);
+    sleeper->stack.frames[2].symbol = strdup("std::condition_variable::wait(std::unique_lock<std::mutex>&)");
+    add_native_frame(sleeper, "main");
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_str_eq(evidence_of(the_finding(analysis, "no-waker"), "waits_in"), "a C++ std::condition_variable");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(no_waker, not_while_a_thread_that_could_wake_it_runs)
+{
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 2); /* thread 101 runs */
+    asleep_in_futex(thread_of(snapshot, 100), CONDITION);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 100), REPORT_WAKE_WAKER);
+    cr_assert_eq(count_findings(analysis, "no-waker"), 0);
+    cr_assert_neq(analysis->verdict.hung, REPORT_HUNG_YES);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(no_waker, not_for_a_wait_with_a_timeout)
+{
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 1);
+    struct hd_wait *wait = asleep_in_futex(thread_of(snapshot, 100), CONDITION);
+    wait->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_FINITE, .remaining_ns = 400000000 };
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 100), REPORT_WAKE_TIMER);
+    cr_assert_eq(count_findings(analysis, "no-waker"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(no_waker, not_in_a_process_another_finding_is_about)
+{
+    /* threads 101 and 102 in a lock cycle; thread 100 waits on a condition only they could signal: the cycle is the
+     * cause, and the condition wait follows from it */
+    struct hd_snapshot *snapshot = new_snapshot(100);
+    add_process(snapshot, 100, 1, HD_ORIGIN_EXEC, 3);
+    asleep_in_futex(thread_of(snapshot, 100), CONDITION);
+    waiting_on_mutex(thread_of(snapshot, 101), LOCK_ADDRESS, 102, 100, HD_OWNER_SAME_PROCESS,
+                     HD_MAPPING_ANONYMOUS_PRIVATE);
+    waiting_on_mutex(thread_of(snapshot, 102), LOCK_ADDRESS + 0x40, 101, 100, HD_OWNER_SAME_PROCESS,
+                     HD_MAPPING_ANONYMOUS_PRIVATE);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 100), REPORT_WAKE_NEVER);
+    EXPECT_IDS(analysis, "lock-cycle");
+    cr_assert_str_eq(root_cause_id(analysis), "lock-cycle");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(no_waker, a_pool_with_nothing_left_to_wake_it_is_one_finding_about_its_main_thread)
+{
+    /* main thread 200 and twelve workers, each asleep on a futex of its own that records no owner */
+    struct hd_snapshot *snapshot = new_snapshot(200);
+    add_process(snapshot, 200, 1, HD_ORIGIN_EXEC, 13);
+    for (pid_t tid = 201; tid <= 212; tid++)
+        asleep_in_futex(thread_of(snapshot, tid), CONDITION + 0x100 * (uint64_t)(tid - 200));
+    asleep_in_futex(thread_of(snapshot, 200), CONDITION);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "no-waker");
+    const struct report_finding *finding = the_finding(analysis, "no-waker");
+    cr_assert_eq(finding->tid, 200, "about the main thread");
+    cr_assert_eq(finding->nmembers, 13u);
+    cr_assert_str_eq(evidence_of(finding, "waits_in"), "a futex that records no owner", "no stack");
+    size_t sleepers = 0, wakers = 0;
+    for (size_t e = 0; e < finding->nevidence; e++) {
+        sleepers += strcmp(finding->evidence[e].name, "sleeper") == 0;
+        wakers += strcmp(finding->evidence[e].name, "waker") == 0;
+    }
+    cr_assert_eq(sleepers, 9u, "eight named, the rest counted");
+    cr_assert_eq(wakers, 9u, "eight named, the rest counted");
+    cr_assert_eq(analysis->verdict.nhangs, 1u);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(no_waker, a_lone_python_thread_in_event_wait)
+{
+    struct hd_snapshot *snapshot = new_snapshot(300);
+    add_process(snapshot, 300, 1, HD_ORIGIN_EXEC, 1);
+    struct hd_thread *main_thread = thread_of(snapshot, 300);
+    asleep_in_futex(main_thread, CONDITION);
+    add_python_frame(main_thread, "Condition.wait", "/usr/lib/python3.11/threading.py", 320, false);
+    add_python_frame(main_thread, "Event.wait", "/usr/lib/python3.11/threading.py", 622, false);
+    add_python_frame(main_thread, "<module>", "/app/train.py", 12, true);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "no-waker");
+    const struct report_finding *finding = the_finding(analysis, "no-waker");
+    cr_assert_str_eq(evidence_of(finding, "waits_in"), "Python's Event.wait (threading.py)");
+    cr_assert_str_eq(evidence_of(finding, "python"), "<module> (/app/train.py:12)");
+    cr_assert_str_eq(evidence_of(finding, "waker"), "none: no other thread can reach the futex (it is the only "
+                                                   "thread of process 300, and the word lies in memory no other "
+                                                   "process shares)");
+    cr_assert_eq(remedies_containing(finding, "threading.excepthook"), 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
