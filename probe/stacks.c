@@ -8,6 +8,7 @@
 #include "ptrace_stop.h"
 #include "symbols.h"
 #include "unwind.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,17 +50,15 @@ struct probe_stacks {
 
 struct probe_stacks *probe_stacks_new(bool debug_files)
 {
-    struct probe_stacks *stacks = calloc(1, sizeof *stacks);
+    struct probe_stacks *stacks cleanup_free = calloc(1, sizeof *stacks);
     if (!stacks)
         return NULL;
     stacks->symbols = probe_symbols_new();
-    if (!stacks->symbols) {
-        free(stacks);
+    if (!stacks->symbols)
         return NULL;
-    }
     probe_symbols_use_debug_files(stacks->symbols, debug_files);
     probe_stop_install();
-    return stacks;
+    return steal_pointer(&stacks);
 }
 
 void probe_stacks_free(struct probe_stacks *stacks)
@@ -358,13 +357,12 @@ static void take_process(struct probe_stacks *stacks, struct hd_snapshot *snapsh
 void probe_stacks_take_offline(struct probe_stacks *stacks, struct hd_process *process, const void *const *registers,
                                size_t size)
 {
-    struct unwound *unwound = calloc(process->nthreads ? process->nthreads : 1, sizeof *unwound);
+    struct unwound *unwound cleanup_free = calloc(process->nthreads ? process->nthreads : 1, sizeof *unwound);
     struct probe_unwinder *unwinder =
         unwound ? probe_unwind_begin(process->pid, process->mappings, process->nmappings, stacks->symbols) : NULL;
     if (!unwinder) {
         for (size_t t = 0; t < process->nthreads; t++)
             fail_stack(&process->threads[t], HD_STACK_FAILED, "out of memory for the unwinder");
-        free(unwound);
         return;
     }
     probe_unwind_offline(unwinder);
@@ -378,7 +376,6 @@ void probe_stacks_take_offline(struct probe_stacks *stacks, struct hd_process *p
     }
     probe_unwind_end(unwinder);
     name_process_frames(stacks, process, unwound, process->nthreads);
-    free(unwound);
 }
 
 /* A process whose turn came too near the deadline: not stopped at all. */

@@ -311,7 +311,7 @@ static unw_accessors_t accessors = {
 struct probe_unwinder *probe_unwind_begin(pid_t pid, const struct hd_mapping *mappings, size_t nmappings,
                                           struct probe_symbols *symbols)
 {
-    struct probe_unwinder *unwinder = calloc(1, sizeof *unwinder);
+    struct probe_unwinder *unwinder cleanup_free = calloc(1, sizeof *unwinder);
     if (!unwinder)
         return NULL;
     unwinder->pid = pid;
@@ -319,13 +319,11 @@ struct probe_unwinder *probe_unwind_begin(pid_t pid, const struct hd_mapping *ma
     unwinder->nmappings = nmappings;
     unwinder->symbols = symbols;
     unwinder->address_space = unw_create_addr_space(&accessors, 0);
-    if (!unwinder->address_space) {
-        free(unwinder);
+    if (!unwinder->address_space)
         return NULL;
-    }
     unw_set_caching_policy(unwinder->address_space, UNW_CACHE_GLOBAL);
     active = unwinder;
-    return unwinder;
+    return steal_pointer(&unwinder);
 }
 
 void probe_unwind_end(struct probe_unwinder *unwinder)
