@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+HD_DEFINE_CLEANUP(Elf, elf_end)
+
 #if HANGDOC_STATIC
 /* libstdc++'s demangler (cxxabi.h), linked in from libstdc++.a in the static binary */
 char *__cxa_demangle(const char *mangled, char *buffer, size_t *length, int *status);
@@ -183,18 +185,14 @@ void probe_symbols_free(struct probe_symbols *symbols)
  * SIGBUS; sections are read when asked for, each bounded by its caller. */
 static Elf *open_elf(const char *path, const struct hd_mapping *same_as, int *fd_out)
 {
-    int fd = probe_open_regular(path, same_as);
+    int fd cleanup_fd = probe_open_regular(path, same_as);
     if (fd < 0)
         return NULL;
-    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-    if (!elf || elf_kind(elf) != ELF_K_ELF) {
-        if (elf)
-            elf_end(elf);
-        close(fd);
+    Elf *elf hd_cleanup(elf_end) = elf_begin(fd, ELF_C_READ, NULL);
+    if (!elf || elf_kind(elf) != ELF_K_ELF)
         return NULL;
-    }
-    *fd_out = fd;
-    return elf;
+    *fd_out = steal_fd(&fd);
+    return steal_pointer(&elf);
 }
 
 /* The file behind a mapping: by its path, through the target's root (another mount namespace), or through
@@ -559,16 +557,14 @@ static struct elf_file *file_for(struct probe_symbols *symbols, pid_t pid, const
         symbols->files = grown;
         symbols->capacity = capacity;
     }
-    struct elf_file *file = calloc(1, sizeof *file);
-    if (!file || !(file->path = strdup(mapping->path))) {
-        free(file);
+    struct elf_file *file cleanup_free = calloc(1, sizeof *file);
+    if (!file || !(file->path = strdup(mapping->path)))
         return NULL;
-    }
     file->fd = file->debug_fd = -1;
     file->inode = mapping->inode;
     open_elf_file(file, pid, mapping);
     symbols->files[symbols->nfiles++] = file;
-    return file;
+    return steal_pointer(&file);
 }
 
 /* ---- looking up -------------------------------------------------------------------------------------------- */
@@ -631,29 +627,25 @@ static char *read_name(const struct string_table *table, uint32_t offset)
     if (offset >= table->size)
         return NULL;
     uint64_t left = table->size - offset;
-    char *name = NULL;
+    char *name cleanup_free = NULL;
     for (size_t wanted = NAME_FIRST_READ;; wanted *= 4) {
         size_t length = wanted < left ? wanted : (size_t)left;
         if (length > NAME_MAX_BYTES)
             length = NAME_MAX_BYTES;
         char *grown = realloc(name, length);
-        if (!grown || !read_exactly(table->fd, grown, length, table->offset + offset)) {
-            free(grown ? grown : name);
+        if (!grown)
             return NULL;
-        }
         name = grown;
+        if (!read_exactly(table->fd, name, length, table->offset + offset))
+            return NULL;
         if (memchr(name, '\0', length))
             break;
-        if (length == left || length == NAME_MAX_BYTES) {
-            free(name);
+        if (length == left || length == NAME_MAX_BYTES)
             return NULL;
-        }
     }
-    if (!name[0]) {
-        free(name);
+    if (!name[0])
         return NULL;
-    }
-    return name;
+    return steal_pointer(&name);
 }
 
 /* What `address` of the file is: searched for ahead (probe_symbols_prepare), remembered (the threads of a pool
