@@ -657,18 +657,16 @@ static bool append_frame(struct walk *walk, const struct code_info *info, int li
     if (!grown)
         return false;
     walk->frames = grown;
-    struct hd_python_frame frame = {
-        .function = strdup(info->function ? info->function : "?"),
-        .file = strdup(info->file ? info->file : "?"),
+    char *function cleanup_free = strdup(info->function ? info->function : "?");
+    char *file cleanup_free = strdup(info->file ? info->file : "?");
+    if (!function || !file)
+        return false;
+    walk->frames[walk->count++] = (struct hd_python_frame){
+        .function = steal_pointer(&function),
+        .file = steal_pointer(&file),
         .line = line,
         .entry = entry,
     };
-    if (!frame.function || !frame.file) {
-        free(frame.function);
-        free(frame.file);
-        return false;
-    }
-    walk->frames[walk->count++] = frame;
     return true;
 }
 
@@ -1136,12 +1134,10 @@ bool probe_read_python_at(struct hd_snapshot *snapshot, struct hd_process *proce
 
 bool probe_read_python(struct hd_snapshot *snapshot, double deadline)
 {
-    struct symbol_files *files = calloc(1, sizeof *files);
+    struct symbol_files *files cleanup_free = calloc(1, sizeof *files);
     struct probe_memory_cache memory;
-    if (!files || !probe_memory_cache_init(&memory)) {
-        free(files);
+    if (!files || !probe_memory_cache_init(&memory))
         return false;
-    }
     size_t candidates = 0, left_out = 0;
     unsigned gil_rereads = GIL_REREADS_PER_RUN;
     bool ok = true;
@@ -1155,7 +1151,6 @@ bool probe_read_python(struct hd_snapshot *snapshot, double deadline)
         else
             ok = read_process(snapshot, process, files, &memory, &gil_rereads);
     }
-    free(files);
     probe_memory_cache_free(&memory);
     if (ok && left_out > 0)
         ok = hd_snapshot_note(snapshot, HD_NOTE_DEADLINE, 0, 0,
