@@ -112,6 +112,20 @@ static int compare_files(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* A list of mapped files and their paths: the one being read, freed unless handed to the core, or the one a later
+ * NT_FILE note replaces. */
+struct file_list {
+    struct probe_core_file *items;
+    size_t count;
+};
+
+static void file_list_release(struct file_list *list)
+{
+    for (size_t f = 0; list->items && f < list->count; f++)
+        free(list->items[f].path);
+    free(list->items);
+}
+
 /* NT_FILE: count and page size, `count` (start, end, offset in pages) triples, then `count` NUL-terminated paths. */
 static bool read_files(struct probe_core *core, const unsigned char *desc, size_t size)
 {
@@ -128,10 +142,10 @@ static bool read_files(struct probe_core *core, const unsigned char *desc, size_
         return true;
     }
     const unsigned char *names = desc + sizeof header + count * 24, *end = desc + size;
-    struct probe_core_file *files = calloc(count ? count : 1, sizeof *files);
-    if (!files)
+    struct file_list files cleanup_with(file_list_release) = { 0 };
+    files.items = calloc(count ? count : 1, sizeof *files.items);
+    if (!files.items)
         return false;
-    size_t used = 0;
     for (uint64_t i = 0; i < count && names < end; i++) {
         uint64_t triple[3];
         memcpy(triple, desc + sizeof header + i * 24, sizeof triple);
@@ -139,27 +153,20 @@ static bool read_files(struct probe_core *core, const unsigned char *desc, size_
         if (!nul)
             break;
         if (triple[0] < triple[1] && triple[2] <= UINT64_MAX / page_size) {
-            files[used] = (struct probe_core_file){ .start = triple[0], .end = triple[1], .fd = -2,
-                                                    .offset = triple[2] * page_size,
-                                                    .path = strndup((const char *)names, (size_t)(nul - names)) };
-            if (!files[used].path) {
-                for (size_t f = 0; f < used; f++)
-                    free(files[f].path);
-                free(files);
+            char *path = strndup((const char *)names, (size_t)(nul - names));
+            if (!path)
                 return false;
-            }
-            used++;
+            files.items[files.count++] = (struct probe_core_file){ .start = triple[0], .end = triple[1], .fd = -2,
+                                                                   .offset = triple[2] * page_size, .path = path };
         }
         names = nul + 1;
     }
-    if (used < count)
-        problem(core, "%zu of the %llu mapped files of NT_FILE could be read", used, (unsigned long long)count);
-    for (size_t f = 0; f < core->nfiles; f++)
-        free(core->files[f].path);
-    free(core->files);
-    qsort(files, used, sizeof *files, compare_files);
-    core->files = files;
-    core->nfiles = used;
+    if (files.count < count)
+        problem(core, "%zu of the %llu mapped files of NT_FILE could be read", files.count, (unsigned long long)count);
+    file_list_release(&(struct file_list){ .items = core->files, .count = core->nfiles });
+    qsort(files.items, files.count, sizeof *files.items, compare_files);
+    core->files = steal_pointer(&files.items);
+    core->nfiles = files.count;
     return true;
 }
 
