@@ -3,6 +3,7 @@
 
 #include "procfs.h"
 #include "syscalls.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -61,7 +62,7 @@ static int open_dir(const char *dir, bool create, const char **why)
     *why = NULL;
     if (create && mkdir(dir, 0700) != 0 && errno != EEXIST)
         return -1; /* nowhere to write (a read-only /run, a container's): no ledger, nothing to say */
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd cleanup_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ELOOP || errno == ENOTDIR)
             *why = "it is not a directory (or is a link)";
@@ -70,10 +71,9 @@ static int open_dir(const char *dir, bool create, const char **why)
     struct stat status;
     if (fstat(fd, &status) != 0 || status.st_uid != geteuid() || (status.st_mode & 022) != 0) {
         *why = "it belongs to another user or others may write to it";
-        close(fd);
         return -1;
     }
-    return fd;
+    return steal_fd(&fd);
 }
 
 static long clock_ticks(void)

@@ -1,6 +1,8 @@
 /* Bounded /proc reads and defensive parsers (procfs.h). */
 #include "procfs.h"
 
+#include "util.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -12,7 +14,7 @@ ssize_t probe_read_file(const char *path, char *buffer, size_t cap)
 {
     if (cap == 0)
         return -EINVAL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    int fd cleanup_fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
         return -errno;
     size_t length = 0;
@@ -20,16 +22,12 @@ ssize_t probe_read_file(const char *path, char *buffer, size_t cap)
         ssize_t got = read(fd, buffer + length, cap - 1 - length);
         if (got < 0 && errno == EINTR)
             continue;
-        if (got < 0) {
-            int saved = errno;
-            close(fd);
-            return -saved;
-        }
+        if (got < 0)
+            return -errno;
         if (got == 0)
             break;
         length += (size_t)got;
     }
-    close(fd);
     buffer[length] = '\0';
     return (ssize_t)length;
 }
