@@ -4,6 +4,7 @@
 #include "clock.h"
 #include "fds.h"
 #include "procfs.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +25,8 @@
 #define SEARCH_BUDGET_S 1.0
 /* What is left of the deadline for the report after the search */
 #define DEADLINE_MARGIN_S 0.5
+
+HD_DEFINE_CLEANUP(DIR, closedir)
 
 static int compare_u64(const void *a, const void *b)
 {
@@ -225,12 +228,10 @@ bool probe_find_outside_pipe_holders(struct hd_snapshot *snapshot, double deadli
     if (s.ninodes == 0)
         return true;
     s.holders = calloc(HOLDERS_MAX, sizeof *s.holders);
-    DIR *proc = opendir("/proc");
+    DIR *proc hd_cleanup(closedir) = opendir("/proc");
     if (!s.holders || !proc) {
         bool memory = s.holders != NULL;
         free(s.holders);
-        if (proc)
-            closedir(proc);
         return memory; /* no /proc to search is no failure */
     }
     s.ticks_per_second = sysconf(_SC_CLK_TCK);
@@ -254,7 +255,6 @@ bool probe_find_outside_pipe_holders(struct hd_snapshot *snapshot, double deadli
         if (!out_of_time(&s))
             search_process(&s, (pid_t)pid);
     }
-    closedir(proc);
     if (s.cut)
         hd_snapshot_note(snapshot, HD_NOTE_DEADLINE, 0, 0,
                          "the search of the system for the write ends of %zu pipes that threads read stopped after "

@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+HD_DEFINE_CLEANUP(DIR, closedir)
+
 #define RELIST_ROUNDS_MAX 16
 #define ANCESTORS_MAX 256
 
@@ -419,7 +421,7 @@ static ssize_t list_tasks(pid_t pid, pid_t **tids, size_t *capacity)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *directory = opendir(path);
+    DIR *directory hd_cleanup(closedir) = opendir(path);
     if (!directory)
         return -1;
     size_t count = 0;
@@ -431,16 +433,13 @@ static ssize_t list_tasks(pid_t pid, pid_t **tids, size_t *capacity)
         if (count == *capacity) {
             size_t grown_capacity = *capacity ? 2 * *capacity : 256;
             pid_t *grown = reallocarray(*tids, grown_capacity, sizeof *grown);
-            if (!grown) {
-                closedir(directory);
+            if (!grown)
                 return -1;
-            }
             *tids = grown;
             *capacity = grown_capacity;
         }
         (*tids)[count++] = (pid_t)tid;
     }
-    closedir(directory);
     return (ssize_t)count;
 }
 
