@@ -353,7 +353,7 @@ long probe_find_job_processes(const char *job_id, pid_t **pids)
     if (!proc)
         return -errno;
     char *buffer = malloc(ENVIRONMENT_READ_MAX);
-    pid_t *members = NULL;
+    pid_t *members cleanup_free = NULL;
     size_t count = 0, capacity = 0;
     long result = 0;
     for (struct dirent *entry; buffer && (entry = readdir(proc));) {
@@ -373,25 +373,20 @@ long probe_find_job_processes(const char *job_id, pid_t **pids)
     if (!buffer)
         result = -ENOMEM;
     free(buffer);
-    if (result < 0) {
-        free(members);
+    if (result < 0)
         return result;
-    }
     if (count == 0)
         return 0;
     qsort(members, count, sizeof *members, compare_pids);
     pid_t *topmost = calloc(count, sizeof *topmost);
-    if (!topmost) {
-        free(members);
+    if (!topmost)
         return -ENOMEM;
-    }
     size_t kept = 0;
     for (size_t i = 0; i < count; i++) {
         pid_t parent = probe_parent_of(members[i]);
         if (!bsearch(&parent, members, count, sizeof *members, compare_pids))
             topmost[kept++] = members[i];
     }
-    free(members);
     *pids = topmost;
     return (long)kept;
 }

@@ -250,23 +250,20 @@ static bool read_relative(pid_t pid, struct probe_relative *out)
 ssize_t probe_list_descendants(pid_t ancestor, pid_t exclude, struct probe_relative *out, size_t max)
 {
     if (probe_children_files_exist()) {
-        struct member_list members = { 0 };
-        if (!add_subtree_by_children(&members, ancestor, exclude, 0)) {
-            member_list_free(&members);
+        struct member_list members cleanup_with(member_list_free) = { 0 };
+        if (!add_subtree_by_children(&members, ancestor, exclude, 0))
             return -ENOMEM;
-        }
         ssize_t count = 0;
         /* members[0] is the ancestor itself; a process gone since the walk is left out */
         for (size_t m = 1; m < members.count && (size_t)count < max; m++)
             count += read_relative(members.pids[m], &out[count]);
-        member_list_free(&members);
         return count;
     }
-    struct probe_process_link *links;
+    struct probe_process_link *links cleanup_free = NULL;
     ssize_t nlinks = probe_list_every_process(&links);
     if (nlinks < 0)
         return nlinks;
-    struct member_list members = { 0 };
+    struct member_list members cleanup_with(member_list_free) = { 0 };
     bool ok = add_subtree(&members, links, (size_t)nlinks, ancestor, exclude, 0);
     ssize_t count = ok ? 0 : -ENOMEM;
     /* members[0] is the ancestor itself */
@@ -277,8 +274,6 @@ ssize_t probe_list_descendants(pid_t ancestor, pid_t exclude, struct probe_relat
                                                         .state = links[i].state };
                 break;
             }
-    member_list_free(&members);
-    free(links);
     return count;
 }
 
@@ -840,18 +835,15 @@ static bool collect_process(struct read_context *c, pid_t pid, struct hd_process
 {
     struct hd_process process = { .pid = pid, .state = '?', .arch = c->snapshot->arch };
     *out = (struct hd_process){ 0 };
-    pid_t *tids;
+    pid_t *tids cleanup_free = NULL;
     size_t ntids;
     if (!probe_list_threads(pid, &tids, &ntids))
         return false;
     process.threads = calloc(ntids ? ntids : 1, sizeof *process.threads);
-    if (!process.threads) {
-        free(tids);
+    if (!process.threads)
         return false;
-    }
     struct stat_reads reads = { .pid = pid, .tids = tids, .threads = process.threads };
     for_each_item(c, ntids, PARALLEL_THREADS_MIN, read_one_stat, &reads);
-    free(tids);
     bool leader_seen = false;
     for (size_t t = 0; t < ntids; t++) {
         if (process.threads[t].tid == 0)
@@ -958,12 +950,10 @@ static void note_kernel_gaps(struct read_context *c)
 int probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots, pid_t exclude,
                     enum probe_detail detail, struct hd_snapshot *into)
 {
-    struct member_list members = { 0 };
+    struct member_list members cleanup_with(member_list_free) = { 0 };
     int listed = list_members(tree, roots, nroots, exclude, &members);
-    if (listed != 0) {
-        member_list_free(&members);
+    if (listed != 0)
         return listed;
-    }
     struct read_context c = {
         .tree = tree, .detail = detail, .snapshot = into, .notes = into,
         .clocks = { .monotonic_ns = clock_ns(CLOCK_MONOTONIC), .realtime_ns = clock_ns(CLOCK_REALTIME) },
@@ -972,17 +962,14 @@ int probe_tree_read(struct probe_tree *tree, const pid_t *roots, size_t nroots, 
     size_t first_new = into->nprocesses;
     /* every member's slot at once, read by one worker per CPU when there are many (a tree of 1,000 processes) */
     struct hd_process *room = reallocarray(into->processes, first_new + members.count + 1, sizeof *room);
-    if (!room) {
-        member_list_free(&members);
+    if (!room)
         return -ENOMEM;
-    }
     into->processes = room;
     struct member_reads reads = { .pids = members.pids, .processes = room + first_new };
     for_each_item(&c, members.count, PARALLEL_PROCESSES_MIN, collect_one_process, &reads);
     for (size_t m = 0; m < members.count; m++)
         if (reads.processes[m].pid != 0)
             into->processes[into->nprocesses++] = reads.processes[m];
-    member_list_free(&members);
     /* The other files, read right after the stat files so that all describe the same moment. */
     for_each_item(&c, into->nprocesses - first_new, PARALLEL_PROCESSES_MIN, read_one_process,
                   into->processes + first_new);
