@@ -510,13 +510,10 @@ static bool build_reverse(const struct report_graph *graph, struct reverse *r)
     r->into_process[0] = r->into_node[graph->nnodes];
     for (size_t p = 0; p < graph->nprocesses; p++)
         r->into_process[p + 1] += r->into_process[p];
-    size_t *fill_node = calloc(graph->nnodes + 1, sizeof *fill_node);
-    size_t *fill_process = calloc(graph->nprocesses + 1, sizeof *fill_process);
-    if (!fill_node || !fill_process) {
-        free(fill_node);
-        free(fill_process);
+    size_t *fill_node cleanup_free = calloc(graph->nnodes + 1, sizeof *fill_node);
+    size_t *fill_process cleanup_free = calloc(graph->nprocesses + 1, sizeof *fill_process);
+    if (!fill_node || !fill_process)
         return false;
-    }
     memcpy(fill_node, r->into_node, graph->nnodes * sizeof *fill_node);
     memcpy(fill_process, r->into_process, graph->nprocesses * sizeof *fill_process);
     for (size_t e = 0; e < graph->nedges; e++) {
@@ -524,8 +521,6 @@ static bool build_reverse(const struct report_graph *graph, struct reverse *r)
         size_t *fill = edge->target == REPORT_TO_THREAD ? &fill_node[edge->to] : &fill_process[edge->to];
         r->edges[(*fill)++] = e;
     }
-    free(fill_node);
-    free(fill_process);
     return true;
 }
 
@@ -544,15 +539,11 @@ static void release_reverse(struct reverse *r)
  */
 bool report_graph_reach(const struct report_graph *graph, const bool *seeds, bool *live)
 {
-    struct reverse r = { 0 };
-    bool *process_live = calloc(graph->nprocesses + 1, sizeof *process_live);
-    size_t *queue = calloc(graph->nnodes + 1, sizeof *queue);
-    if (!process_live || !queue || !build_reverse(graph, &r)) {
-        free(process_live);
-        free(queue);
-        release_reverse(&r);
+    struct reverse r cleanup_with(release_reverse) = { 0 };
+    bool *process_live cleanup_free = calloc(graph->nprocesses + 1, sizeof *process_live);
+    size_t *queue cleanup_free = calloc(graph->nnodes + 1, sizeof *queue);
+    if (!process_live || !queue || !build_reverse(graph, &r))
         return false;
-    }
     size_t head = 0, tail = 0;
     for (size_t i = 0; i < graph->nnodes; i++) {
         live[i] = seeds[i];
@@ -582,9 +573,6 @@ bool report_graph_reach(const struct report_graph *graph, const bool *seeds, boo
             to = r.into_process[p + 1];
         }
     }
-    free(process_live);
-    free(queue);
-    release_reverse(&r);
     return true;
 }
 

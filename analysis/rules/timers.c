@@ -85,48 +85,41 @@ static bool merely_a_timer(const struct report_rule_context *c, const struct rep
 static bool *timer_bound_now(struct report_rule_context *c, bool idle_timers_too)
 {
     const struct report_graph *graph = &c->analysis->graph;
-    bool *seeds = calloc(graph->nnodes + 1, sizeof *seeds);
-    bool *live = calloc(graph->nnodes + 1, sizeof *live);
-    bool *bound = calloc(graph->nnodes + 1, sizeof *bound);
-    bool any = false;
+    bool *seeds cleanup_free = calloc(graph->nnodes + 1, sizeof *seeds);
+    bool *live cleanup_free = calloc(graph->nnodes + 1, sizeof *live);
+    bool *bound cleanup_free = calloc(graph->nnodes + 1, sizeof *bound);
     if (!seeds || !live || !bound) {
         c->failed = true;
-    } else {
-        /* what can still wake someone: a thread that runs or waits on the outside world, or in the kernel; and a
-         * waiter that ran lately (blocked for less than the threshold, or for a time unknown): someone woke it, so
-         * the wakeups of its process reach somewhere */
-        for (size_t i = 0; i < graph->nnodes; i++) {
-            const struct report_node *node = &graph->nodes[i];
-            switch (node->wake) {
-            case REPORT_WAKE_RUNNING:
-            case REPORT_WAKE_TIMER:
-            case REPORT_WAKE_OUTSIDE:
-            case REPORT_WAKE_KERNEL:
-                seeds[i] = !merely_a_timer(c, node, idle_timers_too);
-                break;
-            case REPORT_WAKE_WAKER:
-                seeds[i] = !node->thread->blocked_for_known ||
-                           node->thread->blocked_for_s < c->analysis->stuck_after_s;
-                break;
-            case REPORT_WAKE_NEVER:
-            case REPORT_WAKE_EXITED:
-                break;
-            }
-        }
-        c->failed |= !report_graph_reach(graph, seeds, live);
-        for (size_t i = 0; !c->failed && i < graph->nnodes; i++) {
-            bound[i] = graph->nodes[i].wake == REPORT_WAKE_WAKER && !live[i] &&
-                       rule_asleep_for_the_threshold(c, &graph->nodes[i]);
-            any |= bound[i];
-        }
-    }
-    free(seeds);
-    free(live);
-    if (!any) {
-        free(bound);
         return NULL;
     }
-    return bound;
+    /* what can still wake someone: a thread that runs or waits on the outside world, or in the kernel; and a
+     * waiter that ran lately (blocked for less than the threshold, or for a time unknown): someone woke it, so the
+     * wakeups of its process reach somewhere */
+    for (size_t i = 0; i < graph->nnodes; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        switch (node->wake) {
+        case REPORT_WAKE_RUNNING:
+        case REPORT_WAKE_TIMER:
+        case REPORT_WAKE_OUTSIDE:
+        case REPORT_WAKE_KERNEL:
+            seeds[i] = !merely_a_timer(c, node, idle_timers_too);
+            break;
+        case REPORT_WAKE_WAKER:
+            seeds[i] = !node->thread->blocked_for_known || node->thread->blocked_for_s < c->analysis->stuck_after_s;
+            break;
+        case REPORT_WAKE_NEVER:
+        case REPORT_WAKE_EXITED:
+            break;
+        }
+    }
+    c->failed |= !report_graph_reach(graph, seeds, live);
+    bool any = false;
+    for (size_t i = 0; !c->failed && i < graph->nnodes; i++) {
+        bound[i] = graph->nodes[i].wake == REPORT_WAKE_WAKER && !live[i] &&
+                   rule_asleep_for_the_threshold(c, &graph->nodes[i]);
+        any |= bound[i];
+    }
+    return any ? steal_pointer(&bound) : NULL;
 }
 
 const bool *report_timer_bound(struct report_rule_context *c, bool idle_timers_too)
