@@ -518,21 +518,17 @@ int report_catalogue_load(struct report_catalogue *catalogue, const char *path, 
         snprintf(error, error_size, "%s", strerror(saved));
         return -saved;
     }
-    char *text = calloc(1, CATALOGUE_FILE_MAX + 1);
+    char *text cleanup_free = calloc(1, CATALOGUE_FILE_MAX + 1);
     size_t length = text ? fread(text, 1, CATALOGUE_FILE_MAX + 1, file) : 0;
     bool failed = ferror(file);
     fclose(file);
     if (!text || failed || length > CATALOGUE_FILE_MAX) {
-        free(text);
         snprintf(error, error_size, "%s", !text ? "out of memory" : failed ? "read error" : "larger than 1 MiB");
         return !text ? -ENOMEM : -EIO;
     }
     if (memchr(text, '\0', length)) {
-        free(text);
         snprintf(error, error_size, "not a text file");
         return -EINVAL;
     }
-    int result = report_catalogue_parse(catalogue, text, error, error_size);
-    free(text);
-    return result;
+    return report_catalogue_parse(catalogue, text, error, error_size);
 }
