@@ -256,19 +256,17 @@ static void collect_processes(struct builder *b)
 {
     struct report_picture *picture = b->picture;
     const struct report_graph *graph = b->graph;
-    size_t *drawn = calloc(graph->nprocesses + 1, sizeof *drawn);
+    size_t *drawn cleanup_free = calloc(graph->nprocesses + 1, sizeof *drawn);
     picture->processes = calloc(graph->nprocesses + 1, sizeof *picture->processes);
     if (!drawn || !picture->processes) {
-        free(drawn);
         b->failed = true;
         return;
     }
     for (size_t i = 0; i < picture->nboxes; i++)
         if (picture->boxes[i].kind == REPORT_BOX_THREAD)
             drawn[graph->nodes[picture->boxes[i].node].process_index]++;
-    size_t *picture_process = calloc(graph->nprocesses + 1, sizeof *picture_process);
+    size_t *picture_process cleanup_free = calloc(graph->nprocesses + 1, sizeof *picture_process);
     if (!picture_process) {
-        free(drawn);
         b->failed = true;
         return;
     }
@@ -302,8 +300,6 @@ static void collect_processes(struct builder *b)
                                               .node = REPORT_NO_NODE, .process = p, .finding = -1 };
             add_box(b, &box);
         }
-    free(drawn);
-    free(picture_process);
 }
 
 /* ---- edges --------------------------------------------------------------------------------------------------- */
@@ -389,20 +385,22 @@ static void collect_edges(struct builder *b)
 
 /* ---- the picture --------------------------------------------------------------------------------------------- */
 
+static void builder_release(struct builder *b)
+{
+    free(b->box_of_node);
+    free(b->any_thread_of);
+}
+
 struct report_picture *report_picture_new(const struct hd_snapshot *snapshot, const struct report_analysis *analysis,
                                           const struct report_picture_limits *limits)
 {
-    struct report_picture *picture = calloc(1, sizeof *picture);
+    struct report_picture *picture hd_cleanup(report_picture_free) = calloc(1, sizeof *picture);
     const struct report_graph *graph = &analysis->graph;
-    struct builder b = { .picture = picture, .graph = graph, .limits = limits };
+    struct builder b cleanup_with(builder_release) = { .picture = picture, .graph = graph, .limits = limits };
     b.box_of_node = malloc((graph->nnodes + 1) * sizeof *b.box_of_node);
     b.any_thread_of = malloc((graph->nprocesses + 1) * sizeof *b.any_thread_of);
-    if (!picture || !b.box_of_node || !b.any_thread_of) {
-        free(b.box_of_node);
-        free(b.any_thread_of);
-        free(picture);
+    if (!picture || !b.box_of_node || !b.any_thread_of)
         return NULL;
-    }
     picture->snapshot = snapshot;
     picture->analysis = analysis;
     for (size_t i = 0; i <= graph->nnodes; i++)
@@ -415,13 +413,9 @@ struct report_picture *report_picture_new(const struct hd_snapshot *snapshot, co
     name_findings(&b);
     collect_processes(&b);
     collect_edges(&b);
-    free(b.box_of_node);
-    free(b.any_thread_of);
-    if (b.failed) {
-        report_picture_free(picture);
+    if (b.failed)
         return NULL;
-    }
-    return picture;
+    return steal_pointer(&picture);
 }
 
 void report_picture_free(struct report_picture *picture)

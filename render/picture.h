@@ -10,6 +10,7 @@
 
 #include "analysis.h"
 #include "buffer.h"
+#include "util.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -106,6 +107,7 @@ struct report_picture {
 struct report_picture *report_picture_new(const struct hd_snapshot *snapshot, const struct report_analysis *analysis,
                                           const struct report_picture_limits *limits);
 void report_picture_free(struct report_picture *picture);
+HD_DEFINE_CLEANUP(struct report_picture, report_picture_free)
 
 /* How a format writes the words of a box: an escape for each target string (comm, thread name), and a line break
  * inside a label. */

@@ -142,7 +142,7 @@ static struct stack_group *group_stacks(const struct hd_snapshot *snapshot, size
         threads += snapshot->processes[p].nthreads;
     while (nslots < 2 * threads) /* at most half full: every thread may have a stack of its own */
         nslots *= 2;
-    size_t *slots = calloc(nslots, sizeof *slots);
+    size_t *slots cleanup_free = calloc(nslots, sizeof *slots);
     if (!slots) {
         *failed = true;
         return NULL;
@@ -156,12 +156,10 @@ static struct stack_group *group_stacks(const struct hd_snapshot *snapshot, size
             struct stack_group *group = group_for(&groups, count, &capacity, slots, nslots, thread);
             if (!group || !add_member(group, process, thread)) {
                 *failed = true;
-                free(slots);
                 return groups;
             }
         }
     }
-    free(slots);
     return groups;
 }
 
