@@ -44,18 +44,16 @@ bool report_merge_add_note(struct report_merge *merge, const char *source, const
         return false;
     va_list args;
     va_start(args, format);
-    char *text = NULL;
-    int length = vasprintf(&text, format, args);
+    char *text cleanup_free = NULL;
+    if (vasprintf(&text, format, args) < 0)
+        text = NULL; /* what a failed vasprintf leaves there is undefined: nothing for the cleanup to free */
     va_end(args);
-    bool failed = length < 0;
-    char *source_copy = report_merge_strdup(source, &failed);
-    if (failed) {
-        free(source_copy);
-        if (length >= 0)
-            free(text);
+    bool failed = !text;
+    char *source_copy cleanup_free = report_merge_strdup(source, &failed);
+    if (failed)
         return false;
-    }
-    merge->notes[merge->nnotes++] = (struct report_merge_note){ .source = source_copy, .text = text };
+    merge->notes[merge->nnotes++] =
+        (struct report_merge_note){ .source = steal_pointer(&source_copy), .text = steal_pointer(&text) };
     return true;
 }
 
@@ -171,17 +169,16 @@ static json_object *main_thread(json_object *process, pid_t pid)
 static bool placeholder_stack(struct report_merge_observation *observation, json_object *thread)
 {
     const char *syscall = string_member(member(thread, "syscall"), "name");
-    char *label = NULL;
+    char *label cleanup_free = NULL;
     int length = !thread ? asprintf(&label, "(no main thread in the report)")
                  : syscall ? asprintf(&label, "(no stack; in %s)", syscall)
                            : asprintf(&label, "(no stack)");
+    if (length < 0)
+        label = NULL; /* what a failed asprintf leaves there is undefined: nothing for the cleanup to free */
     observation->stack = length < 0 ? NULL : malloc(sizeof *observation->stack);
-    if (!observation->stack) {
-        if (length >= 0)
-            free(label);
+    if (!observation->stack)
         return false;
-    }
-    observation->stack[0] = label;
+    observation->stack[0] = steal_pointer(&label);
     observation->nstack = 1;
     return true;
 }

@@ -1,6 +1,8 @@
 /* The inputs of `hangdoc merge`: files, directories, standard input (merge_input.h). */
 #include "merge_input.h"
 
+#include "util.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -10,6 +12,8 @@
 /* json-c's default nesting bound: a report nests about eight deep, so deeper input is not one */
 #define DOCUMENT_DEPTH_MAX 64
 #define READ_CHUNK 65536
+
+HD_DEFINE_CLEANUP(json_tokener, json_tokener_free)
 
 static bool is_space(char c)
 {
@@ -55,14 +59,10 @@ static bool feed(struct report_merge *merge, json_tokener *tokener, const char *
 
 bool report_merge_read_stream(struct report_merge *merge, FILE *stream, const char *source)
 {
-    json_tokener *tokener = json_tokener_new_ex(DOCUMENT_DEPTH_MAX);
-    char *chunk = malloc(READ_CHUNK);
-    if (!tokener || !chunk) {
-        free(chunk);
-        if (tokener)
-            json_tokener_free(tokener);
+    json_tokener *tokener hd_cleanup(json_tokener_free) = json_tokener_new_ex(DOCUMENT_DEPTH_MAX);
+    char *chunk cleanup_free = malloc(READ_CHUNK);
+    if (!tokener || !chunk)
         return false;
-    }
     bool ok = true, pending = false, broken = false;
     size_t got;
     while (ok && !broken && (got = fread(chunk, 1, READ_CHUNK, stream)) > 0)
@@ -74,8 +74,6 @@ bool report_merge_read_stream(struct report_merge *merge, FILE *stream, const ch
     } else if (ok && !broken && pending) {
         ok = report_merge_skip(merge, source, "ends inside a JSON document (cut short?)");
     }
-    free(chunk);
-    json_tokener_free(tokener);
     return ok;
 }
 
