@@ -124,18 +124,18 @@ bool hd_snapshot_note(struct hd_snapshot *snapshot, enum hd_note_kind kind, pid_
 {
     va_list args;
     va_start(args, format);
-    char *text = NULL;
-    int length = vasprintf(&text, format, args);
+    char *text cleanup_free = NULL;
+    if (vasprintf(&text, format, args) < 0)
+        text = NULL; /* what a failed vasprintf leaves there is undefined: nothing for the cleanup to free */
     va_end(args);
-    if (length < 0)
+    if (!text)
         return false;
     struct hd_note *grown = hd_grow(snapshot->notes, &snapshot->notes_capacity, snapshot->nnotes, sizeof *grown);
-    if (!grown) {
-        free(text);
+    if (!grown)
         return false;
-    }
     snapshot->notes = grown;
-    snapshot->notes[snapshot->nnotes++] = (struct hd_note){ .kind = kind, .pid = pid, .tid = tid, .text = text };
+    snapshot->notes[snapshot->nnotes++] =
+        (struct hd_note){ .kind = kind, .pid = pid, .tid = tid, .text = steal_pointer(&text) };
     return true;
 }
 
@@ -164,6 +164,8 @@ static void index_free(struct hd_snapshot_index *index)
     free(index);
 }
 
+HD_DEFINE_CLEANUP(struct hd_snapshot_index, index_free)
+
 static int compare_entries(const void *a, const void *b)
 {
     const struct index_entry *x = a, *y = b;
@@ -179,15 +181,13 @@ bool hd_snapshot_index_build(struct hd_snapshot *snapshot)
         nthreads += snapshot->processes[p].nthreads;
     if (snapshot->nprocesses > UINT32_MAX || nthreads > UINT32_MAX)
         return true; /* cannot happen (pids are 22 bits), and the scans still work */
-    struct hd_snapshot_index *index = calloc(1, sizeof *index);
+    struct hd_snapshot_index *index hd_cleanup(index_free) = calloc(1, sizeof *index);
     if (!index)
         return false;
     index->by_pid = malloc((snapshot->nprocesses ? snapshot->nprocesses : 1) * sizeof *index->by_pid);
     index->by_tid = malloc((nthreads ? nthreads : 1) * sizeof *index->by_tid);
-    if (!index->by_pid || !index->by_tid) {
-        index_free(index);
+    if (!index->by_pid || !index->by_tid)
         return false;
-    }
     for (size_t p = 0; p < snapshot->nprocesses; p++) {
         const struct hd_process *process = &snapshot->processes[p];
         index->by_pid[p] = (struct index_entry){ .id = process->pid, .process = (uint32_t)p };
@@ -199,7 +199,7 @@ bool hd_snapshot_index_build(struct hd_snapshot *snapshot)
     qsort(index->by_tid, index->nthreads, sizeof *index->by_tid, compare_entries);
     index->processes = snapshot->processes;
     index->nprocesses = snapshot->nprocesses;
-    snapshot->index = index;
+    snapshot->index = steal_pointer(&index);
     return true;
 }
 
