@@ -1,6 +1,8 @@
 /* The open-addressing map (int_map.h). */
 #include "int_map.h"
 
+#include "util.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -25,14 +27,12 @@ static size_t find_slot(const struct hd_int_map *map, uint64_t key)
 static bool grow(struct hd_int_map *map)
 {
     size_t capacity = map->capacity ? 2 * map->capacity : FIRST_CAPACITY;
-    struct hd_int_map grown = { .capacity = capacity, .count = map->count };
-    grown.keys = calloc(capacity, sizeof *grown.keys);
-    grown.values = malloc(capacity * sizeof *grown.values);
-    if (!grown.keys || !grown.values) {
-        free(grown.keys);
-        free(grown.values);
+    uint64_t *keys cleanup_free = calloc(capacity, sizeof *keys);
+    size_t *values cleanup_free = malloc(capacity * sizeof *values);
+    if (!keys || !values)
         return false;
-    }
+    struct hd_int_map grown = { .keys = steal_pointer(&keys), .values = steal_pointer(&values), .capacity = capacity,
+                                .count = map->count };
     for (size_t i = 0; i < map->capacity; i++)
         if (map->keys[i] != 0) {
             size_t slot = find_slot(&grown, map->keys[i]);
