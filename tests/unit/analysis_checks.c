@@ -45,6 +45,22 @@ const char *evidence_of(const struct report_finding *finding, const char *name)
     return NULL;
 }
 
+size_t count_evidence(const struct report_finding *finding, const char *name)
+{
+    size_t count = 0;
+    for (size_t e = 0; finding && e < finding->nevidence; e++)
+        count += strcmp(finding->evidence[e].name, name) == 0;
+    return count;
+}
+
+const char *evidence_at(const struct report_finding *finding, const char *name, size_t i)
+{
+    for (size_t e = 0; finding && e < finding->nevidence; e++)
+        if (strcmp(finding->evidence[e].name, name) == 0 && i-- == 0)
+            return finding->evidence[e].value;
+    return NULL;
+}
+
 size_t remedies_containing(const struct report_finding *finding, const char *part)
 {
     size_t count = 0;

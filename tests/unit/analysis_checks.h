@@ -30,6 +30,10 @@ void finding_ids(const struct report_analysis *analysis, char *out, size_t cap);
     } while (0)
 /* The value of evidence `name`, or NULL (also for a NULL finding). */
 const char *evidence_of(const struct report_finding *finding, const char *name);
+/* How many values of evidence `name` the finding has (a name given once per waiter, worker, step...). */
+size_t count_evidence(const struct report_finding *finding, const char *name);
+/* The value of the `i`th evidence `name` (from 0, in the order the rule gave them), or NULL. */
+const char *evidence_at(const struct report_finding *finding, const char *name, size_t i);
 /* How many remedies contain `part`. */
 size_t remedies_containing(const struct report_finding *finding, const char *part);
 /* The tid of member `i` of the finding (fails the test when there is none). */
