@@ -264,6 +264,19 @@ static void starved_pool(struct report_rule_context *c, const struct report_grap
     }
     if (listed > STARVED_WORKERS_LISTED)
         rule_evidence(c, finding, "worker", "and %zu more workers", listed - STARVED_WORKERS_LISTED);
+    /* the idle workers beside them, which the summary puts in another pool: which threads they are */
+    listed = 0;
+    for (size_t n = process->first_node; n < process->first_node + process->nnodes && finding && idle; n++) {
+        const struct report_node *node = &graph->nodes[n];
+        if (!pool_worker(node, kind) || waits_in_a_task(node->thread, kind) != SIZE_MAX)
+            continue;
+        if (listed++ < STARVED_WORKERS_LISTED)
+            rule_evidence(c, finding, "idle_worker", "thread %d '%s' is idle, waiting for work: a worker of another "
+                          "of the %zu pools of process %d", (int)node->thread->tid, node->thread->name, pools,
+                          (int)process->process->pid);
+    }
+    if (listed > STARVED_WORKERS_LISTED)
+        rule_evidence(c, finding, "idle_worker", "and %zu more idle workers", listed - STARVED_WORKERS_LISTED);
     rule_remedy(c, finding, kind->remedy);
 }
 
