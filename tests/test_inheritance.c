@@ -136,7 +136,6 @@ Test(inheritance, child_hangs_on_the_lock_the_parents_cuda_event_thread_held)
     cr_assert_str_eq(json_string_at(lock, "evidence.runtime_text"), "inside libcuda.so.1, NVIDIA CUDA, not fork-safe");
     cr_assert(evidence_has(lock, "parent_thread", "'cuda-EvtHandlr'"), "%s", json_object_to_json_string(lock));
     cr_assert(evidence_has(lock, "inherited_handle", "hangdoc-fake-nvidia-"), "%s", json_object_to_json_string(lock));
-    cr_assert(strstr(json_string_at(lock, "summary"), "inside libcuda.so.1 (NVIDIA CUDA, not fork-safe)"));
 
     json_object *runtime = the_finding(document, "fork-unsafe-runtime", child);
     cr_assert_str_eq(json_string_at(runtime, "evidence.runtime"), "cuda");
@@ -320,10 +319,6 @@ static void expect_dataloader_workers_hang_in_gnu_openmp(struct fixture *started
                           "python: %s, expected %s", json_string_at(finding, "evidence.python"), line);
                 cr_assert(evidence_has(finding, "role", "DataLoader worker"), "role: %s",
                           json_string_at(finding, "evidence.role"));
-                cr_assert(strstr(json_string_at(finding, "summary"), "in Python: ParallelItems.__getitem__ at "
-                                                                      "torch_dataloader.py:") ||
-                              strstr(json_string_at(finding, "summary"), "in Python: __getitem__ at "),
-                          "%s", json_string_at(finding, "summary"));
             }
             attributed |= orphaned;
         }
