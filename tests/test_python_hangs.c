@@ -14,7 +14,8 @@
  * - thread pools starved by their own tasks (scenarios/pool_starvation.py), Queue.join() waiting for tasks nobody
  *   will mark done (scenarios/queue_join.py) and an asyncio loop blocked in its own coroutine
  *   (scenarios/asyncio_blocked.py), each with its look-alike;
- * - an Event or a Queue whose setter died of an exception (scenarios/setter_died.py): no-waker, and its look-alike.
+ * - an Event, a Queue or an asyncio future whose setter died of an exception (scenarios/setter_died.py): no-waker,
+ *   and its look-alike.
  * Exact ids, subjects, members and evidence, in JSON and in the text.
  */
 #include "harness.h"
@@ -604,10 +605,17 @@ Test(python_hangs, queue_join_after_its_consumer_died_of_cpython_3_14)
 
 /* ---- a wake-up the thread that was to send it never will -------------------------------------------------------- */
 
+/* What a no-waker finding says the thread waits in: `before`, the function `qualified` as 3.`minor` names it, then
+ * `after`. */
+struct waits_in {
+    const char *before, *qualified, *after;
+};
+
 /* ready <pid>: the main thread, the only one left, waits in Event.wait() or Queue.get() for a worker that died of an
- * exception: no-waker, certain, about it, naming the call its line made and that nothing is left to wake it. */
-static void expect_setter_died(const char *python, unsigned minor, const char *mode, const char *call,
-                               const char *file, const char *where)
+ * exception, or its asyncio loop idles for a future a task that raised never set: no-waker, certain, about it,
+ * naming what it waits in, the line marked `where`, and that nothing is left to wake it. */
+static void expect_setter_died(const char *python, unsigned minor, const char *mode, struct waits_in words,
+                               const char *where)
 {
     struct fixture fixture;
     json_object *finding;
@@ -618,13 +626,14 @@ static void expect_setter_died(const char *python, unsigned minor, const char *m
     cr_assert_eq(json_int_at(finding, "tid", 0), pid, "about the main thread");
     cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
     char expected[512];
-    snprintf(expected, sizeof expected, "Python's %s (%s)", python_function_name(call, minor), file);
+    snprintf(expected, sizeof expected, "%s%s%s", words.before, python_function_name(words.qualified, minor),
+             words.after);
     cr_assert_str_eq(json_string_at(finding, "evidence.waits_in"), expected);
     snprintf(expected, sizeof expected, "setter_died.py:%ld)", python_marked_line("setter_died.py", where));
     const char *line = json_string_at(finding, "evidence.python");
     cr_assert(line && strstr(line, "<module> (") == line && strstr(line, expected), "%s", line ? line : "none");
-    snprintf(expected, sizeof expected, "none: no other thread can reach the futex (it is the only thread of process "
-             "%d, and the word lies in memory no other process shares)", (int)pid);
+    snprintf(expected, sizeof expected, "none: no other thread could (it is the only thread of process %d, and "
+             "nothing another process holds or shares can end its wait)", (int)pid);
     cr_assert_str_eq(json_string_at(finding, "evidence.waker"), expected);
     json_object_put(document);
     fixture_stop(&fixture);
@@ -632,12 +641,20 @@ static void expect_setter_died(const char *python, unsigned minor, const char *m
 
 static void expect_event_setter_died(const char *python, unsigned minor)
 {
-    expect_setter_died(python, minor, "event", "Event.wait", "threading.py", "wait");
+    expect_setter_died(python, minor, "event", (struct waits_in){ "Python's ", "Event.wait", " (threading.py)" },
+                       "wait");
 }
 
 static void expect_queue_producer_died(const char *python, unsigned minor)
 {
-    expect_setter_died(python, minor, "queue", "Queue.get", "queue.py", "get");
+    expect_setter_died(python, minor, "queue", (struct waits_in){ "Python's ", "Queue.get", " (queue.py)" }, "get");
+}
+
+static void expect_future_setter_died(const char *python, unsigned minor)
+{
+    expect_setter_died(python, minor, "asyncio",
+                       (struct waits_in){ "the selector of asyncio's event loop (", "EpollSelector.select", ")" },
+                       "run");
 }
 
 Test(python_hangs, event_whose_setter_died_of_the_system_python)
@@ -663,6 +680,21 @@ Test(python_hangs, queue_whose_producer_died_of_the_system_python)
 Test(python_hangs, queue_whose_producer_died_of_cpython_3_14)
 {
     python_each_version(14, expect_queue_producer_died);
+}
+
+Test(python_hangs, future_whose_setter_died_of_the_system_python)
+{
+    python_each_version(0, expect_future_setter_died);
+}
+
+Test(python_hangs, future_whose_setter_died_of_cpython_3_13)
+{
+    python_each_version(13, expect_future_setter_died);
+}
+
+Test(python_hangs, future_whose_setter_died_of_cpython_3_14)
+{
+    python_each_version(14, expect_future_setter_died);
 }
 
 /* The look-alike: the worker is still at its job (a sleep loop): slow, not hung, no no-waker. */

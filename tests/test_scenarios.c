@@ -706,7 +706,8 @@ Test(scenarios, condition_wait_holding_the_signallers_mutex)
              (int)pid, json_string_at(waiting, "wait.lock.object_address"), (int)signaller);
     cr_assert_str_eq(json_string_at(finding, "evidence.held_lock"), expected);
     snprintf(expected, sizeof expected, "thread %d 'signaller' of process %d could wake it, but is asleep forever "
-             "(futex wait)", (int)signaller, (int)pid);
+             "itself, waiting for the mutex %s that thread %d holds", (int)signaller, (int)pid,
+             json_string_at(waiting, "wait.lock.object_address"), (int)pid);
     cr_assert_str_eq(json_string_at(finding, "evidence.waker"), expected);
     expect_only_findings(document, (const char *const[]){ "no-waker", NULL });
     expect_verdict(document, true, "deadlock", "no-waker", pid);
@@ -726,8 +727,8 @@ Test(scenarios, semaphore_whose_poster_returned)
     cr_assert_eq(json_int_at(finding, "tid", -1), pid);
     cr_assert_str_eq(json_string_at(finding, "evidence.waits_in"), "a semaphore (sem_wait)");
     char expected[256];
-    snprintf(expected, sizeof expected, "none: no other thread can reach the futex (it is the only thread of process "
-             "%d, and the word lies in memory no other process shares)", (int)pid);
+    snprintf(expected, sizeof expected, "none: no other thread could (it is the only thread of process %d, and "
+             "nothing another process holds or shares can end its wait)", (int)pid);
     cr_assert_str_eq(json_string_at(finding, "evidence.waker"), expected);
     cr_assert_null(json_at(finding, "evidence.held_lock"));
     expect_only_findings(document, (const char *const[]){ "no-waker", NULL });

@@ -38,11 +38,20 @@ static const struct {
     { "__lll_lock_wait*", "a glibc internal lock (__lll_lock_wait)" },
 };
 
-/* "Python's Event.wait (threading.py)": the library call the program's own line made, for a thread with a Python
- * stack; else the native stack's row; else the futex itself. Written into `out`. */
-static const char *waited_in(const struct hd_thread *thread, char *out, size_t size)
+/* What a thread waits in: "in" and "the selector of asyncio's event loop (EpollSelector.select)" for a loop in its
+ * selector; "in" and "Python's Event.wait (threading.py)", the library call the program's own line made, for a
+ * thread with a Python stack; "waiting for" and the lock, for a lock with a recorded owner; else "on" and the
+ * native stack's row, or the futex itself. The words are written into `out`; *preposition is static. */
+static const char *waited_in(const struct hd_thread *thread, char *out, size_t size, const char **preposition)
 {
     const struct hd_python_frame *place = report_python_place(thread);
+    *preposition = "in";
+    if (thread->npython_frames > 0 && thread->wait.kind == HD_WAIT_POLL &&
+        report_python_role(thread) == REPORT_ROLE_EVENT_LOOP) {
+        const char *function = thread->python_frames[0].function;
+        snprintf(out, size, "the selector of asyncio's event loop (%s)", function ? function : "?");
+        return out;
+    }
     if (place && place > thread->python_frames) {
         const struct hd_python_frame *call = place - 1;
         const char *slash = call->file ? strrchr(call->file, '/') : NULL;
@@ -50,6 +59,14 @@ static const char *waited_in(const struct hd_thread *thread, char *out, size_t s
                  slash ? slash + 1 : call->file ? call->file : "?");
         return out;
     }
+    const struct hd_lock *lock = &thread->wait.lock;
+    if (thread->wait.kind == HD_WAIT_FUTEX && lock->kind != HD_LOCK_UNKNOWN && lock->owner_tid > 0) {
+        *preposition = "waiting for";
+        snprintf(out, size, "the %s 0x%" PRIx64 " that thread %d holds", report_lock_noun(lock), lock->object_address,
+                 (int)lock->owner_tid);
+        return out;
+    }
+    *preposition = "on";
     for (size_t r = 0; thread->stack.state == HD_STACK_TAKEN && r < COUNT(wake_up_waits); r++)
         for (size_t f = 0; f < thread->stack.nframes; f++) {
             const char *symbol = thread->stack.frames[f].symbol;
@@ -58,7 +75,21 @@ static const char *waited_in(const struct hd_thread *thread, char *out, size_t s
                 return out;
             }
         }
-    snprintf(out, size, "a futex that records no owner");
+    snprintf(out, size, "%s",
+             thread->wait.kind == HD_WAIT_FUTEX ? "a futex that records no owner" : report_wait_label(thread));
+    return out;
+}
+
+/* ", in Python at consume (worker.py:12)" for a thread with a Python stack, else "". */
+static const char *python_where(const struct hd_thread *thread, char *out, size_t size)
+{
+    const struct hd_python_frame *place = report_python_place(thread);
+    char words[480];
+    out[0] = '\0';
+    if (place) {
+        report_python_frame_words(place, words, sizeof words);
+        snprintf(out, size, ", in Python at %s", words);
+    }
     return out;
 }
 
@@ -69,6 +100,19 @@ static bool waits_for_a_wake_up(const struct report_node *node)
     return node->wake == REPORT_WAKE_NEVER && node->thread->syscall.state == HD_SYSCALL_IN &&
            wait->kind == HD_WAIT_FUTEX && wait->lock.kind == HD_LOCK_UNKNOWN &&
            !(wait->operation && strcmp(wait->operation, "futex_waitv") == 0);
+}
+
+/* An asyncio event loop asleep forever in its selector: no callback of its runs (a wait inside one is
+ * event-loop-blocked's), no timer of its is due (the selector's timeout would be finite), and nothing that could
+ * make one of its files ready can run. Every task it has awaits something nobody will complete; the tasks' own
+ * waits are not on the thread's stack (a suspended coroutine is no frame). */
+static bool loop_idle_for_good(const struct report_node *node)
+{
+    const struct hd_thread *thread = node->thread;
+    return node->wake == REPORT_WAKE_NEVER && thread->syscall.state == HD_SYSCALL_IN &&
+           thread->wait.kind == HD_WAIT_POLL && thread->npython_frames > 0 &&
+           report_python_file_is(thread->python_frames[0].file, "selectors.py") &&
+           report_python_role(thread) == REPORT_ROLE_EVENT_LOOP;
 }
 
 /* Per process: is a hang finding about it already (its subject is, or a root cause names one of its threads as a
@@ -130,11 +174,19 @@ static size_t possible_wakers(struct report_rule_context *c, struct report_findi
             if (n == sleeper)
                 continue;
             const struct hd_thread *thread = graph->nodes[n].thread;
-            if (count++ < THREADS_LISTED_MAX && finding)
-                rule_evidence(c, finding, "waker", "thread %d '%s' of process %d could wake it, but %s (%s)",
-                              (int)thread->tid, thread->name, (int)graph->nodes[n].process->pid,
-                              graph->nodes[n].wake == REPORT_WAKE_EXITED ? "has exited" : "is asleep forever",
-                              report_wait_label(thread));
+            if (count++ >= THREADS_LISTED_MAX || !finding)
+                continue;
+            if (graph->nodes[n].wake == REPORT_WAKE_EXITED) {
+                rule_evidence(c, finding, "waker", "thread %d '%s' of process %d could wake it, but has exited",
+                              (int)thread->tid, thread->name, (int)graph->nodes[n].process->pid);
+                continue;
+            }
+            char what[256], where[512];
+            const char *preposition;
+            waited_in(thread, what, sizeof what, &preposition);
+            rule_evidence(c, finding, "waker", "thread %d '%s' of process %d could wake it, but is asleep forever "
+                          "itself, %s %s%s", (int)thread->tid, thread->name, (int)graph->nodes[n].process->pid,
+                          preposition, what, python_where(thread, where, sizeof where));
         }
     }
     if (!finding)
@@ -142,8 +194,8 @@ static size_t possible_wakers(struct report_rule_context *c, struct report_findi
     if (count > THREADS_LISTED_MAX)
         rule_evidence(c, finding, "waker", "and %zu more threads, each asleep forever", count - THREADS_LISTED_MAX);
     if (count == 0)
-        rule_evidence(c, finding, "waker", "none: no other thread can reach the futex (it is the only thread of "
-                      "process %d, and the word lies in memory no other process shares)", (int)node->process->pid);
+        rule_evidence(c, finding, "waker", "none: no other thread could (it is the only thread of process %d, and "
+                      "nothing another process holds or shares can end its wait)", (int)node->process->pid);
     return count;
 }
 
@@ -169,36 +221,47 @@ static void no_waker_finding(struct report_rule_context *c, const size_t *lock_w
     const struct report_node *node = &graph->nodes[subject];
     const struct hd_thread *thread = node->thread;
     size_t holder_waiter = lock_waiter[subject];
-    char object[256];
-    waited_in(thread, object, sizeof object);
+    char object[256], at[32] = "";
+    const char *preposition;
+    waited_in(thread, object, sizeof object, &preposition);
+    if (thread->wait.kind == HD_WAIT_FUTEX)
+        snprintf(at, sizeof at, " at 0x%" PRIx64, thread->wait.address);
     struct report_finding *finding;
     if (holder_waiter != REPORT_NO_NODE) {
         const struct hd_thread *waiter = graph->nodes[holder_waiter].thread;
         finding = rule_finding(c, REPORT_NO_WAKER, REPORT_CERTAIN, node,
-                               "thread %d '%s' of process %d sleeps forever on %s at 0x%" PRIx64 " while it holds the "
-                               "%s 0x%" PRIx64 " that thread %d '%s' waits for, and no thread that could wake it "
-                               "can run: it waits for a wake-up while holding a lock its waker needs",
-                               (int)thread->tid, thread->name, (int)node->process->pid, object, thread->wait.address,
+                               "thread %d '%s' of process %d sleeps forever %s %s%s while it holds the %s 0x%" PRIx64
+                               " that thread %d '%s' waits for, and no thread that could wake it can run: it waits "
+                               "for a wake-up while holding a lock its waker needs",
+                               (int)thread->tid, thread->name, (int)node->process->pid, preposition, object, at,
                                report_lock_noun(&waiter->wait.lock), waiter->wait.lock.object_address,
                                (int)waiter->tid, waiter->name);
+    } else if (loop_idle_for_good(node)) {
+        finding = rule_finding(c, REPORT_NO_WAKER, REPORT_CERTAIN, node,
+                               "the asyncio event loop of thread %d '%s' (process %d) waits in its selector with no "
+                               "timer due, and nothing that could make one of its files ready can run: every task "
+                               "it runs awaits something nobody will complete (a future or event never set, a queue "
+                               "never fed)",
+                               (int)thread->tid, thread->name, (int)node->process->pid);
     } else if (possible_wakers(c, NULL, subject) == 0) {
         finding = rule_finding(c, REPORT_NO_WAKER, REPORT_CERTAIN, node,
-                               "thread %d '%s', the only thread of process %d, sleeps forever on %s at 0x%" PRIx64
-                               ": nothing is left to wake it (the thread that was to, exited or never started, or "
-                               "woke it before it waited)",
-                               (int)thread->tid, thread->name, (int)node->process->pid, object, thread->wait.address);
+                               "thread %d '%s', the only thread of process %d, sleeps forever %s %s%s: nothing is "
+                               "left to wake it (the thread that was to, exited or never started, or woke it before "
+                               "it waited)",
+                               (int)thread->tid, thread->name, (int)node->process->pid, preposition, object, at);
     } else {
         finding = rule_finding(c, REPORT_NO_WAKER, REPORT_CERTAIN, node,
-                               "thread %d '%s' of process %d sleeps forever on %s at 0x%" PRIx64 ", and every thread "
-                               "that could wake it is asleep forever too: nothing is left to wake it",
-                               (int)thread->tid, thread->name, (int)node->process->pid, object,
-                               thread->wait.address);
+                               "thread %d '%s' of process %d sleeps forever %s %s%s, and every thread that could "
+                               "wake it is asleep forever too: nothing is left to wake it",
+                               (int)thread->tid, thread->name, (int)node->process->pid, preposition, object, at);
     }
     if (!finding)
         return;
-    finding->has_object = true;
-    finding->object = thread->wait.address;
-    rule_evidence(c, finding, "address", "0x%" PRIx64, thread->wait.address);
+    if (thread->wait.kind == HD_WAIT_FUTEX) {
+        finding->has_object = true;
+        finding->object = thread->wait.address;
+        rule_evidence(c, finding, "address", "0x%" PRIx64, thread->wait.address);
+    }
     rule_evidence(c, finding, "waits_in", "%s", object);
     size_t others = 0, held = 0;
     for (size_t s = 0; s < count; s++) {
@@ -214,31 +277,39 @@ static void no_waker_finding(struct report_rule_context *c, const size_t *lock_w
         }
         if (sleepers[s] == subject || others++ >= THREADS_LISTED_MAX)
             continue;
-        char other[256];
-        rule_evidence(c, finding, "sleeper", "thread %d '%s' sleeps forever too, on %s at 0x%" PRIx64,
-                      (int)sleeper->tid, sleeper->name, waited_in(sleeper, other, sizeof other),
-                      sleeper->wait.address);
+        char other[256], where[512];
+        const char *other_preposition;
+        waited_in(sleeper, other, sizeof other, &other_preposition);
+        rule_evidence(c, finding, "sleeper", "thread %d '%s' sleeps forever too, %s %s%s", (int)sleeper->tid,
+                      sleeper->name, other_preposition, other, python_where(sleeper, where, sizeof where));
     }
     if (held > THREADS_LISTED_MAX)
         rule_evidence(c, finding, "held_lock", "and %zu more locks that sleepers hold and other threads wait for",
                       held - THREADS_LISTED_MAX);
     if (others > THREADS_LISTED_MAX)
-        rule_evidence(c, finding, "sleeper", "and %zu more threads asleep forever on futexes that record no owner",
+        rule_evidence(c, finding, "sleeper", "and %zu more threads asleep forever, waiting to be woken",
                       others - THREADS_LISTED_MAX);
     possible_wakers(c, finding, subject);
     if (holder_waiter != REPORT_NO_NODE)
         rule_remedy(c, finding, "Do not wait for a wake-up while holding a lock that the thread which should wake "
                                 "you needs: release it before the wait. pthread_cond_wait(cond, mutex) releases only "
                                 "the mutex it is given; signal under that mutex and no other.");
-    if (thread->npython_frames > 0)
+    if (loop_idle_for_good(node))
+        rule_remedy(c, finding, "Bound what the tasks await (async with asyncio.timeout(...), asyncio.wait_for) and "
+                                "find the task that waits: a suspended coroutine is on no thread's stack, but "
+                                "asyncio.all_tasks() with task.print_stack() shows where each one awaits (from a "
+                                "handler of loop.add_signal_handler); python -X dev warns of tasks destroyed pending "
+                                "and exceptions never retrieved.");
+    else if (thread->npython_frames > 0)
         rule_remedy(c, finding, "In Python an exception ends a thread with only a traceback on stderr "
                                 "(threading.excepthook): look for it from the thread that should have set the event "
                                 "or put the item. Wait with a timeout (event.wait(timeout), queue.get(timeout=...)) and "
                                 "check that the producer is alive (thread.is_alive()).");
-    rule_remedy(c, finding, "Make sure something will wake the wait: the thread that was to signal, post or set may "
-                            "have exited (an exception, an early return on an error path) or signalled before the "
-                            "wait began. Wait in a loop on a condition checked under the lock, and give long waits a "
-                            "timeout that logs.");
+    if (!loop_idle_for_good(node))
+        rule_remedy(c, finding, "Make sure something will wake the wait: the thread that was to signal, post or set "
+                                "may have exited (an exception, an early return on an error path) or signalled "
+                                "before the wait began. Wait in a loop on a condition checked under the lock, and "
+                                "give long waits a timeout that logs.");
 }
 
 void report_rule_no_waker(struct report_rule_context *c)
@@ -255,7 +326,7 @@ void report_rule_no_waker(struct report_rule_context *c)
         const struct report_graph_process *process = &graph->processes[p];
         size_t count = 0;
         for (size_t n = process->first_node; n < process->first_node + process->nnodes; n++)
-            if (waits_for_a_wake_up(&graph->nodes[n]))
+            if (waits_for_a_wake_up(&graph->nodes[n]) || loop_idle_for_good(&graph->nodes[n]))
                 sleepers[count++] = n;
         if (count > 0 && !explained[p])
             no_waker_finding(c, lock_waiter, sleepers, count);

@@ -2,8 +2,11 @@
 """A thread waits for a wake-up that the thread which was to send it never will: it died of an exception.
   setter_died.py event: the main thread waits in Event.wait() for a worker that raised before it set the event
   setter_died.py queue: the main thread waits in Queue.get() for a producer that raised before it put anything
+  setter_died.py asyncio: a coroutine awaits a future that the task which was to set it never will (it raised):
+                 the event loop idles in its selector for ever
   setter_died.py alive: the look-alike: the worker is still at its job (it sleeps in a loop); slow, not hung
 ready <pid>"""
+import asyncio
 import os
 import queue
 import sys
@@ -22,15 +25,20 @@ def work():
     raise RuntimeError("the job failed before it said so")  # where: raise
 
 
-def asleep_in_the_kernel(tid):
+def asleep_in_the_kernel(tid, where="futex"):
     with open(f"/proc/self/task/{tid}/wchan") as wchan:
-        return "futex" in wchan.read()
+        return where in wchan.read()
 
 
 def report_when_in_position():
     """The worker has ended (or sleeps), and the main thread waits; then this thread ends."""
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
+        if mode == "asyncio":
+            if asleep_in_the_kernel(threading.main_thread().native_id, "poll"):
+                break
+            time.sleep(0.01)
+            continue
         main_waits = len(done._cond._waiters) == 1 if mode != "queue" else len(results.not_empty._waiters) == 1
         worker_settled = worker.is_alive() if mode == "alive" else not worker.is_alive()
         if main_waits and worker_settled and asleep_in_the_kernel(threading.main_thread().native_id):
@@ -43,6 +51,20 @@ def report_when_in_position():
 # the job's traceback is not the test's output; anything else that raises is
 threading.excepthook = lambda args: None if args.exc_type is RuntimeError else sys.__excepthook__(
     args.exc_type, args.exc_value, args.exc_traceback)
+async def produce(result):
+    raise RuntimeError("the job failed before it set the result")
+
+
+async def consume():
+    result = asyncio.get_running_loop().create_future()
+    producer = asyncio.create_task(produce(result))
+    threading.Thread(target=report_when_in_position).start()
+    await result
+
+
+if mode == "asyncio":
+    asyncio.run(consume())  # where: run
+    sys.exit(0)
 worker = threading.Thread(target=work, daemon=True)
 worker.start()
 reporter = threading.Thread(target=report_when_in_position)

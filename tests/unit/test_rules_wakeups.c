@@ -40,7 +40,8 @@ Test(no_waker, a_condition_wait_holding_the_mutex_its_waker_needs)
     cr_assert_str_eq(evidence_of(finding, "held_lock"),
                      "thread 100 'thread100' holds the mutex 0x55d2a0c4e040 that thread 101 'thread101' waits for");
     cr_assert_str_eq(evidence_of(finding, "waker"),
-                     "thread 101 'thread101' of process 100 could wake it, but is asleep forever (futex wait)");
+                     "thread 101 'thread101' of process 100 could wake it, but is asleep forever itself, waiting for "
+                     "the mutex 0x55d2a0c4e040 that thread 100 holds");
     cr_assert_eq(remedies_containing(finding, "release it before the wait"), 1);
     cr_assert_eq(remedies_containing(finding, "In Python"), 0, "no Python stack");
     cr_assert_str_eq(root_cause_id(analysis), "no-waker");
@@ -147,10 +148,43 @@ Test(no_waker, a_lone_python_thread_in_event_wait)
     const struct report_finding *finding = the_finding(analysis, "no-waker");
     cr_assert_str_eq(evidence_of(finding, "waits_in"), "Python's Event.wait (threading.py)");
     cr_assert_str_eq(evidence_of(finding, "python"), "<module> (/app/train.py:12)");
-    cr_assert_str_eq(evidence_of(finding, "waker"), "none: no other thread can reach the futex (it is the only "
-                                                   "thread of process 300, and the word lies in memory no other "
-                                                   "process shares)");
+    cr_assert_str_eq(evidence_of(finding, "waker"), "none: no other thread could (it is the only thread of process "
+                                                   "300, and nothing another process holds or shares can end its "
+                                                   "wait)");
     cr_assert_eq(remedies_containing(finding, "threading.excepthook"), 1);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(no_waker, an_asyncio_loop_idle_in_its_selector_with_nothing_to_wake_it)
+{
+    /* asyncio.run(main()) whose task awaits a future nobody sets: the loop's selector waits on its own self-pipe */
+    struct hd_snapshot *snapshot = new_snapshot(400);
+    struct hd_process *process = add_process(snapshot, 400, 1, HD_ORIGIN_EXEC, 1);
+    add_fd(process, 3, HD_FD_ANON, 0, 0);
+    add_fd(process, 4, HD_FD_SOCKET, 9001, 2);
+    add_fd(process, 5, HD_FD_SOCKET, 9002, 2);
+    add_socket_pair(snapshot, 9001, 9002);
+    struct hd_thread *loop = thread_of(snapshot, 400);
+    struct hd_wait *wait = asleep_in(loop, "epoll_wait", HD_WAIT_POLL, "epoll_wait");
+    wait->fd = 3;
+    wait->fds[0] = 4;
+    wait->nfds_known = 1;
+    add_python_frame(loop, "EpollSelector.select", "/usr/lib/python3.11/selectors.py", 468, false);
+    add_python_frame(loop, "BaseEventLoop._run_once", "/usr/lib/python3.11/asyncio/base_events.py", 1898, false);
+    add_python_frame(loop, "BaseEventLoop.run_forever", "/usr/lib/python3.11/asyncio/base_events.py", 607, false);
+    add_python_frame(loop, "Runner.run", "/usr/lib/python3.11/asyncio/runners.py", 118, false);
+    add_python_frame(loop, "<module>", "/app/serve.py", 30, true);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 400), REPORT_WAKE_NEVER, "only the loop itself holds its self-pipe");
+    EXPECT_IDS(analysis, "no-waker");
+    const struct report_finding *finding = the_finding(analysis, "no-waker");
+    cr_assert_eq(finding->tid, 400);
+    cr_assert_str_eq(evidence_of(finding, "waits_in"), "the selector of asyncio's event loop (EpollSelector.select)");
+    cr_assert_null(evidence_of(finding, "address"), "no futex");
+    cr_assert_str_eq(evidence_of(finding, "python"), "<module> (/app/serve.py:30)");
+    cr_assert_eq(remedies_containing(finding, "asyncio.all_tasks()"), 1);
+    cr_assert_eq(remedies_containing(finding, "threading.excepthook"), 0);
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
