@@ -1,18 +1,15 @@
 /* Mapped ELF objects identified from the target's memory (elf_memory.h). */
 #include "elf_memory.h"
 
-#include "facilities.h"
+#include "memory.h"
+#include "util.h"
 
 #include <elf.h>
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 /* Bytes read at each object's start in the first batch: the ELF header (64 bytes) and, for every object a linker
  * made, the program headers right after it (56 bytes each, a dozen or so). Tables beyond are read in a second
@@ -20,8 +17,6 @@
 #define HEADERS_READ 1024
 /* PT_NOTE segments read per object: real ones have one to three (.note.gnu.property, build-id, ABI tag). */
 #define NOTE_SEGMENTS_MAX 8
-/* Remote iovecs per process_vm_readv: the kernel refuses more than UIO_MAXIOV (1024, IOV_MAX). */
-#define READS_PER_CALL 1024
 
 /* static, so that the hundreds of fields converted per object are converted inline */
 static uint64_t host_order(uint64_t value, size_t size, bool msb)
@@ -86,51 +81,20 @@ struct object_work {
 /* A field of a structure read from the target, in host order. */
 #define HOST(work, field) ((__typeof__(field))host_order((uint64_t)(field), sizeof(field), (work)->msb))
 
-/* A kernel without process_vm_readv: each range through /proc/<pid>/mem, which also stops at a fault. */
-static int read_through_proc_mem(pid_t pid, struct remote_read *const *reads, size_t count)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno;
-    for (size_t i = 0; i < count; i++) {
-        ssize_t got = pread(fd, reads[i]->buffer, reads[i]->size, (off_t)reads[i]->address);
-        reads[i]->got = got < 0 ? 0 : (size_t)got;
-    }
-    close(fd);
-    return 0;
-}
-
-/* process_vm_readv stops at the first remote range that faults (an unmapped page, a PROT_NONE gap): what came
- * before it is counted, the faulting range keeps what it gave, and the next call starts after it. 0, or the errno
- * that refused the reads (EPERM: another user's process; ESRCH: it is gone; ENOSYS: no cross-memory attach). */
+/* Reads the ranges through memory.h's batch reader, which stops each at its first fault: what came is counted in
+ * `got`. 0, or the errno that refused the reads (EPERM: another user's process; ESRCH: it is gone). */
 static int read_remote(pid_t pid, struct remote_read *const *reads, size_t count)
 {
-    if (!probe_facilities()->cross_memory_attach)
-        return read_through_proc_mem(pid, reads, count);
-    struct iovec local[READS_PER_CALL], remote[READS_PER_CALL];
-    size_t next = 0;
-    while (next < count) {
-        size_t chunk = count - next < READS_PER_CALL ? count - next : READS_PER_CALL;
-        for (size_t i = 0; i < chunk; i++) {
-            local[i] = (struct iovec){ .iov_base = reads[next + i]->buffer, .iov_len = reads[next + i]->size };
-            remote[i] = (struct iovec){ .iov_base = (void *)(uintptr_t)reads[next + i]->address,
-                                        .iov_len = reads[next + i]->size };
-        }
-        ssize_t got = process_vm_readv(pid, local, chunk, remote, chunk, 0);
-        if (got < 0 && errno != EFAULT)
-            return errno;
-        size_t left = got < 0 ? 0 : (size_t)got, done = 0;
-        for (; done < chunk && left >= reads[next + done]->size; done++) {
-            reads[next + done]->got = reads[next + done]->size;
-            left -= reads[next + done]->size;
-        }
-        if (done < chunk)
-            reads[next + done++]->got = left;
-        next += done;
-    }
-    return 0;
+    struct probe_memory_range *ranges cleanup_free = calloc(count ? count : 1, sizeof *ranges);
+    if (!ranges)
+        return ENOMEM;
+    for (size_t i = 0; i < count; i++)
+        ranges[i] = (struct probe_memory_range){ .address = reads[i]->address, .buffer = reads[i]->buffer,
+                                                 .size = reads[i]->size };
+    int error = probe_read_memory_ranges(pid, ranges, count);
+    for (size_t i = 0; i < count; i++)
+        reads[i]->got = ranges[i].got;
+    return -error;
 }
 
 /* How many of `wanted` bytes at `address` lie in readable mappings of the object's own file, contiguous from

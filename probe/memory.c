@@ -1,7 +1,8 @@
-/* process_vm_readv with a /proc/<pid>/mem fallback (memory.h). */
+/* process_vm_readv with a /proc/<pid>/mem fallback, a range or a batch of them (memory.h). */
 #include "memory.h"
 
 #include "facilities.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,18 +10,23 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* 0, or -errno */
-static int read_through_proc_mem(pid_t pid, uint64_t address, void *buffer, size_t size)
+/* Remote ranges per process_vm_readv: the kernel refuses more than UIO_MAXIOV (1024, IOV_MAX). */
+#define RANGES_PER_CALL 1024
+
+/* Each range through /proc/<pid>/mem, which stops at a fault as process_vm_readv does. 0, or -errno when the file
+ * could not be opened. */
+static int read_through_proc_mem(pid_t pid, struct probe_memory_range *ranges, size_t count)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd cleanup_fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    ssize_t got = pread(fd, buffer, size, (off_t)address);
-    int error = got < 0 ? errno : EFAULT;
-    close(fd);
-    return got == (ssize_t)size ? 0 : -error;
+    for (size_t i = 0; i < count; i++) {
+        ssize_t got = pread(fd, ranges[i].buffer, ranges[i].size, (off_t)ranges[i].address);
+        ranges[i].got = got < 0 ? 0 : (size_t)got;
+    }
+    return 0;
 }
 
 static struct offline_memory {
@@ -44,30 +50,65 @@ void probe_memory_forget_offline(void)
     noffline = 0;
 }
 
+int probe_read_memory_ranges(pid_t pid, struct probe_memory_range *ranges, size_t count)
+{
+    bool offline_pid = false;
+    for (size_t i = 0; i < noffline && !offline_pid; i++) {
+        if (offline[i].pid != pid)
+            continue;
+        offline_pid = true;
+        for (size_t r = 0; r < count; r++)
+            ranges[r].got = ranges[r].address <= UINT64_MAX - ranges[r].size &&
+                                    offline[i].read(offline[i].context, ranges[r].address, ranges[r].buffer,
+                                                    ranges[r].size)
+                                ? ranges[r].size
+                                : 0;
+    }
+    if (offline_pid)
+        return 0;
+    if (noffline > 0)
+        return -ESRCH; /* cores are read: another pid is no process of theirs, whatever this machine runs */
+    if (!probe_facilities()->cross_memory_attach)
+        return read_through_proc_mem(pid, ranges, count);
+    struct iovec local[RANGES_PER_CALL], remote[RANGES_PER_CALL];
+    size_t next = 0;
+    while (next < count) {
+        size_t chunk = count - next < RANGES_PER_CALL ? count - next : RANGES_PER_CALL;
+        for (size_t i = 0; i < chunk; i++) {
+            local[i] = (struct iovec){ .iov_base = ranges[next + i].buffer, .iov_len = ranges[next + i].size };
+            remote[i] = (struct iovec){ .iov_base = (void *)(uintptr_t)ranges[next + i].address,
+                                        .iov_len = ranges[next + i].size };
+        }
+        ssize_t got = process_vm_readv(pid, local, chunk, remote, chunk, 0);
+        /* ENOSYS: no cross-memory attach in this kernel; anything else but a fault (ESRCH, EPERM) /proc/<pid>/mem
+         * would refuse too */
+        if (got < 0 && errno == ENOSYS)
+            return read_through_proc_mem(pid, ranges + next, count - next);
+        if (got < 0 && errno != EFAULT)
+            return -errno;
+        /* the call stops at the first range that faults: those before it came whole, that one as far as it went,
+         * and the next call starts after it */
+        size_t left = got < 0 ? 0 : (size_t)got, done = 0;
+        for (; done < chunk && left >= ranges[next + done].size; done++) {
+            ranges[next + done].got = ranges[next + done].size;
+            left -= ranges[next + done].size;
+        }
+        if (done < chunk)
+            ranges[next + done++].got = left;
+        next += done;
+    }
+    return 0;
+}
+
 int probe_read_memory_checked(pid_t pid, uint64_t address, void *buffer, size_t size)
 {
     if (address > UINT64_MAX - size)
         return -EFAULT;
-    for (size_t i = 0; i < noffline; i++)
-        if (offline[i].pid == pid)
-            return offline[i].read(offline[i].context, address, buffer, size) ? 0 : -EFAULT;
-    if (noffline > 0)
-        return -ESRCH; /* cores are read: another pid is no process of theirs, whatever this machine runs */
-    if (!probe_facilities()->cross_memory_attach)
-        return read_through_proc_mem(pid, address, buffer, size);
-    struct iovec local = { .iov_base = buffer, .iov_len = size };
-    struct iovec remote = { .iov_base = (void *)(uintptr_t)address, .iov_len = size };
-    ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (got == (ssize_t)size)
-        return 0;
-    if (got >= 0)
-        return -EFAULT; /* a short read: the range ends in an unmapped page */
-    int error = errno;
-    /* ENOSYS: no cross-memory attach in this kernel; anything else (EFAULT, ESRCH, EPERM) /proc/<pid>/mem would
-     * refuse too. */
-    if (error == ENOSYS)
-        return read_through_proc_mem(pid, address, buffer, size);
-    return -error;
+    struct probe_memory_range range = { .address = address, .buffer = buffer, .size = size };
+    int error = probe_read_memory_ranges(pid, &range, 1);
+    if (error)
+        return error;
+    return range.got == size ? 0 : -EFAULT; /* a short read: the range ends in an unmapped page */
 }
 
 bool probe_read_memory(pid_t pid, uint64_t address, void *buffer, size_t size)

@@ -12,6 +12,19 @@ bool probe_read_memory(pid_t pid, uint64_t address, void *buffer, size_t size);
 /* The same, saying why not: 0, or -errno (-EPERM: no ptrace access, -ESRCH: gone, -EFAULT: not mapped). */
 int probe_read_memory_checked(pid_t pid, uint64_t address, void *buffer, size_t size);
 
+/* One range of a batch: `size` bytes at `address` into `buffer`; `got` says how many came. */
+struct probe_memory_range {
+    uint64_t address;
+    void *buffer;
+    size_t size;
+    size_t got;
+};
+/* Reads each of `count` ranges of process `pid` as far as it is mapped: process_vm_readv(2) with as many ranges a
+ * call as the kernel takes, each range that faults keeping what it gave and the next call starting after it; or
+ * through /proc/<pid>/mem where the kernel has no cross-memory attach. 0, or -errno when the process refused them
+ * (-EPERM: no ptrace access, -ESRCH: gone). */
+int probe_read_memory_ranges(pid_t pid, struct probe_memory_range *ranges, size_t count);
+
 /* The same, shaped as a probe_memory_reader (syscalls.h): `context` points to the pid. */
 bool probe_read_memory_of(void *context, uint64_t address, void *buffer, size_t size);
 
