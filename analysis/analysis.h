@@ -212,6 +212,10 @@ const struct report_history *report_thread_history(const struct report_graph *gr
 /* The graph's entry for `process`, a process of the snapshot the graph was built from. */
 const struct report_graph_process *report_graph_process_of(const struct report_graph *graph,
                                                            const struct hd_process *process);
+/* Does the thread of `node`, asleep forever, wait for a signal by design: in pause(), sigsuspend() or sigwait(), or
+ * on a self-pipe or signalfd that a signal a program catches to be told what to do ends (signals.h)? A daemon's
+ * main loop waiting to be stopped, not a knot. */
+bool report_waits_for_a_signal_by_design(const struct report_node *node);
 /* Thread `tid` as the analysis takes it (its node's thread), and its process when `process` is not NULL; NULL and
  * NULL when the graph has no such thread. */
 const struct hd_thread *report_graph_thread(const struct report_graph *graph, pid_t tid,

@@ -69,6 +69,12 @@ const struct report_graph_process *report_graph_process_of(const struct report_g
     return &graph->processes[process - first];
 }
 
+bool report_waits_for_a_signal_by_design(const struct report_node *node)
+{
+    return node->thread->wait.kind == HD_WAIT_SIGNAL ||
+           report_signals_by_design(node->process, node->wake_signals) != 0;
+}
+
 const struct hd_thread *report_graph_thread(const struct report_graph *graph, pid_t tid,
                                             const struct hd_process **process)
 {
@@ -296,9 +302,9 @@ static bool relay_listener_edges(struct builder *b, size_t from, const struct hd
     return found;
 }
 
-/* Edges for one fd waited on; false when what could wake it is outside the snapshot. A signalfd, or a pipe that
- * only the waiter's own process writes (a signal handler's self-pipe), adds the signals that can end the wait to
- * *signals. */
+/* Edges for one fd waited on; false when what could wake it is outside the snapshot. A signalfd, or a pipe or
+ * socket pair that only the waiter's own process holds the other end of (a signal handler's self-pipe), adds the
+ * signals that can end the wait to *signals. */
 static bool fd_edges(struct builder *b, size_t from, const struct hd_process *process, int number, bool reads,
                      uint64_t *signals)
 {
@@ -321,7 +327,13 @@ static bool fd_edges(struct builder *b, size_t from, const struct hd_process *pr
         uint64_t peer = unix_peer_of(b->snapshot, fd->inode);
         if (!peer)
             return reads && relay_listener_edges(b, from, process);
-        return holder_edges(b, from, peer, HD_FD_SOCKET, reads, REPORT_EDGE_SOCKET, 0, NULL);
+        /* a socket pair only its own process holds is a self-pipe too: asyncio's, given to signal.set_wakeup_fd */
+        bool only_own = false;
+        bool found = holder_edges(b, from, peer, HD_FD_SOCKET, reads, REPORT_EDGE_SOCKET, process_index(b, process),
+                                  &only_own);
+        if (found && only_own && reads)
+            *signals |= report_signals_caught(process);
+        return found;
     }
     return false; /* a file, a tty, an eventfd...: not something hangdoc can follow */
 }

@@ -16,6 +16,15 @@ uint64_t report_signals_caught(const struct hd_process *process)
     return process->signal_dispositions_known ? process->signals_caught & ~GLIBC_INTERNAL_SIGNALS : 0;
 }
 
+uint64_t report_signals_by_design(const struct hd_process *process, uint64_t signals)
+{
+    uint64_t design = REPORT_SIGNAL_BIT(SIGTERM) | REPORT_SIGNAL_BIT(SIGHUP) | REPORT_SIGNAL_BIT(SIGQUIT) |
+                      REPORT_SIGNAL_BIT(SIGUSR1) | REPORT_SIGNAL_BIT(SIGUSR2);
+    if (!process->python.read)
+        design |= REPORT_SIGNAL_BIT(SIGINT);
+    return signals & design;
+}
+
 uint64_t report_signal_wait_ends_on(const struct hd_process *process, const struct hd_thread *thread)
 {
     const struct hd_wait *wait = &thread->wait;

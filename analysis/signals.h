@@ -25,6 +25,13 @@ uint64_t report_signal_wait_ends_on(const struct hd_process *process, const stru
 /* The signals whose handler may write a self-pipe of `process`: those it catches (0 when unknown). */
 uint64_t report_signals_caught(const struct hd_process *process);
 
+/* The signals a program catches to be told from outside what to do (SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1,
+ * SIGUSR2) among `signals`, the signals that end a wait of a thread of `process`: a wait that one of them ends is
+ * one by design, a service waiting to be stopped or reloaded, as pause() is. SIGINT does not count in a Python
+ * process, whose interpreter catches it itself; neither do SIGCHLD and a timer's signal, whose senders the graph
+ * has, nor the faults a crash handler catches. */
+uint64_t report_signals_by_design(const struct hd_process *process, uint64_t signals);
+
 /* "SIGCHLD, SIGALRM" into out (at most `size` bytes, NUL-terminated); "" for an empty set. */
 void report_signal_names(uint64_t signals, char *out, size_t size);
 /* "KILL" for 9, and so on for the standard signals; NULL for a real-time or unknown one. */

@@ -180,8 +180,9 @@ static void collect_root_causes(struct verdict_context *c)
 
 static bool knotted(const struct report_node *node)
 {
-    /* pause() and sigsuspend() wait for a signal by design: a daemon's main thread, not a knot */
-    return node->wake == REPORT_WAKE_NEVER && node->thread->wait.kind != HD_WAIT_SIGNAL;
+    /* pause(), sigsuspend() and a loop on a self-pipe that SIGTERM's handler writes wait for a signal by design: a
+     * daemon's main thread, not a knot */
+    return node->wake == REPORT_WAKE_NEVER && !report_waits_for_a_signal_by_design(node);
 }
 
 /* Threads asleep forever in a process that no finding is about: nobody who could wake them can run, but no rule

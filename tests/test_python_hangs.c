@@ -703,6 +703,13 @@ Test(python_hangs, event_whose_setter_still_works_is_not_hung)
     expect_look_alike("setter_died.py", "alive", "no-waker");
 }
 
+/* The asyncio look-alike: the loop waits for SIGTERM, whose handler (loop.add_signal_handler) writes its self-pipe
+ * and sets what the task awaits: a service waiting to be stopped, as in pause(); not hung. */
+Test(python_hangs, asyncio_service_waiting_for_sigterm_is_not_hung)
+{
+    expect_look_alike("setter_died.py", "stop-signal", "no-waker");
+}
+
 /* The look-alike: the consumer is still at its task (a sleep loop): slow, not hung, no queue-join. */
 Test(python_hangs, queue_join_while_the_consumer_works_is_not_hung)
 {

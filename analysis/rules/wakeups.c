@@ -110,7 +110,8 @@ static bool loop_idle_for_good(const struct report_node *node)
 {
     const struct hd_thread *thread = node->thread;
     return node->wake == REPORT_WAKE_NEVER && thread->syscall.state == HD_SYSCALL_IN &&
-           thread->wait.kind == HD_WAIT_POLL && thread->npython_frames > 0 &&
+           thread->wait.kind == HD_WAIT_POLL && !report_waits_for_a_signal_by_design(node) &&
+           thread->npython_frames > 0 &&
            report_python_file_is(thread->python_frames[0].file, "selectors.py") &&
            report_python_role(thread) == REPORT_ROLE_EVENT_LOOP;
 }

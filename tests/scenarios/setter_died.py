@@ -5,10 +5,13 @@
   setter_died.py asyncio: a coroutine awaits a future that the task which was to set it never will (it raised):
                  the event loop idles in its selector for ever
   setter_died.py alive: the look-alike: the worker is still at its job (it sleeps in a loop); slow, not hung
+  setter_died.py stop-signal: the look-alike of asyncio: the loop waits for SIGTERM, whose handler sets what its
+                 task awaits: a service waiting to be stopped, not hung
 ready <pid>"""
 import asyncio
 import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -34,7 +37,7 @@ def report_when_in_position():
     """The worker has ended (or sleeps), and the main thread waits; then this thread ends."""
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        if mode == "asyncio":
+        if mode in ("asyncio", "stop-signal"):
             if asleep_in_the_kernel(threading.main_thread().native_id, "poll"):
                 break
             time.sleep(0.01)
@@ -62,8 +65,18 @@ async def consume():
     await result
 
 
+async def serve_until_stopped():
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    threading.Thread(target=report_when_in_position).start()
+    await stop.wait()
+
+
 if mode == "asyncio":
     asyncio.run(consume())  # where: run
+    sys.exit(0)
+if mode == "stop-signal":
+    asyncio.run(serve_until_stopped())
     sys.exit(0)
 worker = threading.Thread(target=work, daemon=True)
 worker.start()

@@ -4,7 +4,10 @@
 #include "analysis_checks.h"
 #include "snapshot_builder.h"
 
+#include "signals.h"
+
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,11 +159,15 @@ Test(no_waker, a_lone_python_thread_in_event_wait)
     hd_snapshot_free(snapshot);
 }
 
-Test(no_waker, an_asyncio_loop_idle_in_its_selector_with_nothing_to_wake_it)
+/* asyncio.run(main()) of process 400 whose loop waits in its selector on its own self-pipe (a socket pair) alone,
+ * in a Python process catching `caught`. */
+static struct hd_snapshot *asyncio_loop_on_its_self_pipe(uint64_t caught)
 {
-    /* asyncio.run(main()) whose task awaits a future nobody sets: the loop's selector waits on its own self-pipe */
     struct hd_snapshot *snapshot = new_snapshot(400);
     struct hd_process *process = add_process(snapshot, 400, 1, HD_ORIGIN_EXEC, 1);
+    process->python.read = true;
+    process->signal_dispositions_known = true;
+    process->signals_caught = caught;
     add_fd(process, 3, HD_FD_ANON, 0, 0);
     add_fd(process, 4, HD_FD_SOCKET, 9001, 2);
     add_fd(process, 5, HD_FD_SOCKET, 9002, 2);
@@ -175,6 +182,13 @@ Test(no_waker, an_asyncio_loop_idle_in_its_selector_with_nothing_to_wake_it)
     add_python_frame(loop, "BaseEventLoop.run_forever", "/usr/lib/python3.11/asyncio/base_events.py", 607, false);
     add_python_frame(loop, "Runner.run", "/usr/lib/python3.11/asyncio/runners.py", 118, false);
     add_python_frame(loop, "<module>", "/app/serve.py", 30, true);
+    return snapshot;
+}
+
+Test(no_waker, an_asyncio_loop_idle_in_its_selector_with_nothing_to_wake_it)
+{
+    /* its task awaits a future nobody sets; SIGINT's handler (the interpreter's own) could write the self-pipe */
+    struct hd_snapshot *snapshot = asyncio_loop_on_its_self_pipe(REPORT_SIGNAL_BIT(SIGINT));
     struct report_analysis *analysis = analyze(snapshot);
     cr_assert_eq(wake_of(analysis, 400), REPORT_WAKE_NEVER, "only the loop itself holds its self-pipe");
     EXPECT_IDS(analysis, "no-waker");
@@ -185,6 +199,36 @@ Test(no_waker, an_asyncio_loop_idle_in_its_selector_with_nothing_to_wake_it)
     cr_assert_str_eq(evidence_of(finding, "python"), "<module> (/app/serve.py:30)");
     cr_assert_eq(remedies_containing(finding, "asyncio.all_tasks()"), 1);
     cr_assert_eq(remedies_containing(finding, "threading.excepthook"), 0);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(no_waker, not_for_an_asyncio_loop_that_waits_for_sigterm_by_design)
+{
+    /* loop.add_signal_handler(SIGTERM, stop.set); await stop.wait(): a service waiting to be stopped */
+    struct hd_snapshot *snapshot = asyncio_loop_on_its_self_pipe(REPORT_SIGNAL_BIT(SIGINT) | REPORT_SIGNAL_BIT(SIGTERM));
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 400), REPORT_WAKE_NEVER, "nothing in the snapshot sends SIGTERM");
+    cr_assert(report_waits_for_a_signal_by_design(&analysis->graph.nodes[0]));
+    cr_assert_eq(analysis->nfindings, 0u);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO, "a wait for a signal by design, as pause() is");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(no_waker, not_for_a_c_loop_on_its_self_pipe_that_sigint_ends)
+{
+    /* a C program's loop that polls the pipe its SIGINT handler writes: Ctrl-C is how it is meant to end */
+    struct hd_snapshot *snapshot = new_snapshot(500);
+    struct hd_process *process = add_process(snapshot, 500, 1, HD_ORIGIN_EXEC, 1);
+    process->signal_dispositions_known = true;
+    process->signals_caught = REPORT_SIGNAL_BIT(SIGINT);
+    add_fd(process, 3, HD_FD_PIPE, 7001, 0);
+    add_fd(process, 4, HD_FD_PIPE, 7001, 1);
+    polling(thread_of(snapshot, 500), 3, 0)->timeout = (struct hd_timeout){ .kind = HD_TIMEOUT_NONE };
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 500), REPORT_WAKE_NEVER);
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_NO);
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
