@@ -1,6 +1,6 @@
 /* The wake-up family (rule.h): no-waker, a thread asleep forever on a futex that records no owner (a condition
- * variable, a semaphore, a Python Event or Queue) when no thread that could wake it can run, and no other rule has
- * said why. The wait-for graph already calls such a knot a deadlock (DESIGN.md: "a single-threaded process
+ * variable, a semaphore, a Python Event or Queue), or an asyncio event loop idle in its selector for good, when no
+ * thread that could wake it can run, and no other rule has said why. The wait-for graph already calls such a knot a deadlock (DESIGN.md: "a single-threaded process
  * sleeping on a private futex with no timeout is the simplest knot"); this rule names it, with the threads that
  * could have woken it and what each waits for instead, and the lock it holds that one of them needs.
  */
@@ -155,17 +155,28 @@ static size_t *lock_waiters(const struct report_graph *graph)
     return waiter;
 }
 
+/* Does an edge of `node` before edge `e` point where `e` does? A loop's fds that its own process holds are an edge
+ * each, all to that process. */
+static bool reached_before(const struct report_graph *graph, const struct report_node *node, size_t e)
+{
+    for (size_t before = node->first_edge; before < e; before++)
+        if (graph->edges[before].target == graph->edges[e].target && graph->edges[before].to == graph->edges[e].to)
+            return true;
+    return false;
+}
+
 /* The threads that could have woken `sleeper` (its futex's edges: the other threads of each process that can
  * reach the word), each asleep forever or gone, as evidence of `finding`; how many there are (only that, with no
  * finding). */
 static size_t possible_wakers(struct report_rule_context *c, struct report_finding *finding, size_t sleeper)
 {
-    /* with no finding: counts them only */
     const struct report_graph *graph = &c->analysis->graph;
     const struct report_node *node = &graph->nodes[sleeper];
     size_t count = 0;
     for (size_t e = node->first_edge; e < node->first_edge + node->nedges; e++) {
         const struct report_edge *edge = &graph->edges[e];
+        if (reached_before(graph, node, e))
+            continue;
         size_t first = edge->to, last = edge->to + 1;
         if (edge->target == REPORT_TO_PROCESS) {
             first = graph->processes[edge->to].first_node;
@@ -291,11 +302,12 @@ static void no_waker_finding(struct report_rule_context *c, const size_t *lock_w
         rule_evidence(c, finding, "sleeper", "and %zu more threads asleep forever, waiting to be woken",
                       others - THREADS_LISTED_MAX);
     possible_wakers(c, finding, subject);
+    bool loop = loop_idle_for_good(node);
     if (holder_waiter != REPORT_NO_NODE)
         rule_remedy(c, finding, "Do not wait for a wake-up while holding a lock that the thread which should wake "
                                 "you needs: release it before the wait. pthread_cond_wait(cond, mutex) releases only "
                                 "the mutex it is given; signal under that mutex and no other.");
-    if (loop_idle_for_good(node))
+    if (loop)
         rule_remedy(c, finding, "Bound what the tasks await (async with asyncio.timeout(...), asyncio.wait_for) and "
                                 "find the task that waits: a suspended coroutine is on no thread's stack, but "
                                 "asyncio.all_tasks() with task.print_stack() shows where each one awaits (from a "
@@ -306,7 +318,7 @@ static void no_waker_finding(struct report_rule_context *c, const size_t *lock_w
                                 "(threading.excepthook): look for it from the thread that should have set the event "
                                 "or put the item. Wait with a timeout (event.wait(timeout), queue.get(timeout=...)) and "
                                 "check that the producer is alive (thread.is_alive()).");
-    if (!loop_idle_for_good(node))
+    if (!loop)
         rule_remedy(c, finding, "Make sure something will wake the wait: the thread that was to signal, post or set "
                                 "may have exited (an exception, an early return on an error path) or signalled "
                                 "before the wait began. Wait in a loop on a condition checked under the lock, and "

@@ -232,3 +232,24 @@ Test(no_waker, not_for_a_c_loop_on_its_self_pipe_that_sigint_ends)
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
+
+Test(no_waker, each_thread_that_could_wake_a_loop_is_named_once)
+{
+    /* the loop polls both ends of its self-pipe (an edge each, to its own process); its other thread waits in
+     * pause() for a signal (by design, and no cycle: it waits on nobody) */
+    struct hd_snapshot *snapshot = asyncio_loop_on_its_self_pipe(REPORT_SIGNAL_BIT(SIGINT));
+    struct hd_thread *loop = thread_of(snapshot, 400);
+    loop->wait.fds[1] = 5;
+    loop->wait.nfds_known = 2;
+    in_pause(add_thread(snapshot, 400, 401));
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "no-waker");
+    const struct report_finding *finding = the_finding(analysis, "no-waker");
+    cr_assert_eq(finding->tid, 400, "about the loop, the main thread");
+    cr_assert_eq(count_evidence(finding, "waker"), 1u);
+    cr_assert_str_eq(evidence_of(finding, "waker"), "thread 401 'thread401' of process 400 could wake it, but is "
+                                                   "asleep forever itself, on pause");
+    cr_assert_null(evidence_of(finding, "sleeper"), "pause() is no wait for a wake-up");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
