@@ -162,6 +162,37 @@ static void render_hang(struct report_buffer *out, const struct report_analysis 
     report_buffer_puts(out, "]\n");
 }
 
+/* ": thread 412 'svc' of process 412 waits by design for a signal (SIGTERM), and every other thread ..." when threads asleep forever wait so (a daemon's pause(), a service's loop that SIGTERM's handler wakes): a
+ * "not hung" that says why they do not count. */
+static void render_not_hung(struct report_buffer *out, const struct report_graph *graph)
+{
+    size_t by_design = 0, first = REPORT_NO_NODE;
+    for (size_t i = 0; i < graph->nnodes; i++)
+        if (graph->nodes[i].wake == REPORT_WAKE_NEVER && report_waits_for_a_signal_by_design(&graph->nodes[i]) &&
+            by_design++ == 0)
+            first = i;
+    if (by_design == 0) {
+        report_buffer_puts(out, ": every thread runs, waits with a timeout or on the outside, or can be woken by one "
+                                "that does\n");
+        return;
+    }
+    const struct report_node *node = &graph->nodes[first];
+    uint64_t signals = node->thread->wait.kind == HD_WAIT_SIGNAL
+                           ? node->wake_signals
+                           : report_signals_by_design(node->process, node->wake_signals);
+    char names[256];
+    report_signal_names(signals, names, sizeof names);
+    report_buffer_printf(out, ": thread %d '", (int)node->thread->tid);
+    put_escaped(out, node->thread->name);
+    report_buffer_printf(out, "' of process %d waits by design for a signal", (int)node->process->pid);
+    if (names[0])
+        report_buffer_printf(out, " (%s)", names);
+    if (by_design > 1)
+        report_buffer_printf(out, ", as %zu more thread%s do", by_design - 1, by_design == 2 ? "" : "s");
+    report_buffer_puts(out, ", and every other thread runs, waits with a timeout or on the outside, or can be woken "
+                            "by one that does\n");
+}
+
 static void render_verdict(struct report_buffer *out, const struct hd_snapshot *snapshot,
                            const struct report_analysis *analysis, const struct report_text_options *options)
 {
@@ -172,8 +203,7 @@ static void render_verdict(struct report_buffer *out, const struct hd_snapshot *
         paint(out, options, PAINT_GOOD);
         report_buffer_puts(out, "not hung");
         unpaint(out, options);
-        report_buffer_puts(out, ": every thread runs, waits with a timeout or on the outside, or can be woken by "
-                                "one that does\n");
+        render_not_hung(out, &analysis->graph);
         return;
     case REPORT_HUNG_UNKNOWN:
         paint(out, options, PAINT_LIKELY);

@@ -3,6 +3,7 @@
 #include "snapshot_builder.h"
 
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,26 @@ Test(render, text_tree_waits_and_escaping)
               "%s", text);
     cr_assert(strstr(text, "\nnotes:\n  process 4012: exe: permission denied\n"), "%s", text);
     cr_assert_null(strchr(text, 0x1b), "no raw escape byte");
+    free(text);
+    hd_snapshot_free(snapshot);
+}
+
+/* A daemon's main thread in pause(), which SIGTERM's and SIGHUP's handlers end: not hung, and the verdict says which
+ * thread waits by design for what. */
+Test(render, not_hung_names_a_thread_that_waits_by_design_for_a_signal)
+{
+    struct hd_snapshot *snapshot = new_snapshot(900);
+    struct hd_process *daemon = add_process(snapshot, 900, 1, HD_ORIGIN_EXEC, 1);
+    daemon->signal_dispositions_known = true;
+    daemon->signals_caught = (1ULL << (SIGTERM - 1)) | (1ULL << (SIGHUP - 1));
+    struct hd_wait *wait = asleep_in(thread_of(snapshot, 900), "pause", HD_WAIT_SIGNAL, "pause");
+    wait->signal_set_kind = HD_SIGNAL_SET_BLOCKED;
+    wait->signal_set = 0;
+    char *text = render(snapshot, false);
+    const char *verdict = "verdict: not hung: thread 900 'thread900' of process 900 waits by design for a signal "
+                          "(SIGHUP, SIGTERM), and every other thread runs, waits with a timeout or on the outside, or "
+                          "can be woken by one that does\n";
+    cr_assert(strncmp(text, verdict, strlen(verdict)) == 0, "%s", text);
     free(text);
     hd_snapshot_free(snapshot);
 }
