@@ -703,6 +703,24 @@ Test(python_hangs, event_whose_setter_still_works_is_not_hung)
     expect_look_alike("setter_died.py", "alive", "no-waker");
 }
 
+/* signal.signal(SIGTERM, lambda *_: stop.set()); stop.wait(): a service waiting to be stopped looks like a hang, and
+ * a Python handler runs in the main thread: no-waker, only likely, saying which signal the process catches. */
+Test(python_hangs, a_service_waiting_for_sigterm_in_event_wait_is_only_likely)
+{
+    struct fixture fixture;
+    unsigned minor = 0;
+    json_object *finding;
+    json_object *document = diagnose_hung_script(&fixture, SYSTEM_PYTHON, &minor, "setter_died.py", "service",
+                                                 "no-waker", &finding);
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
+    char expected[256];
+    snprintf(expected, sizeof expected, "process %d catches SIGTERM: ", (int)fixture.pids[0]);
+    const char *handler = json_string_at(finding, "evidence.signal_handler");
+    cr_assert(handler && strncmp(handler, expected, strlen(expected)) == 0, "%s", handler ? handler : "none");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
 /* The asyncio look-alike: the loop waits for SIGTERM, whose handler (loop.add_signal_handler) writes its self-pipe
  * and sets what the task awaits: a service waiting to be stopped, as in pause(); not hung. */
 Test(python_hangs, asyncio_service_waiting_for_sigterm_is_not_hung)

@@ -8,6 +8,7 @@
 
 #include "describe.h"
 #include "python_view.h"
+#include "signals.h"
 
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -225,6 +226,18 @@ static size_t subject_of(const struct report_graph *graph, const size_t *lock_wa
     return sleepers[0];
 }
 
+/* The signals a Python handler may end the wait of `node` with: CPython runs signal handlers in the main thread,
+ * and a lock acquire there returns to run them, so a handler that sets what the thread waits for (a service's
+ * stop.set() on SIGTERM) ends its wait; the graph cannot tell whether this one does. Those a program catches to be
+ * told what to do (signals.h) when the node is such a wait, else 0. */
+static uint64_t python_handler_signals(const struct report_node *node)
+{
+    const struct hd_thread *thread = node->thread;
+    if (thread->tid != node->process->pid || thread->npython_frames == 0 || thread->wait.kind != HD_WAIT_FUTEX)
+        return 0;
+    return report_signals_by_design(node->process, report_signals_caught(node->process));
+}
+
 static void no_waker_finding(struct report_rule_context *c, const size_t *lock_waiter, const size_t *sleepers,
                              size_t count)
 {
@@ -238,10 +251,12 @@ static void no_waker_finding(struct report_rule_context *c, const size_t *lock_w
     waited_in(thread, object, sizeof object, &preposition);
     if (thread->wait.kind == HD_WAIT_FUTEX)
         snprintf(at, sizeof at, " at 0x%" PRIx64, thread->wait.address);
+    uint64_t handled = python_handler_signals(node);
+    enum report_confidence confidence = handled ? REPORT_LIKELY : REPORT_CERTAIN;
     struct report_finding *finding;
     if (holder_waiter != REPORT_NO_NODE) {
         const struct hd_thread *waiter = graph->nodes[holder_waiter].thread;
-        finding = rule_finding(c, REPORT_NO_WAKER, REPORT_CERTAIN, node,
+        finding = rule_finding(c, REPORT_NO_WAKER, confidence, node,
                                "thread %d '%s' of process %d sleeps forever %s %s%s while it holds the %s 0x%" PRIx64
                                " that thread %d '%s' waits for, and no thread that could wake it can run: it waits "
                                "for a wake-up while holding a lock its waker needs",
@@ -249,20 +264,20 @@ static void no_waker_finding(struct report_rule_context *c, const size_t *lock_w
                                report_lock_noun(&waiter->wait.lock), waiter->wait.lock.object_address,
                                (int)waiter->tid, waiter->name);
     } else if (loop_idle_for_good(node)) {
-        finding = rule_finding(c, REPORT_NO_WAKER, REPORT_CERTAIN, node,
+        finding = rule_finding(c, REPORT_NO_WAKER, confidence, node,
                                "the asyncio event loop of thread %d '%s' (process %d) waits in its selector with no "
                                "timer due, and nothing that could make one of its files ready can run: every task "
                                "it runs awaits something nobody will complete (a future or event never set, a queue "
                                "never fed)",
                                (int)thread->tid, thread->name, (int)node->process->pid);
     } else if (possible_wakers(c, NULL, subject) == 0) {
-        finding = rule_finding(c, REPORT_NO_WAKER, REPORT_CERTAIN, node,
+        finding = rule_finding(c, REPORT_NO_WAKER, confidence, node,
                                "thread %d '%s', the only thread of process %d, sleeps forever %s %s%s: nothing is "
                                "left to wake it (the thread that was to, exited or never started, or woke it before "
                                "it waited)",
                                (int)thread->tid, thread->name, (int)node->process->pid, preposition, object, at);
     } else {
-        finding = rule_finding(c, REPORT_NO_WAKER, REPORT_CERTAIN, node,
+        finding = rule_finding(c, REPORT_NO_WAKER, confidence, node,
                                "thread %d '%s' of process %d sleeps forever %s %s%s, and every thread that could "
                                "wake it is asleep forever too: nothing is left to wake it",
                                (int)thread->tid, thread->name, (int)node->process->pid, preposition, object, at);
@@ -275,6 +290,13 @@ static void no_waker_finding(struct report_rule_context *c, const size_t *lock_w
         rule_evidence(c, finding, "address", "0x%" PRIx64, thread->wait.address);
     }
     rule_evidence(c, finding, "waits_in", "%s", object);
+    if (handled) {
+        char names[256];
+        report_signal_names(handled, names, sizeof names);
+        rule_evidence(c, finding, "signal_handler", "process %d catches %s: a Python handler runs in the main thread "
+                      "and ends this wait if it sets what the thread waits for (a service waiting to be stopped "
+                      "is not hung); whether it does, no snapshot says", (int)node->process->pid, names);
+    }
     size_t others = 0, held = 0;
     for (size_t s = 0; s < count; s++) {
         const struct hd_thread *sleeper = graph->nodes[sleepers[s]].thread;

@@ -7,6 +7,8 @@
   setter_died.py alive: the look-alike: the worker is still at its job (it sleeps in a loop); slow, not hung
   setter_died.py stop-signal: the look-alike of asyncio: the loop waits for SIGTERM, whose handler sets what its
                  task awaits: a service waiting to be stopped, not hung
+  setter_died.py service: the main thread waits in Event.wait() for SIGTERM's handler to set the event: a service
+                 waiting to be stopped, which no snapshot tells from a hang
 ready <pid>"""
 import asyncio
 import os
@@ -43,7 +45,7 @@ def report_when_in_position():
             time.sleep(0.01)
             continue
         main_waits = len(done._cond._waiters) == 1 if mode != "queue" else len(results.not_empty._waiters) == 1
-        worker_settled = worker.is_alive() if mode == "alive" else not worker.is_alive()
+        worker_settled = mode == "service" or (worker.is_alive() if mode == "alive" else not worker.is_alive())
         if main_waits and worker_settled and asleep_in_the_kernel(threading.main_thread().native_id):
             break
         time.sleep(0.01)
@@ -51,6 +53,11 @@ def report_when_in_position():
     os.close(3)
 
 
+if mode == "service":
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    threading.Thread(target=report_when_in_position).start()
+    done.wait()  # where: stopped
+    sys.exit(0)
 # the job's traceback is not the test's output; anything else that raises is
 threading.excepthook = lambda args: None if args.exc_type is RuntimeError else sys.__excepthook__(
     args.exc_type, args.exc_value, args.exc_traceback)

@@ -137,15 +137,26 @@ Test(no_waker, a_pool_with_nothing_left_to_wake_it_is_one_finding_about_its_main
     hd_snapshot_free(snapshot);
 }
 
-Test(no_waker, a_lone_python_thread_in_event_wait)
+/* Process 300, Python, whose only thread waits in Event.wait() at train.py:12; it catches `caught`. */
+static struct hd_snapshot *lone_python_thread_in_event_wait(uint64_t caught)
 {
     struct hd_snapshot *snapshot = new_snapshot(300);
-    add_process(snapshot, 300, 1, HD_ORIGIN_EXEC, 1);
+    struct hd_process *process = add_process(snapshot, 300, 1, HD_ORIGIN_EXEC, 1);
+    process->python.read = true;
+    process->signal_dispositions_known = true;
+    process->signals_caught = caught;
     struct hd_thread *main_thread = thread_of(snapshot, 300);
     asleep_in_futex(main_thread, CONDITION);
     add_python_frame(main_thread, "Condition.wait", "/usr/lib/python3.11/threading.py", 320, false);
     add_python_frame(main_thread, "Event.wait", "/usr/lib/python3.11/threading.py", 622, false);
     add_python_frame(main_thread, "<module>", "/app/train.py", 12, true);
+    return snapshot;
+}
+
+Test(no_waker, a_lone_python_thread_in_event_wait)
+{
+    /* the interpreter's own SIGINT handler is no sign of a service waiting to be stopped */
+    struct hd_snapshot *snapshot = lone_python_thread_in_event_wait(REPORT_SIGNAL_BIT(SIGINT));
     struct report_analysis *analysis = analyze(snapshot);
     EXPECT_IDS(analysis, "no-waker");
     const struct report_finding *finding = the_finding(analysis, "no-waker");
@@ -155,6 +166,25 @@ Test(no_waker, a_lone_python_thread_in_event_wait)
                                                    "300, and nothing another process holds or shares can end its "
                                                    "wait)");
     cr_assert_eq(remedies_containing(finding, "threading.excepthook"), 1);
+    cr_assert_eq(finding->confidence, REPORT_CERTAIN);
+    cr_assert_null(evidence_of(finding, "signal_handler"));
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+Test(no_waker, a_python_main_thread_whose_process_catches_sigterm_is_only_likely)
+{
+    /* signal.signal(SIGTERM, lambda *_: stop.set()); stop.wait(): a service waiting to be stopped, or a hang */
+    struct hd_snapshot *snapshot =
+        lone_python_thread_in_event_wait(REPORT_SIGNAL_BIT(SIGINT) | REPORT_SIGNAL_BIT(SIGTERM));
+    struct report_analysis *analysis = analyze(snapshot);
+    const struct report_finding *finding = the_finding(analysis, "no-waker");
+    cr_assert_eq(finding->confidence, REPORT_LIKELY);
+    cr_assert_str_eq(evidence_of(finding, "signal_handler"),
+                     "process 300 catches SIGTERM: a Python handler runs in the main thread and ends this wait if it "
+                     "sets what the thread waits for (a service waiting to be stopped is not hung); whether it does, "
+                     "no snapshot says");
+    cr_assert_eq(analysis->verdict.hung, REPORT_HUNG_YES);
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
