@@ -703,6 +703,47 @@ Test(python_hangs, event_whose_setter_still_works_is_not_hung)
     expect_look_alike("setter_died.py", "alive", "no-waker");
 }
 
+/* ready <pid> <consumer tid>: the main thread joins a consumer that waits in Queue.get() for the sentinel the main
+ * thread never put: no-waker about the main thread, the consumer its member, named as a sleeper with its line. */
+static void expect_join_without_sentinel(const char *python, unsigned minor)
+{
+    struct fixture fixture;
+    json_object *finding;
+    json_object *document = diagnose_hung_script(&fixture, python, &minor, "setter_died.py", "join", "no-waker",
+                                                 &finding);
+    pid_t pid = fixture.pids[0], consumer = fixture.pids[1];
+    cr_assert_eq(json_int_at(finding, "tid", 0), pid, "about the main thread");
+    cr_assert(has_member(finding, consumer));
+    char expected[512];
+    snprintf(expected, sizeof expected, "Python's %s (threading.py)", python_function_name("Thread.join", minor));
+    cr_assert_str_eq(json_string_at(finding, "evidence.waits_in"), expected);
+    snprintf(expected, sizeof expected, "thread %d '", (int)consumer);
+    const char *sleeper = json_string_at(finding, "evidence.sleeper");
+    cr_assert(sleeper && strncmp(sleeper, expected, strlen(expected)) == 0, "%s", sleeper ? sleeper : "none");
+    snprintf(expected, sizeof expected, "' sleeps forever too, in Python's %s (queue.py), in Python at "
+             "consume_until_the_sentinel (setter_died.py:%ld)", python_function_name("Queue.get", minor),
+             python_marked_line("setter_died.py", "consume"));
+    cr_assert(strstr(sleeper, expected), "%s", sleeper);
+    cr_assert_eq(evidence_containing(finding, "python", "setter_died.py:"), 1);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(python_hangs, join_of_a_consumer_never_sent_its_sentinel_of_the_system_python)
+{
+    python_each_version(0, expect_join_without_sentinel);
+}
+
+Test(python_hangs, join_of_a_consumer_never_sent_its_sentinel_of_cpython_3_13)
+{
+    python_each_version(13, expect_join_without_sentinel);
+}
+
+Test(python_hangs, join_of_a_consumer_never_sent_its_sentinel_of_cpython_3_14)
+{
+    python_each_version(14, expect_join_without_sentinel);
+}
+
 /* signal.signal(SIGTERM, lambda *_: stop.set()); stop.wait(): a service waiting to be stopped looks like a hang, and
  * a Python handler runs in the main thread: no-waker, only likely, saying which signal the process catches. */
 Test(python_hangs, a_service_waiting_for_sigterm_in_event_wait_is_only_likely)

@@ -226,6 +226,17 @@ static size_t subject_of(const struct report_graph *graph, const size_t *lock_wa
     return sleepers[0];
 }
 
+/* Does the program's own line of `thread` call `function` of the standard library's `file` ("threading.py")? */
+static bool python_calls(const struct hd_thread *thread, const char *file, const char *function)
+{
+    const struct hd_python_frame *place = report_python_place(thread);
+    if (!place || place == thread->python_frames)
+        return false;
+    const struct hd_python_frame *call = place - 1;
+    const char *name = report_python_bare_name(call->function);
+    return report_python_file_is(call->file, file) && name && strcmp(name, function) == 0;
+}
+
 /* The signals a Python handler may end the wait of `node` with: CPython runs signal handlers in the main thread,
  * and a lock acquire there returns to run them, so a handler that sets what the thread waits for (a service's
  * stop.set() on SIGTERM) ends its wait; the graph cannot tell whether this one does. Those a program catches to be
@@ -329,7 +340,11 @@ static void no_waker_finding(struct report_rule_context *c, const size_t *lock_w
         rule_remedy(c, finding, "Do not wait for a wake-up while holding a lock that the thread which should wake "
                                 "you needs: release it before the wait. pthread_cond_wait(cond, mutex) releases only "
                                 "the mutex it is given; signal under that mutex and no other.");
-    if (loop)
+    if (python_calls(thread, "threading.py", "join"))
+        rule_remedy(c, finding, "The thread it joins is asleep forever itself (see sleeper): tell it to stop before "
+                                "join() (the sentinel its queue.get() loop waits for, an event it checks), or join "
+                                "with a timeout and say which thread did not end.");
+    else if (loop)
         rule_remedy(c, finding, "Bound what the tasks await (async with asyncio.timeout(...), asyncio.wait_for) and "
                                 "find the task that waits: a suspended coroutine is on no thread's stack, but "
                                 "asyncio.all_tasks() with task.print_stack() shows where each one awaits (from a "

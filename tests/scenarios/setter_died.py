@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""A thread waits for a wake-up that the thread which was to send it never will: it died of an exception.
+"""A thread waits for a wake-up that no thread left will send: the one that was to died of an exception, or waits
+itself for what only the waiting thread could give it.
   setter_died.py event: the main thread waits in Event.wait() for a worker that raised before it set the event
   setter_died.py queue: the main thread waits in Queue.get() for a producer that raised before it put anything
   setter_died.py asyncio: a coroutine awaits a future that the task which was to set it never will (it raised):
@@ -7,9 +8,11 @@
   setter_died.py alive: the look-alike: the worker is still at its job (it sleeps in a loop); slow, not hung
   setter_died.py stop-signal: the look-alike of asyncio: the loop waits for SIGTERM, whose handler sets what its
                  task awaits: a service waiting to be stopped, not hung
+  setter_died.py join: the main thread joins a consumer that waits in Queue.get() for the sentinel that would end
+                 it, which the main thread never put
   setter_died.py service: the main thread waits in Event.wait() for SIGTERM's handler to set the event: a service
                  waiting to be stopped, which no snapshot tells from a hang
-ready <pid>"""
+ready <pid> (join: ready <pid> <consumer tid>)"""
 import asyncio
 import os
 import queue
@@ -35,24 +38,39 @@ def asleep_in_the_kernel(tid, where="futex"):
         return where in wchan.read()
 
 
+def in_position():
+    """The main thread waits where the mode says, and the threads it waits on have ended or sleep."""
+    main = threading.main_thread().native_id
+    if mode in ("asyncio", "stop-signal"):
+        return asleep_in_the_kernel(main, "poll")
+    if mode == "join":
+        return len(results.not_empty._waiters) == 1 and asleep_in_the_kernel(consumer.native_id) and \
+            asleep_in_the_kernel(main)
+    main_waits = len(results.not_empty._waiters) == 1 if mode == "queue" else len(done._cond._waiters) == 1
+    worker_settled = mode == "service" or (worker.is_alive() if mode == "alive" else not worker.is_alive())
+    return main_waits and worker_settled and asleep_in_the_kernel(main)
+
+
 def report_when_in_position():
-    """The worker has ended (or sleeps), and the main thread waits; then this thread ends."""
+    """Says "ready" once in position (or after 10 s, which the test then sees fail); then this thread ends."""
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if mode in ("asyncio", "stop-signal"):
-            if asleep_in_the_kernel(threading.main_thread().native_id, "poll"):
-                break
-            time.sleep(0.01)
-            continue
-        main_waits = len(done._cond._waiters) == 1 if mode != "queue" else len(results.not_empty._waiters) == 1
-        worker_settled = mode == "service" or (worker.is_alive() if mode == "alive" else not worker.is_alive())
-        if main_waits and worker_settled and asleep_in_the_kernel(threading.main_thread().native_id):
-            break
+    while time.monotonic() < deadline and not in_position():
         time.sleep(0.01)
-    os.write(3, f"ready {os.getpid()}\n".encode())
+    others = f" {consumer.native_id}" if mode == "join" else ""
+    os.write(3, f"ready {os.getpid()}{others}\n".encode())
     os.close(3)
 
 
+if mode == "join":
+    def consume_until_the_sentinel():
+        while results.get() is not None:  # where: consume
+            pass
+
+    consumer = threading.Thread(target=consume_until_the_sentinel)
+    consumer.start()
+    threading.Thread(target=report_when_in_position).start()
+    consumer.join()  # where: join
+    sys.exit(0)
 if mode == "service":
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     threading.Thread(target=report_when_in_position).start()

@@ -283,3 +283,30 @@ Test(no_waker, each_thread_that_could_wake_a_loop_is_named_once)
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
+
+Test(no_waker, a_python_join_of_a_consumer_waiting_for_its_sentinel)
+{
+    /* main thread 600 joins 601, which waits in Queue.get() for the None only 600 would have put */
+    struct hd_snapshot *snapshot = new_snapshot(600);
+    add_process(snapshot, 600, 1, HD_ORIGIN_EXEC, 2);
+    struct hd_thread *joiner = thread_of(snapshot, 600), *consumer = thread_of(snapshot, 601);
+    asleep_in_futex(joiner, CONDITION);
+    add_python_frame(joiner, "Thread._wait_for_tstate_lock", "/usr/lib/python3.11/threading.py", 1132, false);
+    add_python_frame(joiner, "Thread.join", "/usr/lib/python3.11/threading.py", 1112, false);
+    add_python_frame(joiner, "<module>", "/app/etl.py", 40, true);
+    asleep_in_futex(consumer, CONDITION + 0x100);
+    add_python_frame(consumer, "Condition.wait", "/usr/lib/python3.11/threading.py", 320, false);
+    add_python_frame(consumer, "Queue.get", "/usr/lib/python3.11/queue.py", 171, false);
+    add_python_frame(consumer, "consume", "/app/etl.py", 12, false);
+    struct report_analysis *analysis = analyze(snapshot);
+    EXPECT_IDS(analysis, "no-waker");
+    const struct report_finding *finding = the_finding(analysis, "no-waker");
+    cr_assert_eq(finding->tid, 600);
+    cr_assert_str_eq(evidence_of(finding, "waits_in"), "Python's Thread.join (threading.py)");
+    cr_assert_str_eq(evidence_of(finding, "sleeper"), "thread 601 'thread601' sleeps forever too, in Python's "
+                                                     "Queue.get (queue.py), in Python at consume (etl.py:12)");
+    cr_assert_eq(remedies_containing(finding, "tell it to stop before join()"), 1);
+    cr_assert_eq(remedies_containing(finding, "threading.excepthook"), 0, "the joined thread did not die");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
