@@ -19,7 +19,8 @@
 /* The threads named as evidence of one finding; more are counted. */
 #define THREADS_LISTED_MAX 8
 
-/* What a thread waits in, by the functions on its native stack (exported names, which stripped libraries keep):
+/* What a thread waits in, by the functions on its native stack (exported names, which stripped libraries keep, or
+ * the name a caller called a static function by):
  * row by row, so that a row that names the wait more precisely wins over one matched further in (C++'s
  * condition_variable waits in pthread_cond_wait). */
 static const struct {
@@ -70,7 +71,9 @@ static const char *waited_in(const struct hd_thread *thread, char *out, size_t s
     *preposition = "on";
     for (size_t r = 0; thread->stack.state == HD_STACK_TAKEN && r < COUNT(wake_up_waits); r++)
         for (size_t f = 0; f < thread->stack.nframes; f++) {
-            const char *symbol = thread->stack.frames[f].symbol;
+            /* a stripped library's static function is named by what its caller called (glibc 2.43's sem_wait) */
+            const struct hd_frame *frame = &thread->stack.frames[f];
+            const char *symbol = frame->symbol ? frame->symbol : frame->called_as;
             if (symbol && fnmatch(wake_up_waits[r].pattern, symbol, 0) == 0) {
                 snprintf(out, size, "%s", wake_up_waits[r].object);
                 return out;

@@ -310,3 +310,21 @@ Test(no_waker, a_python_join_of_a_consumer_waiting_for_its_sentinel)
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
 }
+
+Test(no_waker, a_stripped_librarys_wait_is_named_by_what_its_caller_called)
+{
+    /* glibc 2.43: the frame in sem_wait's static helper has no symbol; main's call instruction called sem_wait */
+    struct hd_snapshot *snapshot = new_snapshot(700);
+    add_process(snapshot, 700, 1, HD_ORIGIN_EXEC, 1);
+    struct hd_thread *thread = thread_of(snapshot, 700);
+    asleep_in_futex(thread, CONDITION);
+    add_native_frame(thread, "__futex_abstimed_wait_common");
+    add_native_frame(thread, "main");
+    free(thread->stack.frames[0].symbol);
+    thread->stack.frames[0].symbol = NULL;
+    thread->stack.frames[0].called_as = strdup("sem_wait");
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_str_eq(evidence_of(the_finding(analysis, "no-waker"), "waits_in"), "a semaphore (sem_wait)");
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
