@@ -177,9 +177,8 @@ static void render_not_hung(struct report_buffer *out, const struct report_graph
         return;
     }
     const struct report_node *node = &graph->nodes[first];
-    uint64_t signals = node->thread->wait.kind == HD_WAIT_SIGNAL
-                           ? node->wake_signals
-                           : report_signals_by_design(node->process, node->wake_signals);
+    /* the ones a program catches to be told what to do: not the faults a crash handler (or a sanitizer) catches */
+    uint64_t signals = report_signals_by_design(node->process, node->wake_signals);
     char names[256];
     report_signal_names(signals, names, sizeof names);
     report_buffer_printf(out, ": thread %d '", (int)node->thread->tid);
