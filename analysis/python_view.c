@@ -223,3 +223,15 @@ void report_python_frame_words(const struct hd_python_frame *frame, char *out, s
     snprintf(out, size, "%s (%s:%d)", frame->function ? frame->function : "?",
              frame->file ? hd_basename(frame->file) : "?", frame->line);
 }
+
+const char *report_python_where(const struct hd_thread *thread, char *out, size_t size)
+{
+    const struct hd_python_frame *place = report_python_place(thread);
+    char words[480];
+    out[0] = '\0';
+    if (place) {
+        report_python_frame_words(place, words, sizeof words);
+        snprintf(out, size, ", in Python at %s", words);
+    }
+    return out;
+}

@@ -64,3 +64,6 @@ const char *report_python_bare_name(const char *function);
 const struct hd_python_frame *report_python_place(const struct hd_thread *thread);
 /* "function (file.py:12)" for `frame`, the file by its last component; "?" for what the frame lacks. */
 void report_python_frame_words(const struct hd_python_frame *frame, char *out, size_t size);
+/* ", in Python at consume (worker.py:12)", the place of report_python_place(), for a thread with a Python stack;
+ * "" otherwise. Written into `out`, which it returns. */
+const char *report_python_where(const struct hd_thread *thread, char *out, size_t size);

@@ -464,18 +464,6 @@ static size_t lock_takers(const struct report_rule_context *c, const struct repo
     return count;
 }
 
-/* ", in Python at f (file.py:12)" for a thread with a Python stack, else "". */
-static void python_where(const struct hd_thread *thread, char *out, size_t size)
-{
-    const struct hd_python_frame *place = report_python_place(thread);
-    char words[480];
-    out[0] = '\0';
-    if (place) {
-        report_python_frame_words(place, words, sizeof words);
-        snprintf(out, size, ", in Python at %s", words);
-    }
-}
-
 /* Could the message pump `pump` free any of the takers? */
 static bool pump_may_free_a_taker(const struct report_graph *graph, const size_t *takers, size_t count,
                                   const struct report_pump *pump)
@@ -526,7 +514,7 @@ static bool nothing_else_frees_them(struct report_rule_context *c, const struct 
         if (!finding)
             continue;
         char where[512];
-        python_where(node->thread, where, sizeof where);
+        report_python_where(node->thread, where, sizeof where);
         rule_evidence(c, finding, "sleeper", "thread %d '%s' only sleeps in a loop (%s, %.3f s of CPU in %.1f s "
                       "sampled)%s: it has not freed them", (int)node->thread->tid, node->thread->name,
                       report_wait_label(node->thread), (double)node->history.cpu_delta_ns / 1e9,
@@ -574,7 +562,7 @@ void report_rule_unowned_lock_cycle(struct report_rule_context *c)
             if (w > UNOWNED_LOCK_WAITERS_LISTED)
                 continue;
             char where[512], waited[64] = "";
-            python_where(node->thread, where, sizeof where);
+            report_python_where(node->thread, where, sizeof where);
             if (node->thread->blocked_for_known)
                 snprintf(waited, sizeof waited, ", asleep %.1f s", node->thread->blocked_for_s);
             rule_evidence(c, finding, "waiter", "thread %d '%s' takes %s at 0x%" PRIx64 "%s%s",

@@ -1,8 +1,9 @@
 /* The wake-up family (rule.h): no-waker, a thread asleep forever on a futex that records no owner (a condition
  * variable, a semaphore, a Python Event or Queue), or an asyncio event loop idle in its selector for good, when no
- * thread that could wake it can run, and no other rule has said why. The wait-for graph already calls such a knot a deadlock (DESIGN.md: "a single-threaded process
- * sleeping on a private futex with no timeout is the simplest knot"); this rule names it, with the threads that
- * could have woken it and what each waits for instead, and the lock it holds that one of them needs.
+ * thread that could wake it can run, and no other rule has said why. The wait-for graph already calls such a knot
+ * a deadlock (DESIGN.md: "a single-threaded process sleeping on a private futex with no timeout is the simplest
+ * knot"); this rule names it, with the threads that could have woken it and what each waits for instead, and the
+ * lock it holds that one of them needs.
  */
 #include "rule.h"
 
@@ -81,19 +82,6 @@ static const char *waited_in(const struct hd_thread *thread, char *out, size_t s
         }
     snprintf(out, size, "%s",
              thread->wait.kind == HD_WAIT_FUTEX ? "a futex that records no owner" : report_wait_label(thread));
-    return out;
-}
-
-/* ", in Python at consume (worker.py:12)" for a thread with a Python stack, else "". */
-static const char *python_where(const struct hd_thread *thread, char *out, size_t size)
-{
-    const struct hd_python_frame *place = report_python_place(thread);
-    char words[480];
-    out[0] = '\0';
-    if (place) {
-        report_python_frame_words(place, words, sizeof words);
-        snprintf(out, size, ", in Python at %s", words);
-    }
     return out;
 }
 
@@ -202,7 +190,7 @@ static size_t possible_wakers(struct report_rule_context *c, struct report_findi
             waited_in(thread, what, sizeof what, &preposition);
             rule_evidence(c, finding, "waker", "thread %d '%s' of process %d could wake it, but is asleep forever "
                           "itself, %s %s%s", (int)thread->tid, thread->name, (int)graph->nodes[n].process->pid,
-                          preposition, what, python_where(thread, where, sizeof where));
+                          preposition, what, report_python_where(thread, where, sizeof where));
         }
     }
     if (!finding)
@@ -329,7 +317,7 @@ static void no_waker_finding(struct report_rule_context *c, const size_t *lock_w
         const char *other_preposition;
         waited_in(sleeper, other, sizeof other, &other_preposition);
         rule_evidence(c, finding, "sleeper", "thread %d '%s' sleeps forever too, %s %s%s", (int)sleeper->tid,
-                      sleeper->name, other_preposition, other, python_where(sleeper, where, sizeof where));
+                      sleeper->name, other_preposition, other, report_python_where(sleeper, where, sizeof where));
     }
     if (held > THREADS_LISTED_MAX)
         rule_evidence(c, finding, "held_lock", "and %zu more locks that sleepers hold and other threads wait for",
@@ -356,8 +344,8 @@ static void no_waker_finding(struct report_rule_context *c, const size_t *lock_w
     else if (thread->npython_frames > 0)
         rule_remedy(c, finding, "In Python an exception ends a thread with only a traceback on stderr "
                                 "(threading.excepthook): look for it from the thread that should have set the event "
-                                "or put the item. Wait with a timeout (event.wait(timeout), queue.get(timeout=...)) and "
-                                "check that the producer is alive (thread.is_alive()).");
+                                "or put the item. Wait with a timeout (event.wait(timeout), queue.get(timeout=...)) "
+                                "and check that the producer is alive (thread.is_alive()).");
     if (!loop)
         rule_remedy(c, finding, "Make sure something will wake the wait: the thread that was to signal, post or set "
                                 "may have exited (an exception, an early return on an error path) or signalled "
