@@ -341,7 +341,7 @@ static bool fd_edges(struct builder *b, size_t from, const struct hd_process *pr
 /* ---- signals ------------------------------------------------------------------------------------------------- */
 
 /* Edges for the signals that end a wait: SIGCHLD from every child that has not exited yet (its exit sends it). True
- * when a POSIX timer of the process delivers one of them: then the wait is a timed one. */
+ * when a timer of the process may deliver one of them (signals.h): then the wait is a timed one. */
 static bool signal_edges(struct builder *b, size_t from, const struct hd_process *process, uint64_t signals)
 {
     if (signals & REPORT_SIGNAL_BIT(SIGCHLD))
@@ -350,7 +350,7 @@ static bool signal_edges(struct builder *b, size_t from, const struct hd_process
             if (child->ppid == process->pid && child != process && !child->zombie)
                 add_edge(b, from, p, REPORT_EDGE_SIGNAL, REPORT_TO_PROCESS);
         }
-    return process->timers_known && (signals & process->timer_signals) != 0;
+    return (signals & report_timer_signals(process)) != 0;
 }
 
 /* ---- children ------------------------------------------------------------------------------------------------ */
@@ -408,7 +408,8 @@ static enum report_wake initial_wake(const struct report_node *node)
         return REPORT_WAKE_WAKER;
     if (node->history.progressing || thread->state == 'R' || thread->syscall.state == HD_SYSCALL_RUNNING)
         return REPORT_WAKE_RUNNING;
-    if (strchr("DTtP", thread->state) || thread->syscall.state != HD_SYSCALL_IN)
+    /* a frozen process runs again when its cgroup is thawed, whatever its threads wait for */
+    if (strchr("DTtP", thread->state) || thread->syscall.state != HD_SYSCALL_IN || node->process->frozen)
         return REPORT_WAKE_KERNEL;
     const struct hd_wait *wait = &thread->wait;
     switch (wait->kind) {

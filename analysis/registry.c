@@ -55,6 +55,7 @@ const char *report_cause_name(enum report_cause cause)
         [REPORT_CAUSE_WORKER_DIED] = "worker-died",
         [REPORT_CAUSE_SPAWN_REIMPORT] = "spawn-reimport",
         [REPORT_CAUSE_PIPE_HELD_OPEN] = "pipe-held-open",
+        [REPORT_CAUSE_FROZEN] = "frozen",
         [REPORT_CAUSE_UNKNOWN] = "unknown",
     };
     return names[cause];

@@ -31,6 +31,7 @@ enum report_cause {
     REPORT_CAUSE_WORKER_DIED,
     REPORT_CAUSE_SPAWN_REIMPORT, /* a spawn child runs the main module's top level: a missing main guard */
     REPORT_CAUSE_PIPE_HELD_OPEN, /* a pipe read to its end stays open in a process left behind */
+    REPORT_CAUSE_FROZEN,         /* an outside party froze its cgroup (docker pause, systemd, Kubernetes) */
     REPORT_CAUSE_UNKNOWN,
     REPORT_CAUSES /* how many */
 };

@@ -16,6 +16,12 @@ uint64_t report_signals_caught(const struct hd_process *process)
     return process->signal_dispositions_known ? process->signals_caught & ~GLIBC_INTERNAL_SIGNALS : 0;
 }
 
+uint64_t report_timer_signals(const struct hd_process *process)
+{
+    uint64_t timers = process->timers_known ? process->timer_signals : 0;
+    return timers | (report_signals_caught(process) & REPORT_SIGNAL_BIT(SIGALRM));
+}
+
 uint64_t report_signals_by_design(const struct hd_process *process, uint64_t signals)
 {
     uint64_t design = REPORT_SIGNAL_BIT(SIGTERM) | REPORT_SIGNAL_BIT(SIGHUP) | REPORT_SIGNAL_BIT(SIGQUIT) |

@@ -25,6 +25,12 @@ uint64_t report_signal_wait_ends_on(const struct hd_process *process, const stru
 /* The signals whose handler may write a self-pipe of `process`: those it catches (0 when unknown). */
 uint64_t report_signals_caught(const struct hd_process *process);
 
+/* The signals a timer of `process` may deliver: those of its POSIX timers (/proc/<pid>/timers), and SIGALRM when it
+ * catches it, which alarm(2) and setitimer(ITIMER_REAL) send and no /proc file shows. A wait one of them ends is a
+ * timed wait: a heartbeat's self-pipe, an alarm()-then-pause() sleep. SIGVTALRM and SIGPROF are left out: their
+ * timers count only the CPU time the process spends, and a process asleep forever spends none. */
+uint64_t report_timer_signals(const struct hd_process *process);
+
 /* The signals a program catches to be told from outside what to do (SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1,
  * SIGUSR2) among `signals`, the signals that end a wait of a thread of `process`: a wait that one of them ends is
  * one by design, a service waiting to be stopped or reloaded, as pause() is. SIGINT does not count in a Python

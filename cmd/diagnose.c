@@ -66,6 +66,7 @@ int hangdoc_exit_for_verdict(enum report_hung hung, enum report_cause cause)
         [REPORT_CAUSE_WORKER_DIED] = EXIT_HANG,
         [REPORT_CAUSE_SPAWN_REIMPORT] = EXIT_HANG,
         [REPORT_CAUSE_PIPE_HELD_OPEN] = EXIT_HANG,
+        [REPORT_CAUSE_FROZEN] = EXIT_HANG,
         [REPORT_CAUSE_UNKNOWN] = EXIT_HANG,
     };
     return hung == REPORT_HUNG_YES ? by_cause[cause] : EXIT_NO_HANG;

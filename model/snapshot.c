@@ -29,6 +29,9 @@ static void process_free(struct hd_process *process)
         free(process->argv[i]);
     free(process->argv);
     free(process->exe);
+    free(process->frozen_cgroup);
+    free(process->frozen_by);
+    free(process->freeze_control);
     hd_job_free(process->job);
     for (size_t i = 0; i < process->nthreads; i++) {
         free(process->threads[i].kernel_stack);

@@ -453,6 +453,17 @@ struct hd_process {
     double age_s;              /* how long it had been running when the snapshot was taken */
     pid_t tracer_pid;          /* 0: not traced */
     char tracer_comm[HD_COMM_MAX]; /* the tracer's name (gdb, strace); empty when unread */
+    /* The cgroup freezer (probe/freezer.h): an outside party froze the process's cgroup (docker pause, systemctl
+     * freeze, Kubernetes, a checkpointer). Read in the last sample; false when not frozen or when its cgroup could
+     * not be read. A frozen process is never stopped for its stacks. */
+    bool frozen;
+    bool freezing;          /* v1 FREEZING: asked for, but some of its tasks are not frozen yet */
+    int freezer_version;    /* 1 (the v1 freezer hierarchy) or 2 (cgroup v2); 0 when not frozen */
+    char *frozen_cgroup;    /* its cgroup, as /proc/<pid>/cgroup names it; NULL when not frozen */
+    char *frozen_by;        /* the cgroup that asked for the freeze, itself or an ancestor (cgroup.freeze 1,
+                             * freezer.self_freezing 1); NULL when none says so */
+    char *freeze_control;   /* that cgroup's control file on this machine, the one that thaws it (".../cgroup.freeze",
+                             * ".../freezer.state"); NULL when unknown */
     /* PID namespaces (probe/pidns.h): set when the process lives in one below hangdoc's, whose ids its memory,
      * its system calls and its own view of /proc hold */
     uint64_t pid_namespace;    /* the namespace's inode (/proc/<pid>/ns/pid), 0 when hangdoc's own or unknown */

@@ -12,6 +12,7 @@
 #include "pid_map.h"
 #include "process_list.h"
 #include "pidns.h"
+#include "freezer.h"
 #include "procfs.h"
 #include "schedclock.h"
 #include "syscalls.h"
@@ -471,6 +472,7 @@ static void read_process_files(struct read_context *c, struct hd_process *proces
     if (!full(c))
         return;
     read_timers(process);
+    probe_read_freezer(process);
     read_cmdline(c, process);
     read_exe(c, process);
     read_maps_and_fds(c, process);

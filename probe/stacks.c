@@ -131,6 +131,9 @@ static const char *never_stopped(const struct hd_process *process)
         return "hangdoc does not stop itself";
     if (probe_stop_is_ancestor(process->pid))
         return "hangdoc never stops its own ancestors";
+    /* a frozen task does not stop for ptrace until it is thawed: waiting for its stop would wait for the thaw */
+    if (process->frozen)
+        return "its cgroup is frozen: hangdoc does not stop a frozen process";
     return NULL;
 }
 

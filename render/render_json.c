@@ -381,6 +381,17 @@ static void process_json(struct report_json *json, const struct hd_snapshot *sna
     report_json_double(json, "age_s", process->age_s);
     report_json_pid_or_null(json, "tracer_pid", process->tracer_pid);
     report_json_string_or_null(json, "tracer_comm", process->tracer_comm[0] ? process->tracer_comm : NULL);
+    if (process->frozen) {
+        report_json_begin_object(json, "freezer");
+        report_json_int(json, "version", process->freezer_version);
+        report_json_bool(json, "freezing", process->freezing);
+        report_json_string_or_null(json, "cgroup", process->frozen_cgroup);
+        report_json_string_or_null(json, "frozen_by", process->frozen_by);
+        report_json_string_or_null(json, "control", process->freeze_control);
+        report_json_end_object(json);
+    } else {
+        report_json_null(json, "freezer");
+    }
     if (process->ns_pid) {
         report_json_begin_object(json, "pid_namespace");
         report_json_int(json, "id", (int64_t)process->pid_namespace);

@@ -386,7 +386,7 @@ static void render_signal_wakers(struct report_buffer *out, const struct report_
     /* the signals whose senders the snapshot shows; the others could come from anyone, as for any thread */
     char names[256];
     const struct hd_process *process = node->process;
-    uint64_t timers = process->timers_known ? node->wake_signals & process->timer_signals : 0;
+    uint64_t timers = node->wake_signals & report_timer_signals(process);
     uint64_t shown = timers | (node->wake_signals & REPORT_SIGNAL_BIT(SIGCHLD));
     if (!shown)
         return;
@@ -408,10 +408,14 @@ static void render_signal_wakers(struct report_buffer *out, const struct report_
     }
     if (children > listed)
         report_buffer_printf(out, " and %zu more", children - listed);
-    if (timers) {
-        report_signal_names(timers, names, sizeof names);
+    uint64_t posix_timers = process->timers_known ? timers & process->timer_signals : 0;
+    if (posix_timers) {
+        report_signal_names(posix_timers, names, sizeof names);
         report_buffer_printf(out, "; a timer of its process sends %s", names);
     }
+    if (timers & ~posix_timers & REPORT_SIGNAL_BIT(SIGALRM))
+        report_buffer_printf(out, "; it catches SIGALRM, which alarm() or setitimer() may send (no /proc file "
+                                  "shows whether one is armed)");
 }
 
 /* `node` is the thread's node in the graph, which lists threads in snapshot order. */
@@ -530,6 +534,10 @@ static void render_process(struct report_buffer *out, const struct hd_snapshot *
             put_escaped(out, process->tracer_comm);
             report_buffer_puts(out, "'");
         }
+    }
+    if (process->frozen) {
+        report_buffer_printf(out, ", %s by cgroup ", process->freezing ? "being frozen" : "frozen");
+        put_escaped(out, process->frozen_by ? process->frozen_by : process->frozen_cgroup ? process->frozen_cgroup : "?");
     }
     if (process->kernel_thread)
         report_buffer_puts(out, ", kernel thread");

@@ -1,5 +1,6 @@
-/* The kernel family (rule.h): uninterruptible, a thread in D in every sample, and stopped, a process held
- * stopped by a signal or a tracer: waits that only the kernel (or whoever sends SIGCONT) can end. */
+/* The kernel family (rule.h): frozen, a process whose cgroup an outside party froze; uninterruptible, a thread in
+ * D in every sample; and stopped, a process held stopped by a signal or a tracer: waits that only the kernel (or
+ * whoever thaws the cgroup or sends SIGCONT) can end. */
 #include "rule.h"
 
 #include "describe.h"
@@ -57,6 +58,57 @@ static void kernel_stack_evidence(struct report_rule_context *c, struct report_f
         rule_evidence(c, finding, "kernel_stack", "%.*s", (int)length, line);
 }
 
+/* The first node of `process` that made no progress, or NULL: a frozen process's threads never run, but one that
+ * was thawed during sampling has. */
+static const struct report_node *first_still_node(const struct report_graph *graph, const struct hd_process *process)
+{
+    for (size_t i = 0; i < graph->nnodes; i++)
+        if (graph->nodes[i].process == process && !graph->nodes[i].history.progressing)
+            return &graph->nodes[i];
+    return NULL;
+}
+
+/* Frozen by the cgroup freezer: stopped from outside on purpose (docker pause, systemctl freeze, Kubernetes), never
+ * a deadlock of its own. One finding per process, about its first thread that did not move. */
+void report_rule_frozen(struct report_rule_context *c)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    for (size_t p = 0; p < c->snapshot->nprocesses; p++) {
+        const struct hd_process *process = &c->snapshot->processes[p];
+        const struct report_node *node = process->frozen ? first_still_node(graph, process) : NULL;
+        if (!node)
+            continue;
+        const char *cgroup = process->frozen_cgroup ? process->frozen_cgroup : "?";
+        struct report_finding *finding = rule_finding(
+            c, REPORT_FROZEN, REPORT_CERTAIN, node,
+            "process %d '%s' is %s by the cgroup freezer (cgroup %s%s%s): someone outside froze it (docker pause, "
+            "systemctl freeze, Kubernetes), it runs again only when thawed; this is not a deadlock",
+            (int)process->pid, process->comm, process->freezing ? "being frozen" : "frozen", cgroup,
+            process->frozen_by && strcmp(process->frozen_by, cgroup) != 0 ? ", frozen with its ancestor " : "",
+            process->frozen_by && strcmp(process->frozen_by, cgroup) != 0 ? process->frozen_by : "");
+        rule_evidence(c, finding, "cgroup", "%s", cgroup);
+        if (process->frozen_by)
+            rule_evidence(c, finding, "frozen_by", "%s", process->frozen_by);
+        rule_evidence(c, finding, "freezer", "cgroup v%d%s", process->freezer_version,
+                      process->freezer_version == 1 ? (process->freezing ? " (FREEZING)" : " (FROZEN)")
+                                                    : " (cgroup.events: frozen 1)");
+        if (process->freeze_control)
+            rule_evidence(c, finding, "control", "%s", process->freeze_control);
+        rule_evidence(c, finding, "stacks", "not taken: a frozen process is never stopped");
+        char remedy[640];
+        if (process->freeze_control)
+            snprintf(remedy, sizeof remedy, "Thaw it where it was frozen: echo %s > %s (or docker unpause, systemctl "
+                                            "thaw UNIT, as whoever froze it).",
+                     process->freezer_version == 1 ? "THAWED" : "0", process->freeze_control);
+        else
+            snprintf(remedy, sizeof remedy, "Thaw its cgroup (docker unpause, systemctl thaw UNIT, or write %s to its "
+                                            "%s).",
+                     process->freezer_version == 1 ? "THAWED" : "0",
+                     process->freezer_version == 1 ? "freezer.state" : "cgroup.freeze");
+        rule_remedy(c, finding, remedy);
+    }
+}
+
 /* In D in every sample: only the kernel can release it. Named after what the kernel stack or wchan shows. */
 void report_rule_uninterruptible(struct report_rule_context *c)
 {
@@ -64,8 +116,9 @@ void report_rule_uninterruptible(struct report_rule_context *c)
     for (size_t i = 0; i < graph->nnodes; i++) {
         const struct report_node *node = &graph->nodes[i];
         const struct hd_thread *thread = node->thread;
-        if (thread->state != 'D' || node->history.samples_in_state_d != node->history.samples_seen)
-            continue;
+        if (thread->state != 'D' || node->history.samples_in_state_d != node->history.samples_seen ||
+            node->process->frozen)
+            continue; /* a frozen process's D (the v1 freezer's) is the freezer's, which frozen names */
         const struct kernel_wait *wait = kernel_wait_of(thread);
         struct report_finding *finding = rule_finding(
             c, REPORT_UNINTERRUPTIBLE, REPORT_LIKELY, node,
@@ -95,7 +148,8 @@ void report_rule_stopped(struct report_rule_context *c)
     for (size_t i = 0; i < graph->nnodes; i++) {
         const struct report_node *node = &graph->nodes[i];
         char state = node->thread->state;
-        if ((state != 'T' && state != 't') || node->history.progressing || node->process == reported)
+        if ((state != 'T' && state != 't') || node->history.progressing || node->process == reported ||
+            node->process->frozen)
             continue;
         reported = node->process;
         pid_t tracer = node->process->tracer_pid;

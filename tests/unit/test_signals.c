@@ -21,7 +21,7 @@ static struct hd_snapshot *wrapper_and_child(bool child_asleep)
     wait->signal_set_kind = HD_SIGNAL_SET_BLOCKED;
     wait->signal_set = 0; /* timeout(1) blocks nothing while it waits */
     wrapper->signal_dispositions_known = true;
-    wrapper->signals_caught = BIT(SIGCHLD) | BIT(SIGALRM) | BIT(SIGTERM);
+    wrapper->signals_caught = BIT(SIGCHLD) | BIT(SIGTERM);
     wrapper->timers_known = true;
     add_process(snapshot, 510, 500, HD_ORIGIN_EXEC, 1);
     if (child_asleep)
@@ -100,6 +100,7 @@ Test(signals, sigtimedwait_for_sigchld_waits_on_the_children)
 Test(signals, a_timer_whose_signal_ends_the_wait_makes_it_timed)
 {
     struct hd_snapshot *snapshot = wrapper_and_child(true);
+    process_of(snapshot, 500)->signals_caught |= BIT(SIGALRM);
     process_of(snapshot, 500)->timer_signals = BIT(SIGALRM);
     struct report_analysis *analysis = analyze(snapshot);
     cr_assert_eq(wake_of(analysis, 500), REPORT_WAKE_TIMER);
@@ -110,8 +111,33 @@ Test(signals, a_timer_whose_signal_ends_the_wait_makes_it_timed)
 Test(signals, a_timer_whose_signal_is_blocked_does_not)
 {
     struct hd_snapshot *snapshot = wrapper_and_child(true);
+    process_of(snapshot, 500)->signals_caught |= BIT(SIGALRM);
     process_of(snapshot, 500)->timer_signals = BIT(SIGALRM);
     thread_of(snapshot, 500)->wait.signal_set = BIT(SIGALRM);
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 500), REPORT_WAKE_NEVER);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* alarm(2) and setitimer(ITIMER_REAL) send SIGALRM and are in no /proc file: a wait that a caught SIGALRM ends may
+ * end on such a timer (a heartbeat's self-pipe, alarm() then pause()), so it is a timed wait, never asleep forever */
+Test(signals, a_caught_sigalrm_makes_the_wait_timed_though_no_timer_is_seen)
+{
+    struct hd_snapshot *snapshot = wrapper_and_child(true);
+    process_of(snapshot, 500)->signals_caught = BIT(SIGALRM);
+    process_of(snapshot, 500)->timer_signals = 0;
+    struct report_analysis *analysis = analyze(snapshot);
+    cr_assert_eq(wake_of(analysis, 500), REPORT_WAKE_TIMER);
+    report_analysis_free(analysis);
+    hd_snapshot_free(snapshot);
+}
+
+/* SIGVTALRM and SIGPROF count CPU time the process spends: asleep forever, it spends none */
+Test(signals, a_caught_cpu_time_timer_signal_does_not)
+{
+    struct hd_snapshot *snapshot = wrapper_and_child(true);
+    process_of(snapshot, 500)->signals_caught = BIT(SIGVTALRM) | BIT(SIGPROF);
     struct report_analysis *analysis = analyze(snapshot);
     cr_assert_eq(wake_of(analysis, 500), REPORT_WAKE_NEVER);
     report_analysis_free(analysis);

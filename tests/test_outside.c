@@ -1,0 +1,196 @@
+/* Wakers outside the lock graph (issue 40): a cgroup freezer, a timer only the process knows, a signal handler
+ * that re-enters a lock, a pseudo-terminal's reader. Each hang beside its healthy look-alike, asserted on finding
+ * ids, subjects and evidence. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+TestSuite(outside, .fini = fixture_stop_all, .timeout = 180);
+
+static json_object *diagnose(pid_t pid, int expected_status)
+{
+    json_object *document = diagnose_expecting(pid, expected_status);
+    cr_assert_not_null(document);
+    return document;
+}
+
+static json_object *the_finding(json_object *document, const char *id, pid_t pid)
+{
+    cr_assert_eq(json_count_findings(document, id, pid), 1, "one '%s' finding on %d: %s", id, pid,
+                 findings_text(document));
+    return json_first_finding(document, id, pid);
+}
+
+static bool ends_with(const char *text, const char *end)
+{
+    size_t length = text ? strlen(text) : 0, end_length = strlen(end);
+    return text && length >= end_length && strcmp(text + length - end_length, end) == 0;
+}
+
+/* ---- frozen cgroups ------------------------------------------------------------------------------------------ */
+
+/* Where this machine mounts cgroup2 (v2) or the v1 freezer hierarchy, into `out`; false when it does not, or when
+ * a cgroup cannot be made there (the test then skips). */
+static bool freezer_hierarchy(bool v1, char *out, size_t size)
+{
+    FILE *mounts = fopen("/proc/self/mounts", "re");
+    if (!mounts)
+        return false;
+    char source[256], point[512], type[64], options[512];
+    bool found = false;
+    while (!found && fscanf(mounts, "%255s %511s %63s %511s %*d %*d", source, point, type, options) == 4)
+        found = v1 ? strcmp(type, "cgroup") == 0 && strstr(options, "freezer") : strcmp(type, "cgroup2") == 0;
+    fclose(mounts);
+    if (!found)
+        return false;
+    snprintf(out, size, "%s", point);
+    char trial[600];
+    snprintf(trial, sizeof trial, "%s/hangdoc-trial-%d", point, (int)getpid());
+    if (mkdir(trial, 0755) != 0)
+        return false;
+    rmdir(trial);
+    return true;
+}
+
+static void start_frozen(struct fixture *fixture, const char *mode, bool v1)
+{
+    char hierarchy[512];
+    if (!freezer_hierarchy(v1, hierarchy, sizeof hierarchy))
+        cr_skip_test("no writable %s hierarchy on this machine", v1 ? "v1 freezer" : "cgroup2");
+    fixture_start_command(fixture, fixture_path("frozen_cgroup"),
+                          (const char *[]){ "frozen_cgroup", mode, hierarchy, NULL }, 10000);
+}
+
+/* The child is frozen, its parent waits for it: "frozen", about the child, naming the cgroup that was frozen and
+ * the file that thaws it; no deadlock, no D-state finding, and the frozen child never stopped for its stack. */
+static void expect_frozen(bool v1)
+{
+    struct fixture fixture;
+    start_frozen(&fixture, v1 ? "v1" : "v2", v1);
+    pid_t parent = fixture.pids[0], child = fixture.pids[1];
+    json_object *document = diagnose(parent, EXIT_HANG);
+    json_object *finding = the_finding(document, "frozen", child);
+    expect_only_findings(document, (const char *const[]){ "frozen", "idle", NULL });
+    cr_assert_eq(json_int_at(finding, "tid", -1), child);
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
+    char top[64];
+    snprintf(top, sizeof top, "/hangdoc-frozen-%d", (int)parent);
+    char cgroup[96];
+    snprintf(cgroup, sizeof cgroup, "%s%s", top, v1 ? "" : "/inner");
+    cr_assert(ends_with(json_string_at(finding, "evidence.cgroup"), cgroup), "%s", json_string_at(finding, "evidence.cgroup"));
+    cr_assert(ends_with(json_string_at(finding, "evidence.frozen_by"), top), "v2 froze the parent cgroup: %s",
+              json_string_at(finding, "evidence.frozen_by"));
+    char control[128];
+    snprintf(control, sizeof control, "%s/%s", top, v1 ? "freezer.state" : "cgroup.freeze");
+    cr_assert(ends_with(json_string_at(finding, "evidence.control"), control), "%s",
+              json_string_at(finding, "evidence.control"));
+    cr_assert(strncmp(json_string_at(finding, "evidence.freezer"), v1 ? "cgroup v1" : "cgroup v2", 9) == 0);
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "frozen");
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "frozen");
+    cr_assert_eq(json_int_at(document, "verdict.pid", -1), child);
+    json_object *process = json_process(document, child);
+    cr_assert_eq(json_int_at(process, "freezer.version", -1), v1 ? 1 : 2);
+    cr_assert(ends_with(json_string_at(process, "freezer.frozen_by"), top));
+    cr_assert_null(json_at(json_process(document, parent), "freezer"), "the parent is not frozen");
+    json_object *thread = json_thread(process, child);
+    cr_assert_str_eq(json_string_at(thread, "stack.state"), "not-taken");
+    cr_assert(strstr(json_string_at(thread, "stack.why_not"), "frozen"), "%s", json_string_at(thread, "stack.why_not"));
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(outside, a_child_frozen_by_cgroup_v2_is_frozen_not_deadlocked)
+{
+    expect_frozen(false);
+}
+
+/* v1's frozen tasks sleep in D (__refrigerator): not "uninterruptible", the freezer */
+Test(outside, a_child_frozen_by_the_v1_freezer_is_frozen_not_in_d)
+{
+    expect_frozen(true);
+}
+
+/* The look-alike: the same cgroup frozen and thawed again, its child ticking. */
+Test(outside, a_child_in_a_thawed_cgroup_is_not_hung)
+{
+    struct fixture fixture;
+    start_frozen(&fixture, "thawed", false);
+    pid_t parent = fixture.pids[0], child = fixture.pids[1];
+    json_object *document = diagnose(parent, EXIT_NO_HANG);
+    cr_assert_eq(json_count_findings(document, "frozen", 0), 0, "%s", findings_text(document));
+    cr_assert_null(json_at(json_process(document, child), "freezer"));
+    cr_assert_str_eq(json_string_at(json_thread(json_process(document, child), child), "stack.state"), "taken");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* ---- timers only the process knows --------------------------------------------------------------------------- */
+
+static json_object *graph_node(json_object *document, pid_t tid)
+{
+    json_object *nodes = json_at(document, "graph.nodes");
+    for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
+        json_object *node = json_object_array_get_idx(nodes, i);
+        if (json_int_at(node, "tid", -1) == tid)
+            return node;
+    }
+    cr_assert_fail("no graph node for thread %d", (int)tid);
+    return NULL;
+}
+
+static void start_self_timer(struct fixture *fixture, const char *mode)
+{
+    fixture_start_command(fixture, fixture_path("self_timer"), (const char *[]){ "self_timer", mode, NULL }, 10000);
+    usleep(200000); /* into its wait */
+}
+
+/* A heartbeat: setitimer() every 5 s, whose SIGALRM handler writes the self-pipe the only thread polls. Nothing in
+ * /proc shows the timer, and in a second of sampling it may not fire: a timed wait, never a deadlock. */
+Test(outside, a_heartbeat_whose_sigalrm_handler_writes_its_self_pipe_is_not_hung)
+{
+    struct fixture fixture;
+    start_self_timer(&fixture, "heartbeat");
+    pid_t pid = fixture.pids[0];
+    json_object *document = diagnose(pid, EXIT_NO_HANG);
+    cr_assert_not(json_bool_at(document, "verdict.hung"));
+    json_object *node = graph_node(document, pid);
+    cr_assert_str_eq(json_string_at(node, "wake"), "timed wait");
+    cr_assert_str_eq(json_object_get_string(json_object_array_get_idx(json_at(node, "ends_on_signals"), 0)), "SIGALRM");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* alarm(60), then pause(): how sleep() was written */
+Test(outside, an_alarm_then_pause_is_a_timed_wait)
+{
+    struct fixture fixture;
+    start_self_timer(&fixture, "alarm");
+    pid_t pid = fixture.pids[0];
+    json_object *document = diagnose(pid, EXIT_NO_HANG);
+    cr_assert_str_eq(json_string_at(graph_node(document, pid), "wake"), "timed wait");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* The hang beside them: the same poll of a pipe only its own process holds, with no handler to write it. */
+Test(outside, a_self_pipe_no_handler_writes_is_asleep_forever)
+{
+    struct fixture fixture;
+    start_self_timer(&fixture, "deaf");
+    pid_t pid = fixture.pids[0];
+    json_object *document = diagnose(pid, EXIT_HANG);
+    cr_assert(json_bool_at(document, "verdict.hung"));
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "deadlock");
+    cr_assert_eq(json_int_at(document, "verdict.tid", -1), pid);
+    json_object *node = graph_node(document, pid);
+    cr_assert_str_eq(json_string_at(node, "wake"), "asleep forever");
+    cr_assert_null(json_at(node, "ends_on_signals"));
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
