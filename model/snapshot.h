@@ -191,6 +191,9 @@ struct hd_frame {
     char *called_as;         /* when no symbol covers pc: the function the caller's call instruction called
                               * (probe/call_target.h), the exported name a stripped library's static function was
                               * reached through; NULL otherwise */
+    bool signal_frame;       /* the kernel's signal trampoline (__restore_rt, told by libunwind, not by its name):
+                              * the frames inner of it are a signal handler's, the frames after it were interrupted */
+    int signal_number;       /* the signal it delivered, from the siginfo beside it; 0 when unknown or no trampoline */
 };
 
 enum hd_stack_state {

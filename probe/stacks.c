@@ -162,6 +162,7 @@ struct unwound {
     char why_not[PROBE_STOP_WHY_MAX];
     size_t npcs;
     uint64_t pcs[PROBE_UNWIND_DEPTH_MAX];
+    int signals[PROBE_UNWIND_DEPTH_MAX]; /* unwind.h: the signal trampolines' signals */
     bool syscall_read; /* for a thread whose syscall file was unreadable: from its registers */
     struct hd_syscall syscall;
 };
@@ -206,7 +207,7 @@ static void unwind_stopped(struct probe_stacks *stacks, const struct hd_process 
             snprintf(result->why_not, sizeof result->why_not, "out of memory for the unwinder");
             continue;
         }
-        result->taken = probe_unwind_thread(unwinder, entry->tid, result->pcs, PROBE_UNWIND_DEPTH_MAX,
+        result->taken = probe_unwind_thread(unwinder, entry->tid, result->pcs, result->signals, PROBE_UNWIND_DEPTH_MAX,
                                             &result->npcs, &result->truncated, &result->why);
         if (!result->taken)
             snprintf(result->why_not, sizeof result->why_not, "%s", result->why);
@@ -237,6 +238,8 @@ static void name_frames(struct probe_stacks *stacks, const struct hd_process *pr
     }
     for (size_t f = 0; f < unwound->npcs; f++) {
         stack->frames[f].pc = unwound->pcs[f];
+        stack->frames[f].signal_frame = unwound->signals[f] != 0;
+        stack->frames[f].signal_number = unwound->signals[f] > 0 ? unwound->signals[f] : 0;
         stack->nframes++;
         if (!probe_symbols_resolve(stacks->symbols, process->pid, process->mappings, process->nmappings,
                                    &stack->frames[f]))
@@ -372,7 +375,8 @@ void probe_stacks_take_offline(struct probe_stacks *stacks, struct hd_process *p
     for (size_t t = 0; t < process->nthreads; t++) {
         struct unwound *result = &unwound[t];
         result->tid = process->threads[t].tid;
-        result->taken = probe_unwind_registers(unwinder, registers[t], size, result->pcs, PROBE_UNWIND_DEPTH_MAX,
+        result->taken = probe_unwind_registers(unwinder, registers[t], size, result->pcs, result->signals,
+                                               PROBE_UNWIND_DEPTH_MAX,
                                                &result->npcs, &result->truncated, &result->why);
         if (!result->taken)
             snprintf(result->why_not, sizeof result->why_not, "%s", result->why);

@@ -3,12 +3,14 @@
 
 #include "files.h"
 #include "memory.h"
+#include "procfs.h"
 #include "ptrace_stop.h"
 #include "symbols.h"
 #include "util.h"
 
 #include <libunwind-ptrace.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -350,11 +352,11 @@ void probe_unwind_offline(struct probe_unwinder *unwinder)
     unwinder->offline = true;
 }
 
-static bool unwind_from_registers(struct probe_unwinder *unwinder, uint64_t pc, uint64_t *pcs, size_t max,
-                                  size_t *count, bool *truncated, const char **why);
+static bool unwind_from_registers(struct probe_unwinder *unwinder, pid_t tid, uint64_t pc, uint64_t *pcs,
+                                  int *signals, size_t max, size_t *count, bool *truncated, const char **why);
 
-bool probe_unwind_thread(struct probe_unwinder *unwinder, pid_t tid, uint64_t *pcs, size_t max, size_t *count,
-                         bool *truncated, const char **why)
+bool probe_unwind_thread(struct probe_unwinder *unwinder, pid_t tid, uint64_t *pcs, int *signals, size_t max,
+                         size_t *count, bool *truncated, const char **why)
 {
     *count = 0;
     *truncated = false;
@@ -364,11 +366,11 @@ bool probe_unwind_thread(struct probe_unwinder *unwinder, pid_t tid, uint64_t *p
         *why = "its registers could not be read";
         return false;
     }
-    return unwind_from_registers(unwinder, pc, pcs, max, count, truncated, why);
+    return unwind_from_registers(unwinder, tid, pc, pcs, signals, max, count, truncated, why);
 }
 
 bool probe_unwind_registers(struct probe_unwinder *unwinder, const void *registers, size_t size, uint64_t *pcs,
-                            size_t max, size_t *count, bool *truncated, const char **why)
+                            int *signals, size_t max, size_t *count, bool *truncated, const char **why)
 {
     *count = 0;
     *truncated = false;
@@ -379,26 +381,72 @@ bool probe_unwind_registers(struct probe_unwinder *unwinder, const void *registe
         return false;
     }
     memcpy(&unwinder->registers, registers, sizeof unwinder->registers);
-    return unwind_from_registers(unwinder, unwinder->registers.rip, pcs, max, count, truncated, why);
+    return unwind_from_registers(unwinder, 0, unwinder->registers.rip, pcs, signals, max, count, truncated, why);
 #else
-    (void)registers, (void)size, (void)pcs, (void)max;
+    (void)registers, (void)size, (void)pcs, (void)signals, (void)max;
     *why = "registers of this architecture are not read from a core";
     return false;
 #endif
 }
 
-static bool unwind_from_registers(struct probe_unwinder *unwinder, uint64_t pc, uint64_t *pcs, size_t max,
-                                  size_t *count, bool *truncated, const char **why)
+/* Which signal a trampoline's handler runs for. x86_64's kernel builds struct rt_sigframe { pretcode; struct ucontext
+ * uc; struct siginfo info; } on the stack (arch/x86/include/asm/sigframe.h), and the handler's return pops pretcode,
+ * so the trampoline's frame starts at uc: its uc_sigmask, 296 bytes in (flags 8, link 8, stack_t 24, sigcontext 256),
+ * is the mask the interrupted code ran with, and the kernel blocks the signal (with sa_mask) while its handler runs.
+ * So the signals blocked inside the handler and not before are the signal, where that is one signal; the siginfo
+ * after the ucontext (304 bytes in) holds it only for an SA_SIGINFO handler, and then decides. `blocked_inside` is
+ * the mask inside this handler: the thread's own for the innermost trampoline, the inner trampoline's saved one for
+ * the next; 0 when unknown (a core). Returns the signal, or -1, and sets *blocked_before. */
+static int signal_of_trampoline(struct probe_unwinder *unwinder, uint64_t stack_pointer, uint64_t blocked_inside,
+                                uint64_t *blocked_before)
+{
+#if defined(__x86_64__)
+    uint64_t before = 0;
+    int32_t siginfo_number = 0;
+    bool mask_read = read_bytes(unwinder, stack_pointer + 296, &before, sizeof before);
+    *blocked_before = mask_read ? before : 0;
+    uint64_t added = mask_read ? blocked_inside & ~before : 0;
+    if (read_bytes(unwinder, stack_pointer + 304, &siginfo_number, sizeof siginfo_number) && siginfo_number >= 1 &&
+        siginfo_number <= 64 && (added >> (siginfo_number - 1)) & 1)
+        return siginfo_number;
+    if (added && (added & (added - 1)) == 0)
+        return __builtin_ctzll(added) + 1;
+    return -1;
+#else
+    (void)unwinder, (void)stack_pointer, (void)blocked_inside;
+    *blocked_before = 0;
+    return -1;
+#endif
+}
+
+/* The signals `tid` blocks now (SigBlk of its status); 0 when unread. */
+static uint64_t blocked_now(pid_t tid)
+{
+    char path[64], text[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)tid); /* a thread's own status, by its tid */
+    if (tid <= 0 || probe_read_file(path, text, sizeof text) <= 0)
+        return 0;
+    const char *line = strstr(text, "\nSigBlk:");
+    return line ? strtoull(line + 8, NULL, 16) : 0;
+}
+
+static bool unwind_from_registers(struct probe_unwinder *unwinder, pid_t tid, uint64_t pc, uint64_t *pcs,
+                                  int *signals, size_t max, size_t *count, bool *truncated, const char **why)
 {
     active = unwinder;
     unw_cursor_t cursor;
     if (unw_init_remote(&cursor, unwinder->address_space, unwinder) != 0) {
+        if (signals)
+            signals[*count] = 0;
         pcs[(*count)++] = pc;
         *why = "libunwind could not start from its registers";
         return true;
     }
     struct frame_seen seen[PROBE_UNWIND_DEPTH_MAX];
-    bool after_signal_frame = true; /* the innermost pc is where it is, not a return address */
+    /* libunwind marks the frame a signal interrupted (its registers came from a sigcontext): its pc is where it was,
+     * not a return address, and so is the pc of the frame before it, the trampoline the handler returns to */
+    bool blocked_known = false;
+    uint64_t blocked_inside = 0;
     while (*count < max && *count < PROBE_UNWIND_DEPTH_MAX) {
         unw_word_t ip = 0, stack_pointer = 0;
         if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0)
@@ -411,8 +459,24 @@ static bool unwind_from_registers(struct probe_unwinder *unwinder, uint64_t pc, 
                 return true;
             }
         seen[*count] = (struct frame_seen){ ip, stack_pointer };
-        pcs[(*count)++] = after_signal_frame ? ip : ip - 1;
-        after_signal_frame = unw_is_signal_frame(&cursor) > 0;
+        bool interrupted = *count > 0 && unw_is_signal_frame(&cursor) > 0;
+        pcs[*count] = *count == 0 || interrupted ? ip : ip - 1;
+        if (signals)
+            signals[*count] = 0;
+        if (interrupted) {
+            size_t trampoline = *count - 1;
+            pcs[trampoline] = seen[trampoline].ip;
+            if (!blocked_known) {
+                blocked_inside = blocked_now(tid);
+                blocked_known = true;
+            }
+            uint64_t blocked_before = 0;
+            int number = signal_of_trampoline(unwinder, seen[trampoline].sp, blocked_inside, &blocked_before);
+            if (signals)
+                signals[trampoline] = number;
+            blocked_inside = blocked_before;
+        }
+        (*count)++;
         if (unw_step(&cursor) <= 0)
             return true;
     }

@@ -34,9 +34,12 @@ void probe_unwind_offline(struct probe_unwinder *unwinder);
 /* Unwinds a thread from `registers` (struct user_regs_struct, `size` bytes: a core's NT_PRSTATUS), as
  * probe_unwind_thread does from a stopped thread's. */
 bool probe_unwind_registers(struct probe_unwinder *unwinder, const void *registers, size_t size, uint64_t *pcs,
-                            size_t max, size_t *count, bool *truncated, const char **why);
+                            int *signals, size_t max, size_t *count, bool *truncated, const char **why);
 /* Unwinds the stopped thread `tid`: pcs[] gets the innermost pc, then each caller's return address minus one
  * (the call instruction, so that a call at the very end of a function is named right). *truncated when the depth
- * cap was hit or a loop was found. False when not even the registers could be read; *why says why (static). */
-bool probe_unwind_thread(struct probe_unwinder *unwinder, pid_t tid, uint64_t *pcs, size_t max, size_t *count,
-                         bool *truncated, const char **why);
+ * cap was hit or a loop was found. False when not even the registers could be read; *why says why (static).
+ * signals[] (as long as pcs[]) says which frames are the kernel's signal trampoline (__restore_rt), where a signal
+ * handler returns to and the frames after it were interrupted: 0 for every other frame, the signal's number read
+ * from the siginfo the kernel put beside the trampoline's frame, or -1 when that could not be read. */
+bool probe_unwind_thread(struct probe_unwinder *unwinder, pid_t tid, uint64_t *pcs, int *signals, size_t max,
+                         size_t *count, bool *truncated, const char **why);

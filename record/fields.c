@@ -121,6 +121,8 @@ static const struct record_field frame_fields[] = {
     F(struct hd_frame, symbol, RECORD_STRING),
     F(struct hd_frame, symbol_offset, RECORD_U64),
     F(struct hd_frame, called_as, RECORD_STRING),
+    F(struct hd_frame, signal_frame, RECORD_BOOL),
+    F(struct hd_frame, signal_number, RECORD_INT),
 };
 static STRUCT(frame_struct, struct hd_frame, frame_fields);
 

@@ -2,6 +2,7 @@
 #include "render_stacks.h"
 
 #include "json_writer.h"
+#include "signals.h"
 #include "util.h"
 
 #include <inttypes.h>
@@ -263,6 +264,16 @@ static void render_frame(struct report_buffer *out, size_t index, const struct h
     } else {
         report_buffer_printf(out, "0x%" PRIx64 " (no file mapped there)", frame->pc);
     }
+    if (frame->signal_frame) {
+        /* as gdb says it: the frames above are a handler's, the ones below were interrupted */
+        const char *abbreviation = report_signal_abbreviation(frame->signal_number);
+        if (abbreviation)
+            report_buffer_printf(out, " <signal handler called: SIG%s>", abbreviation);
+        else if (frame->signal_number > 0)
+            report_buffer_printf(out, " <signal handler called: signal %d>", frame->signal_number);
+        else
+            report_buffer_puts(out, " <signal handler called>");
+    }
     report_buffer_puts(out, "\n");
 }
 
@@ -489,6 +500,18 @@ void report_frames_json(struct report_json *json, const char *key, const struct 
             report_json_null(json, "module_offset");
         if (frame->called_as)
             report_json_string(json, "called_as", frame->called_as);
+        if (frame->signal_frame) {
+            report_json_bool(json, "signal_frame", true);
+            char name[16];
+            const char *abbreviation = report_signal_abbreviation(frame->signal_number);
+            snprintf(name, sizeof name, "SIG%s", abbreviation ? abbreviation : "?");
+            if (abbreviation)
+                report_json_string(json, "signal", name);
+            else if (frame->signal_number > 0)
+                report_json_int(json, "signal", frame->signal_number);
+            else
+                report_json_null(json, "signal");
+        }
         report_json_end_object(json);
     }
     report_json_end_array(json);

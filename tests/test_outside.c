@@ -194,3 +194,107 @@ Test(outside, a_self_pipe_no_handler_writes_is_asleep_forever)
     json_object_put(document);
     fixture_stop(&fixture);
 }
+
+/* ---- a signal handler that re-enters a lock ------------------------------------------------------------------ */
+
+static void start_reentry(struct fixture *fixture, const char *mode)
+{
+    fixture_start_command(fixture, fixture_path("signal_reentry"), (const char *[]){ "signal_reentry", mode, NULL },
+                          15000);
+}
+
+/* The handler's frames, the kernel's trampoline with the signal, the interrupted frames: the stack says it. */
+static void expect_trampoline(json_object *document, pid_t tid, const char *signal)
+{
+    json_object *frames = json_at(json_thread(json_process(document, tid), tid), "frames");
+    size_t trampolines = 0;
+    for (size_t f = 0; frames && f < json_object_array_length(frames); f++) {
+        json_object *frame = json_object_array_get_idx(frames, f);
+        if (!json_bool_at(frame, "signal_frame"))
+            continue;
+        trampolines++;
+        cr_assert_gt(f, 0, "the handler's frames come before the trampoline");
+        cr_assert_lt(f + 1, json_object_array_length(frames), "the interrupted frames after it");
+        cr_assert_str_eq(json_string_at(frame, "signal"), signal);
+    }
+    cr_assert_eq(trampolines, 1, "one signal trampoline in %s", json_object_to_json_string(frames));
+}
+
+/* localtime() in a SIGALRM handler while the main loop is inside localtime(): glibc's time zone lock records no
+ * owner, so the evidence is the function entered on both sides of the trampoline. Without debug symbols too (the
+ * stripped libc's unnamed __tz_convert is reached through localtime). */
+static void expect_localtime_reentry(bool debug_files)
+{
+    struct fixture fixture;
+    start_reentry(&fixture, "localtime");
+    pid_t child = fixture.pids[0];
+    if (!debug_files)
+        setenv("HANGDOC_DEBUG_FILES", "0", 1);
+    json_object *document = diagnose(child, EXIT_HANG);
+    unsetenv("HANGDOC_DEBUG_FILES");
+    json_object *finding = the_finding(document, "signal-reentry", child);
+    cr_assert_eq(json_int_at(finding, "tid", -1), child);
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "likely", "the lock records no owner");
+    cr_assert_str_eq(json_string_at(finding, "evidence.signal"), "SIGALRM");
+    cr_assert(strncmp(json_string_at(finding, "evidence.handler"), "on_alarm_localtime ", 19) == 0, "%s",
+              json_string_at(finding, "evidence.handler"));
+    const char *reentered = json_string_at(finding, "evidence.reentered");
+    cr_assert(reentered && (strstr(reentered, "localtime") || strstr(reentered, "__tz_convert")) &&
+                  strstr(reentered, "(libc.so.6)"),
+              "%s", reentered);
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "signal-reentry");
+    cr_assert_str_eq(json_string_at(document, "verdict.cause"), "deadlock");
+    cr_assert_eq(json_count_findings(document, "no-waker", 0), 0, "%s", findings_text(document));
+    expect_trampoline(document, child, "SIGALRM");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(outside, localtime_in_a_sigalrm_handler_deadlocks_on_the_interrupted_localtime)
+{
+    expect_localtime_reentry(true);
+}
+
+Test(outside, localtime_reentry_is_named_without_debug_symbols)
+{
+    expect_localtime_reentry(false);
+}
+
+/* The handler logs while the interrupted code holds the log mutex: its owner is the thread itself (certain), and
+ * it is not called a lock taken twice. */
+Test(outside, a_handler_that_locks_the_mutex_its_interrupted_code_holds_is_signal_reentry)
+{
+    struct fixture fixture;
+    start_reentry(&fixture, "mutex");
+    pid_t child = fixture.pids[0];
+    json_object *document = diagnose(child, EXIT_HANG);
+    json_object *finding = the_finding(document, "signal-reentry", child);
+    expect_only_findings(document, (const char *const[]){ "signal-reentry", NULL });
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
+    cr_assert_str_eq(json_string_at(finding, "evidence.signal"), "SIGALRM");
+    cr_assert(strncmp(json_string_at(finding, "evidence.handler"), "on_alarm_log ", 13) == 0 ||
+                  strncmp(json_string_at(finding, "evidence.handler"), "log_line ", 9) == 0,
+              "%s", json_string_at(finding, "evidence.handler"));
+    cr_assert(strncmp(json_string_at(finding, "evidence.interrupted"), "run_mutex ", 10) == 0, "%s",
+              json_string_at(finding, "evidence.interrupted"));
+    char owner[48];
+    snprintf(owner, sizeof owner, "%d (the thread itself)", (int)child);
+    cr_assert_str_eq(json_string_at(finding, "evidence.owner_tid"), owner);
+    expect_trampoline(document, child, "SIGALRM");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* The look-alike: a handler waits for a mutex another thread holds and will let go. */
+Test(outside, a_handler_waiting_for_a_lock_another_live_thread_holds_is_not_hung)
+{
+    struct fixture fixture;
+    start_reentry(&fixture, "elsewhere");
+    pid_t child = fixture.pids[0], holder = fixture.pids[1];
+    json_object *document = diagnose(child, EXIT_NO_HANG);
+    cr_assert_eq(json_count_findings(document, "signal-reentry", 0), 0, "%s", findings_text(document));
+    cr_assert_eq(json_int_at(json_thread(json_process(document, child), child), "wait.owner_tid", -1), holder);
+    expect_trampoline(document, child, "SIGALRM");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}

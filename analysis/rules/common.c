@@ -108,3 +108,18 @@ const char *rule_edge_words(enum report_edge_kind kind)
     };
     return words[kind];
 }
+
+bool rule_named_by_a_hang(const struct report_analysis *analysis, size_t node)
+{
+    for (size_t f = 0; f < analysis->nfindings; f++) {
+        const struct report_finding *finding = &analysis->findings[f];
+        if (!finding->hang)
+            continue;
+        if (finding->tid == analysis->graph.nodes[node].thread->tid)
+            return true;
+        for (size_t m = 0; m < finding->nmembers; m++)
+            if (finding->members[m] == node)
+                return true;
+    }
+    return false;
+}

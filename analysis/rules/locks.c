@@ -203,8 +203,9 @@ void report_rule_lock_cycle(struct report_rule_context *c)
         starts[smallest] = 1;
         lengths[smallest] = length;
     }
+    /* a lock taken twice by one thread that a signal handler re-entered is signal-reentry's */
     for (size_t i = 0; i < graph->nnodes && !c->failed; i++)
-        if (starts[i])
+        if (starts[i] && !(lengths[i] == 1 && rule_named_by_a_hang(c->analysis, i)))
             add_lock_cycle(c, i, lengths[i]);
 done:
     free(walk);
@@ -425,21 +426,6 @@ static bool only_sleeps_in_a_loop(const struct hd_snapshot *snapshot, const stru
                LOOP_SLEEPER_CPU_MAX_S + LOOP_SLEEPER_CPU_SHARE_MAX * snapshot->sampling_s;
 }
 
-static bool named_by_a_hang(const struct report_analysis *analysis, size_t node)
-{
-    for (size_t f = 0; f < analysis->nfindings; f++) {
-        const struct report_finding *finding = &analysis->findings[f];
-        if (!finding->hang)
-            continue;
-        if (finding->tid == analysis->graph.nodes[node].thread->tid)
-            return true;
-        for (size_t m = 0; m < finding->nmembers; m++)
-            if (finding->members[m] == node)
-                return true;
-    }
-    return false;
-}
-
 #define UNOWNED_LOCK_WAITERS_LISTED 8
 
 /* The takers of process `process`: threads asleep taking a lock with no owner, asleep forever or (when
@@ -454,7 +440,7 @@ static size_t lock_takers(const struct report_rule_context *c, const struct repo
         const struct report_node *node = &graph->nodes[n];
         bool asleep = node->wake == REPORT_WAKE_NEVER ||
                       (node->wake == REPORT_WAKE_WAKER && rule_asleep_for_the_threshold(c, node));
-        if (!asleep || !unowned_lock_taken(node) || named_by_a_hang(c->analysis, n))
+        if (!asleep || !unowned_lock_taken(node) || rule_named_by_a_hang(c->analysis, n))
             continue;
         /* "the same lock" is an equality: a taker that differs from the first shows two locks, and comparing each
          * with the first alone keeps this linear in a process of thousands of takers of one lock */

@@ -45,6 +45,8 @@ const char *rule_thread_name(const struct report_rule_context *c, pid_t tid);
 /* Asleep without timeout for at least the --stuck-after threshold, by the kernel's clock of its last run (its
  * blocked-for, not the sampling window). */
 bool rule_asleep_for_the_threshold(const struct report_rule_context *c, const struct report_node *node);
+/* Is the thread of `node` the subject or a member of a hang finding made so far? */
+bool rule_named_by_a_hang(const struct report_analysis *analysis, size_t node);
 /* Asleep forever on a mutex or rwlock with an owner recorded. */
 bool rule_waits_on_owned_lock(const struct report_node *node);
 /* The words for what an edge waits through: "the lock's owner", "a pipe", "wait4". */
