@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -373,6 +374,137 @@ void hangdoc_run_once(struct run_result *result, const char *const *arguments)
 }
 
 /* Whether these arguments diagnose processes that exist (not `run`, `demo`, `analyze`, --help or --version). */
+/* ---- a diagnosis changes nothing (issue 40) ------------------------------------------------------------------ */
+
+#define STATES_MAX 4096
+#define LATE_D_LOOKS 4
+
+struct thread_state {
+    pid_t pid;
+    pid_t tid;
+    char state;
+    pid_t tracer;
+};
+
+struct tree_states {
+    struct thread_state threads[STATES_MAX];
+    size_t count;
+};
+
+/* State: and TracerPid: of /proc/<pid>/task/<tid>/status; false when the thread is gone. */
+static bool read_thread_state(pid_t pid, pid_t tid, char *state, pid_t *tracer)
+{
+    char path[96], text[4096];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (got <= 0)
+        return false;
+    text[got] = '\0';
+    const char *line = strstr(text, "\nState:");
+    const char *traced = strstr(text, "\nTracerPid:");
+    if (!line || !traced)
+        return false;
+    line += 8;
+    while (*line == ' ' || *line == '\t')
+        line++;
+    *state = *line;
+    *tracer = (pid_t)strtol(traced + 12, NULL, 10);
+    return true;
+}
+
+/* Every thread of `pid` and of its descendants (their children files), depth first. */
+static void collect_states(struct tree_states *states, pid_t pid, unsigned depth)
+{
+    char path[96], exe[PATH_MAX];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    if (readlink(path, exe, sizeof exe) < 0)
+        return; /* a kernel thread (its workers pass through D on their own) or a zombie */
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    if (!tasks || depth > 64)
+        goto done;
+    struct dirent *entry;
+    while ((entry = readdir(tasks)) && states->count < STATES_MAX) {
+        pid_t tid = (pid_t)strtol(entry->d_name, NULL, 10);
+        struct thread_state *thread = &states->threads[states->count];
+        if (tid <= 0 || !read_thread_state(pid, tid, &thread->state, &thread->tracer))
+            continue;
+        thread->pid = pid;
+        thread->tid = tid;
+        states->count++;
+        char children_path[128], children[4096];
+        snprintf(children_path, sizeof children_path, "/proc/%d/task/%d/children", (int)pid, (int)tid);
+        int fd = open(children_path, O_RDONLY | O_CLOEXEC);
+        ssize_t got = fd >= 0 ? read(fd, children, sizeof children - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        children[got > 0 ? got : 0] = '\0';
+        for (char *cursor = children, *end; *cursor; cursor = end) {
+            long child = strtol(cursor, &end, 10);
+            if (end == cursor)
+                break;
+            if (child > 0)
+                collect_states(states, (pid_t)child, depth + 1);
+        }
+    }
+done:
+    if (tasks)
+        closedir(tasks);
+}
+
+/* Is arguments[i] a pid to diagnose: a number, not the value of an option that takes one ("--samples 3")? */
+static bool names_a_target(const char *const *arguments, size_t i)
+{
+    static const char *const flags[] = { "--json", "-j", "--verbose", "-v", "--no-ptrace", "--no-python", "--dot",
+                                         "--no-ledger", "--markdown" };
+    char *end;
+    long pid = strtol(arguments[i], &end, 10);
+    if (end == arguments[i] || *end != '\0' || pid <= 0)
+        return false;
+    if (i == 0 || arguments[i - 1][0] != '-')
+        return true;
+    for (size_t f = 0; f < COUNT(flags); f++)
+        if (strcmp(arguments[i - 1], flags[f]) == 0)
+            return true;
+    return false;
+}
+
+static void collect_tree_states(struct tree_states *states, const char *const *arguments)
+{
+    states->count = 0;
+    for (size_t i = 0; arguments[i]; i++)
+        if (names_a_target(arguments, i))
+            collect_states(states, (pid_t)strtol(arguments[i], NULL, 10), 0);
+}
+
+/* After a diagnosis every thread is as it was: none stopped or traced that was not, none moved into D for good (a
+ * FUSE daemon stopped for its stack puts its clients there), looked at a few times, since a thread may pass
+ * through D or a stop of its own on the way. */
+static void expect_states_unchanged(const struct tree_states *before)
+{
+    for (size_t i = 0; i < before->count; i++) {
+        const struct thread_state *was = &before->threads[i];
+        if (strchr("DTtZX", was->state) || was->tracer)
+            continue;
+        char state = '?';
+        pid_t tracer = 0;
+        bool changed = true;
+        for (int look = 0; look < LATE_D_LOOKS && changed; look++) {
+            if (look)
+                usleep(50000);
+            if (!read_thread_state(was->pid, was->tid, &state, &tracer))
+                return; /* gone: it ran to its end */
+            changed = strchr("DTt", state) || tracer;
+        }
+        cr_assert_not(changed, "thread %d of process %d was in %c before the diagnosis, and is in %c%s after it",
+                      (int)was->tid, (int)was->pid, was->state, state, tracer ? " and traced" : "");
+    }
+}
+
 static bool diagnoses_a_tree(const char *const *arguments)
 {
     static const char *const not_a_diagnosis[] = { "run", "demo", "analyze", "merge", "--help", "-h", "--version" };
@@ -565,9 +697,12 @@ json_object *recorded_expecting(const char *name, int expected_status, struct fi
 
 void hangdoc_run(struct run_result *result, const char *const *arguments)
 {
-    if (diagnoses_a_tree(arguments))
+    static struct tree_states before;
+    if (diagnoses_a_tree(arguments)) {
+        collect_tree_states(&before, arguments);
         run_saved_and_replayed(result, arguments);
-    else
+        expect_states_unchanged(&before);
+    } else
         hangdoc_run_as(result, -1, arguments);
     const char *sanitize = getenv("HANGDOC_SANITIZE");
     if (!diagnoses_a_tree(arguments) || (sanitize && strcmp(sanitize, "none") != 0))
