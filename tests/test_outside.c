@@ -144,6 +144,17 @@ static json_object *graph_node(json_object *document, pid_t tid)
     return NULL;
 }
 
+/* Is `signal` among the signals that end the node's wait? (A sanitized build catches SIGBUS, SIGFPE and SIGSEGV
+ * too, which end a self-pipe's wait as any caught signal does.) */
+static bool ends_on(json_object *node, const char *signal)
+{
+    json_object *signals = json_at(node, "ends_on_signals");
+    for (size_t i = 0; signals && i < json_object_array_length(signals); i++)
+        if (strcmp(json_object_get_string(json_object_array_get_idx(signals, i)), signal) == 0)
+            return true;
+    return false;
+}
+
 static void start_self_timer(struct fixture *fixture, const char *mode)
 {
     fixture_start_command(fixture, fixture_path("self_timer"), (const char *[]){ "self_timer", mode, NULL }, 10000);
@@ -161,7 +172,7 @@ Test(outside, a_heartbeat_whose_sigalrm_handler_writes_its_self_pipe_is_not_hung
     cr_assert_not(json_bool_at(document, "verdict.hung"));
     json_object *node = graph_node(document, pid);
     cr_assert_str_eq(json_string_at(node, "wake"), "timed wait");
-    cr_assert_str_eq(json_object_get_string(json_object_array_get_idx(json_at(node, "ends_on_signals"), 0)), "SIGALRM");
+    cr_assert(ends_on(node, "SIGALRM"), "%s", json_object_to_json_string(node));
     json_object_put(document);
     fixture_stop(&fixture);
 }
@@ -190,7 +201,7 @@ Test(outside, a_self_pipe_no_handler_writes_is_asleep_forever)
     cr_assert_eq(json_int_at(document, "verdict.tid", -1), pid);
     json_object *node = graph_node(document, pid);
     cr_assert_str_eq(json_string_at(node, "wake"), "asleep forever");
-    cr_assert_null(json_at(node, "ends_on_signals"));
+    cr_assert_not(ends_on(node, "SIGALRM"), "%s", json_object_to_json_string(node));
     json_object_put(document);
     fixture_stop(&fixture);
 }
