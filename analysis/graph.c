@@ -302,6 +302,27 @@ static bool relay_listener_edges(struct builder *b, size_t from, const struct hd
     return found;
 }
 
+/* A pseudo-terminal's other side: what a slave's writer waits to be read (and its reader waits to be written) by
+ * the processes that hold its master, and a master's waiter by those that hold one of its slaves. One edge per
+ * such process; false when none is in the snapshot (a terminal emulator or sshd outside the tree). Linear in the
+ * snapshot's fds for each waiter on a pty, which are few. */
+static bool pty_edges(struct builder *b, size_t from, const struct hd_fd *fd)
+{
+    bool found = false;
+    for (size_t p = 0; p < b->snapshot->nprocesses; p++) {
+        const struct hd_process *other = &b->snapshot->processes[p];
+        for (size_t f = 0; f < other->nfds; f++) {
+            const struct hd_fd *end = &other->fds[f];
+            if (!end->pty || end->pty_master == fd->pty_master || end->pty_index != fd->pty_index)
+                continue;
+            add_edge(b, from, p, REPORT_EDGE_PTY, REPORT_TO_PROCESS);
+            found = true;
+            break;
+        }
+    }
+    return found;
+}
+
 /* Edges for one fd waited on; false when what could wake it is outside the snapshot. A signalfd, or a pipe or
  * socket pair that only the waiter's own process holds the other end of (a signal handler's self-pipe), adds the
  * signals that can end the wait to *signals. */
@@ -315,6 +336,8 @@ static bool fd_edges(struct builder *b, size_t from, const struct hd_process *pr
         *signals |= fd->signalfd_mask;
         return true;
     }
+    if (fd->pty)
+        return pty_edges(b, from, fd);
     if (fd->kind == HD_FD_PIPE) {
         bool only_own = false;
         bool found = holder_edges(b, from, fd->inode, HD_FD_PIPE, reads, REPORT_EDGE_PIPE, process_index(b, process),

@@ -369,6 +369,11 @@ struct hd_fd {
     unsigned device_minor;
     char *socket_name;      /* unix socket: the bound path, "@name" for an abstract one; NULL when unnamed */
     uint64_t signalfd_mask; /* a signalfd: the signals it reads (fdinfo's sigmask); 0 for any other fd */
+    /* A pseudo-terminal: its master (/dev/ptmx, the index from fdinfo's tty-index) or a slave (/dev/pts/N). What
+     * is written to one side waits for a reader of the other; false for any other fd */
+    bool pty;
+    bool pty_master;
+    int pty_index;
     bool inherited_checked; /* kcmp was asked against every fd of the parent */
     struct hd_fd_origin inherited_from;
 };

@@ -98,6 +98,46 @@ uint64_t probe_parse_fdinfo_signalfd_mask(const char *text, size_t length)
     return 0;
 }
 
+int probe_parse_fdinfo_tty_index(const char *text, size_t length)
+{
+    const char *end = text + length;
+    for (const char *line = text; line < end;) {
+        const char *newline = memchr(line, '\n', (size_t)(end - line));
+        const char *stop = newline ? newline : end;
+        if (stop - line > 10 && memcmp(line, "tty-index:", 10) == 0) {
+            long index = -1;
+            for (const char *p = line + 10; p < stop; p++) {
+                if (*p >= '0' && *p <= '9')
+                    index = (index < 0 ? 0 : index) * 10 + (*p - '0');
+                else if (index >= 0 || (*p != ' ' && *p != '\t'))
+                    break;
+                if (index > 1 << 20)
+                    return -1;
+            }
+            return (int)index;
+        }
+        line = newline ? newline + 1 : end;
+    }
+    return -1;
+}
+
+int probe_pty_slave_index(const char *target)
+{
+    static const char prefix[] = "/dev/pts/";
+    if (strncmp(target, prefix, sizeof prefix - 1) != 0)
+        return -1;
+    long index = 0;
+    const char *p = target + sizeof prefix - 1;
+    if (!*p)
+        return -1;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9' || index > 1 << 20)
+            return -1; /* "ptmx", a name with " (deleted)" */
+        index = index * 10 + (*p - '0');
+    }
+    return (int)index;
+}
+
 unsigned probe_parse_epoll_targets(const char *text, size_t length, int *fds, unsigned max, bool *truncated)
 {
     unsigned count = 0;
@@ -143,6 +183,15 @@ static void read_access_mode(pid_t pid, struct hd_fd *fd)
     fd->access_mode = length > 0 ? probe_parse_fdinfo_access_mode(text, (size_t)length) : -1;
     if (length > 0 && fd->target && strcmp(fd->target, "anon_inode:[signalfd]") == 0)
         fd->signalfd_mask = probe_parse_fdinfo_signalfd_mask(text, (size_t)length);
+    if (length > 0 && fd->pty_master) {
+        fd->pty_index = probe_parse_fdinfo_tty_index(text, (size_t)length);
+        fd->pty = fd->pty_index >= 0;
+    }
+}
+
+static bool is_pty_master(const char *target)
+{
+    return strcmp(target, "/dev/ptmx") == 0 || strcmp(target, "/dev/pts/ptmx") == 0;
 }
 
 int probe_read_fds(pid_t pid, size_t max_fds, struct hd_fd **fds, size_t *count, bool *truncated)
@@ -189,8 +238,13 @@ int probe_read_fds(pid_t pid, size_t max_fds, struct hd_fd **fds, size_t *count,
             break;
         }
         probe_classify_fd_target(target, &fd->kind, &fd->inode);
-        /* a signalfd's fdinfo says which signals it reads: a wait on it is a signal wait */
-        if (fd->kind == HD_FD_PIPE || fd->kind == HD_FD_SOCKET || strcmp(target, "anon_inode:[signalfd]") == 0)
+        fd->pty_index = probe_pty_slave_index(target);
+        fd->pty = fd->pty_index >= 0;
+        fd->pty_master = is_pty_master(target);
+        /* a signalfd's fdinfo says which signals it reads: a wait on it is a signal wait; a pty master's, which
+         * terminal it is the master of */
+        if (fd->kind == HD_FD_PIPE || fd->kind == HD_FD_SOCKET || fd->pty_master ||
+            strcmp(target, "anon_inode:[signalfd]") == 0)
             read_access_mode(pid, fd);
         (*count)++;
     }

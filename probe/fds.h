@@ -16,6 +16,10 @@ void probe_classify_fd_target(const char *target, enum hd_fd_kind *kind, uint64_
 int probe_parse_fdinfo_access_mode(const char *text, size_t length);
 /* The "sigmask:" of a signalfd's fdinfo (the signals it reads, bit n-1 for signal n); 0 when there is none. */
 uint64_t probe_parse_fdinfo_signalfd_mask(const char *text, size_t length);
+/* A pty master's index from its fdinfo ("tty-index:\t3", Linux 4.13 on); -1 when absent. */
+int probe_parse_fdinfo_tty_index(const char *text, size_t length);
+/* N of a pty slave's path "/dev/pts/N"; -1 for any other path. */
+int probe_pty_slave_index(const char *target);
 
 /* The target fds of an epoll fd's fdinfo ("tfd:        5 events: ..."), at most `max`. */
 unsigned probe_parse_epoll_targets(const char *text, size_t length, int *fds, unsigned max, bool *truncated);

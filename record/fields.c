@@ -231,6 +231,9 @@ static const struct record_field fd_fields[] = {
     F(struct hd_fd, device_minor, RECORD_UNSIGNED),
     F(struct hd_fd, socket_name, RECORD_STRING),
     F(struct hd_fd, signalfd_mask, RECORD_U64),
+    F(struct hd_fd, pty, RECORD_BOOL),
+    F(struct hd_fd, pty_master, RECORD_BOOL),
+    F(struct hd_fd, pty_index, RECORD_INT),
     F(struct hd_fd, inherited_checked, RECORD_BOOL),
     NESTED(struct hd_fd, inherited_from, fd_origin_struct),
 };

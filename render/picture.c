@@ -335,6 +335,8 @@ static enum report_picture_edge_kind picture_kind(const struct report_edge *edge
         [REPORT_EDGE_FILE_LOCK] = REPORT_PICTURE_FILE_LOCK,
         /* SIGCHLD ends the wait when the child exits: the same tie as wait4's */
         [REPORT_EDGE_SIGNAL] = REPORT_PICTURE_CHILD,
+        /* a terminal carries bytes as a pipe does */
+        [REPORT_EDGE_PTY] = REPORT_PICTURE_PIPE,
     };
     if (edge->kind == REPORT_EDGE_LOCK_OWNER && lock->kind == HD_LOCK_RWLOCK)
         return REPORT_PICTURE_RWLOCK;

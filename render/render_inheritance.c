@@ -150,6 +150,12 @@ void report_json_fd_inheritance(struct report_json *json, const struct hd_fd *fd
     }
     if (fd->socket_name)
         report_json_string(json, "socket_name", fd->socket_name);
+    if (fd->pty) {
+        report_json_begin_object(json, "pty");
+        report_json_bool(json, "master", fd->pty_master);
+        report_json_int(json, "index", fd->pty_index);
+        report_json_end_object(json);
+    }
     const struct report_runtime *runtime = report_catalogue_handle(catalogue, fd);
     report_json_string_or_null(json, "runtime", runtime ? runtime->id : NULL);
     if (fd->inherited_from.pid) {

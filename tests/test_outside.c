@@ -309,3 +309,55 @@ Test(outside, a_handler_waiting_for_a_lock_another_live_thread_holds_is_not_hung
     json_object_put(document);
     fixture_stop(&fixture);
 }
+
+/* ---- pseudo-terminals ---------------------------------------------------------------------------------------- */
+
+static void start_pexpect(struct fixture *fixture, const char *mode)
+{
+    char script[4096];
+    snprintf(script, sizeof script, "%s/tests/scenarios/pexpect_pty.py", getenv("HANGDOC_SOURCE_ROOT"));
+    fixture_start_command(fixture, "/usr/bin/python3", (const char *[]){ "/usr/bin/python3", script, mode, NULL },
+                          60000);
+    usleep(300000); /* the parent into its wait */
+}
+
+/* pexpect's spawn.wait() without reading: `yes` fills its terminal and blocks writing, and the only reader of the
+ * pty's master is the parent, which waits for `yes` to exit: a cycle through the pty. */
+Test(outside, pexpect_wait_on_a_child_that_fills_its_pty_is_a_cycle_through_the_pty)
+{
+    struct fixture fixture;
+    start_pexpect(&fixture, "wait");
+    pid_t parent = fixture.pids[0], child = fixture.pids[1];
+    json_object *document = diagnose(parent, EXIT_HANG);
+    json_object *finding = the_finding(document, "full-pipe", child);
+    cr_assert_eq(json_int_at(finding, "tid", -1), child);
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
+    const char *pty = json_string_at(finding, "evidence.pty");
+    cr_assert(pty && strncmp(pty, "fd 1 /dev/pts/", 14) == 0 && strstr(pty, "(the slave "), "%s", pty);
+    char master[64];
+    snprintf(master, sizeof master, " of process %d '", (int)parent);
+    cr_assert(strstr(json_string_at(finding, "evidence.pty_master"), master), "%s",
+              json_string_at(finding, "evidence.pty_master"));
+    char reader[96];
+    snprintf(reader, sizeof reader, "thread %d '", (int)parent);
+    cr_assert(strncmp(json_string_at(finding, "evidence.reader"), reader, strlen(reader)) == 0, "%s",
+              json_string_at(finding, "evidence.reader"));
+    cr_assert(strstr(json_string_at(finding, "evidence.reader"), "wait4"), "the reader waits in wait4 instead");
+    cr_assert_eq(json_count_remedies(finding, "pexpect.EOF"), 1);
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "full-pipe");
+    cr_assert_eq(json_int_at(document, "verdict.pid", -1), child);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* The look-alike: the parent reads the master (expect(EOF)) while `yes` writes. */
+Test(outside, pexpect_reading_its_childs_pty_is_not_hung)
+{
+    struct fixture fixture;
+    start_pexpect(&fixture, "expect");
+    pid_t parent = fixture.pids[0];
+    json_object *document = diagnose(parent, EXIT_NO_HANG);
+    cr_assert_eq(json_count_findings(document, "full-pipe", 0), 0, "%s", findings_text(document));
+    json_object_put(document);
+    fixture_stop(&fixture);
+}

@@ -105,6 +105,7 @@ const char *rule_edge_words(enum report_edge_kind kind)
         [REPORT_EDGE_FUTEX] = "a futex",               [REPORT_EDGE_PIPE] = "a pipe",
         [REPORT_EDGE_SOCKET] = "a socket",             [REPORT_EDGE_CHILD] = "wait4",
         [REPORT_EDGE_FILE_LOCK] = "a file lock",       [REPORT_EDGE_SIGNAL] = "SIGCHLD",
+        [REPORT_EDGE_PTY] = "a pseudo-terminal",
     };
     return words[kind];
 }

@@ -205,16 +205,40 @@ static void cycle_evidence(struct report_rule_context *c, struct report_finding 
 
 /* ---- full-pipe ---------------------------------------------------------------------------------------------- */
 
-/* The pipe or socket a writer waits on: the first of its fds that is one. */
+/* The pipe, socket or pseudo-terminal a writer waits on: the first of its fds that is one. */
 static const struct hd_fd *written_fd(const struct report_node *node)
 {
     const struct hd_wait *wait = &node->thread->wait;
     for (unsigned i = 0; i < wait->nfds_known; i++) {
         const struct hd_fd *fd = hd_process_find_fd(node->process, wait->fds[i]);
-        if (fd && (fd->kind == HD_FD_PIPE || fd->kind == HD_FD_SOCKET))
+        if (fd && (fd->kind == HD_FD_PIPE || fd->kind == HD_FD_SOCKET || fd->pty))
             return fd;
     }
     return NULL;
+}
+
+static const char *written_noun(const struct hd_fd *fd)
+{
+    return fd->pty ? "pseudo-terminal" : fd->kind == HD_FD_PIPE ? "pipe" : "socket";
+}
+
+/* A pseudo-terminal's other side: which processes hold it, as evidence ("the master of /dev/pts/3: fd 5 of process
+ * 4242 'python3'"). */
+static void pty_evidence(struct report_rule_context *c, struct report_finding *finding, const struct hd_fd *fd)
+{
+    rule_evidence(c, finding, "pty", "fd %d %s (%s /dev/pts/%d)", fd->fd, fd->target ? fd->target : "?",
+                  fd->pty_master ? "the master of" : "the slave", fd->pty_index);
+    for (size_t p = 0; p < c->snapshot->nprocesses; p++) {
+        const struct hd_process *other = &c->snapshot->processes[p];
+        for (size_t f = 0; f < other->nfds; f++) {
+            const struct hd_fd *end = &other->fds[f];
+            if (end->pty && end->pty_master != fd->pty_master && end->pty_index == fd->pty_index) {
+                rule_evidence(c, finding, fd->pty_master ? "pty_slave" : "pty_master", "fd %d of process %d '%s'",
+                              end->fd, (int)other->pid, other->comm);
+                break;
+            }
+        }
+    }
 }
 
 /* Each reader the writer waits for, with what it waits on instead of reading. */
@@ -225,7 +249,7 @@ static void reader_evidence(struct report_rule_context *c, struct report_finding
     size_t listed = 0, more = 0;
     for (size_t e = node->first_edge; e < node->first_edge + node->nedges; e++) {
         const struct report_edge *edge = &graph->edges[e];
-        if (edge->kind != REPORT_EDGE_PIPE && edge->kind != REPORT_EDGE_SOCKET)
+        if (edge->kind != REPORT_EDGE_PIPE && edge->kind != REPORT_EDGE_SOCKET && edge->kind != REPORT_EDGE_PTY)
             continue;
         size_t first = edge->target == REPORT_TO_THREAD ? edge->to : graph->processes[edge->to].first_node;
         size_t end = edge->target == REPORT_TO_THREAD ? edge->to + 1
@@ -263,7 +287,7 @@ void report_rule_full_pipe(struct report_rule_context *c)
                                      ? written_fd(node) : NULL;
         if (!fd || node->nedges == 0)
             continue;
-        const char *what = fd->kind == HD_FD_PIPE ? "pipe" : "socket";
+        const char *what = written_noun(fd);
         struct report_finding *finding = rule_finding(
             c, REPORT_FULL_PIPE, REPORT_CERTAIN, node,
             "thread %d '%s' of process %d waits to write to a full %s (fd %d) that no thread will ever read: "
@@ -271,14 +295,22 @@ void report_rule_full_pipe(struct report_rule_context *c)
             (int)node->thread->tid, node->thread->name, (int)node->process->pid, what, fd->fd);
         rule_evidence(c, finding, "writer", "thread %d '%s' of process %d: %s", (int)node->thread->tid,
                       node->thread->name, (int)node->process->pid, report_wait_label(node->thread));
-        rule_evidence(c, finding, fd->kind == HD_FD_PIPE ? "pipe" : "socket", "fd %d %s", fd->fd,
-                      fd->target ? fd->target : "?");
+        if (fd->pty)
+            pty_evidence(c, finding, fd);
+        else
+            rule_evidence(c, finding, fd->kind == HD_FD_PIPE ? "pipe" : "socket", "fd %d %s", fd->fd,
+                          fd->target ? fd->target : "?");
         reader_evidence(c, finding, i);
         size_t nodes[CYCLE_STEPS_MAX];
         if (searches++ < CYCLE_SEARCHES_MAX && shortest_cycle(&s, i))
             cycle_evidence(c, finding, &s, nodes, cycle_nodes(&s, i, nodes, CYCLE_STEPS_MAX));
         else
             rule_member(c, finding, i);
+        if (fd->pty)
+            rule_remedy(c, finding, "Read the terminal's master while you wait for the child: with pexpect, "
+                                    "child.expect(pexpect.EOF) (or child.read()) before child.wait(), or "
+                                    "child.close(); with pty.fork() or openpty(), drain the master in a loop until "
+                                    "it reads EOF (EIO on Linux), then waitpid().");
         rule_remedy(c, finding, "Read the other end while you wait: drain it in a thread of its own, or poll() on "
                                 "the pipe and on what you wait for together; never wait for a writer to finish "
                                 "before reading what it writes.");

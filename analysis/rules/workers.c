@@ -206,7 +206,7 @@ void report_rule_waiting_on_workers(struct report_rule_context *c)
             size_t target_process = edge->target == REPORT_TO_PROCESS ? edge->to : graph->nodes[edge->to].process_index;
             if (target_process != node->process_index &&
                 (edge->kind == REPORT_EDGE_PIPE || edge->kind == REPORT_EDGE_SOCKET || edge->kind == REPORT_EDGE_CHILD ||
-                 edge->kind == REPORT_EDGE_SIGNAL)) {
+                 edge->kind == REPORT_EDGE_SIGNAL || edge->kind == REPORT_EDGE_PTY)) {
                 other_process = true;
                 /* a child's exit names the tie better than the pipes beside it */
                 if (through != REPORT_EDGE_SIGNAL)

@@ -691,3 +691,53 @@ Test(read_fds, no_such_process)
     cr_assert_null(fds);
     cr_assert_eq(count, 0u);
 }
+
+Test(fdinfo, a_pty_masters_index)
+{
+    const char *text = "pos:\t0\nflags:\t0100002\nmnt_id:\t24\nino:\t90\ntty-index:\t17\n";
+    cr_assert_eq(probe_parse_fdinfo_tty_index(text, strlen(text)), 17);
+    cr_assert_eq(probe_parse_fdinfo_tty_index("flags:\t02\n", 10), -1, "not a master");
+    cr_assert_eq(probe_parse_fdinfo_tty_index("tty-index:\tx3\n", 14), -1, "garbage");
+    const char *huge = "tty-index:\t99999999999999999999\n";
+    cr_assert_eq(probe_parse_fdinfo_tty_index(huge, strlen(huge)), -1, "bounded");
+}
+
+Test(fdinfo, a_pty_slaves_index_from_its_path)
+{
+    cr_assert_eq(probe_pty_slave_index("/dev/pts/0"), 0);
+    cr_assert_eq(probe_pty_slave_index("/dev/pts/42"), 42);
+    cr_assert_eq(probe_pty_slave_index("/dev/pts/ptmx"), -1, "the master's other name");
+    cr_assert_eq(probe_pty_slave_index("/dev/pts/3 (deleted)"), -1);
+    cr_assert_eq(probe_pty_slave_index("/dev/pts/"), -1);
+    cr_assert_eq(probe_pty_slave_index("/dev/tty1"), -1);
+}
+
+/* A real pty: the master's fd names its index, the slave's path the same one. */
+Test(read_fds, a_pty_master_and_its_slave)
+{
+    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    cr_assert_geq(master, 0);
+    cr_assert_eq(grantpt(master), 0);
+    cr_assert_eq(unlockpt(master), 0);
+    int slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    cr_assert_geq(slave, 0);
+    struct hd_fd *fds;
+    size_t count;
+    bool truncated;
+    cr_assert_eq(probe_read_fds(getpid(), 256, &fds, &count, &truncated), 0);
+    const struct hd_fd *master_fd = NULL, *slave_fd = NULL;
+    for (size_t i = 0; i < count; i++) {
+        if (fds[i].fd == master)
+            master_fd = &fds[i];
+        if (fds[i].fd == slave)
+            slave_fd = &fds[i];
+    }
+    cr_assert(master_fd && master_fd->pty && master_fd->pty_master);
+    cr_assert(slave_fd && slave_fd->pty && !slave_fd->pty_master);
+    cr_assert_eq(master_fd->pty_index, slave_fd->pty_index);
+    for (size_t i = 0; i < count; i++)
+        free(fds[i].target);
+    free(fds);
+    close(slave);
+    close(master);
+}
