@@ -29,6 +29,7 @@ static void process_free(struct hd_process *process)
         free(process->argv[i]);
     free(process->argv);
     free(process->exe);
+    free(process->tracer_cmdline);
     free(process->frozen_cgroup);
     free(process->frozen_by);
     free(process->freeze_control);

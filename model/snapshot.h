@@ -461,6 +461,8 @@ struct hd_process {
     double age_s;              /* how long it had been running when the snapshot was taken */
     pid_t tracer_pid;          /* 0: not traced */
     char tracer_comm[HD_COMM_MAX]; /* the tracer's name (gdb, strace); empty when unread */
+    char *tracer_cmdline;      /* the tracer's command line, its arguments joined by spaces and cut at 255 bytes;
+                                * NULL when not traced or unread */
     /* The cgroup freezer (probe/freezer.h): an outside party froze the process's cgroup (docker pause, systemctl
      * freeze, Kubernetes, a checkpointer). Read in the last sample; false when not frozen or when its cgroup could
      * not be read. A frozen process is never stopped for its stacks. */
@@ -481,7 +483,8 @@ struct hd_process {
     bool zombie;
     struct hd_process_sample *earlier; /* the earlier samples of the process, oldest first */
     size_t nearlier;
-    int exit_status;           /* wait status of a zombie (stat field 52) */
+    int exit_status;           /* wait status of a zombie (stat field 52); of a stopped process, the signal that
+                                * stopped it (SIGTSTP, SIGTTIN, a tracer's SIGTRAP), which the same field holds */
     bool ignores_sigchld;      /* SIGCHLD is SIG_IGN (SigIgn): the kernel reaps its children, no zombie, no wait */
     /* Signal dispositions (SigCgt, SigIgn of /proc/<pid>/status; bit n-1 for signal n): who may end a signal wait */
     bool signal_dispositions_known;

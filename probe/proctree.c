@@ -445,6 +445,35 @@ static void read_timers(struct hd_process *process)
     process->timers_known = true;
 }
 
+/* The command line of `pid` (a tracer: often outside the tree) as one line, arguments joined by spaces; NULL when
+ * unreadable or empty. Raw bytes, escaped at output. */
+static char *read_joined_cmdline(pid_t pid)
+{
+    char path[64], bytes[256];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    ssize_t length = probe_read_file(path, bytes, sizeof bytes);
+    if (length <= 0)
+        return NULL;
+    while (length > 0 && bytes[length - 1] == '\0')
+        length--;
+    for (ssize_t i = 0; i < length; i++)
+        if (bytes[i] == '\0')
+            bytes[i] = ' ';
+    return length > 0 ? strndup(bytes, (size_t)length) : NULL;
+}
+
+/* The signal that stopped a process in T: the kernel keeps a group stop's signal for the whole process, so only
+ * /proc/<pid>/stat shows it in its exit_code field, and a thread's own stat shows 0. */
+static void read_stop_signal(struct hd_process *process)
+{
+    char path[64], text[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)process->pid);
+    ssize_t length = probe_read_file(path, text, sizeof text);
+    struct probe_stat stat;
+    if (length > 0 && probe_parse_stat(text, (size_t)length, &stat) && stat.has_exit_code && stat.state == 'T')
+        process->exit_status = stat.exit_code;
+}
+
 static void read_process_files(struct read_context *c, struct hd_process *process)
 {
     char path[64], text[4096];
@@ -454,8 +483,10 @@ static void read_process_files(struct read_context *c, struct hd_process *proces
     if (length >= 0 && probe_parse_status(text, (size_t)length, &status)) {
         process->tracer_pid = status.tracer_pid;
         /* the tracer's name, so that a report can say "traced by 4242 'gdb'": the tracer is often outside the tree */
-        if (status.tracer_pid > 0)
+        if (status.tracer_pid > 0) {
             probe_read_comm(status.tracer_pid, process->tracer_comm, sizeof process->tracer_comm);
+            process->tracer_cmdline = read_joined_cmdline(status.tracer_pid);
+        }
         process->ignores_sigchld = status.has_signals_ignored && (status.signals_ignored >> (SIGCHLD - 1)) & 1;
         process->signal_dispositions_known = status.has_signals_caught && status.has_signals_ignored;
         process->signals_caught = status.signals_caught;
@@ -473,6 +504,8 @@ static void read_process_files(struct read_context *c, struct hd_process *proces
         return;
     read_timers(process);
     probe_read_freezer(process);
+    if (process->state == 'T')
+        read_stop_signal(process);
     read_cmdline(c, process);
     read_exe(c, process);
     read_maps_and_fds(c, process);

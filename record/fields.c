@@ -283,6 +283,7 @@ static const struct record_field process_fields[] = {
     F(struct hd_process, age_s, RECORD_DOUBLE),
     F(struct hd_process, tracer_pid, RECORD_INT),
     F(struct hd_process, tracer_comm, RECORD_TEXT),
+    F(struct hd_process, tracer_cmdline, RECORD_STRING),
     F(struct hd_process, frozen, RECORD_BOOL),
     F(struct hd_process, freezing, RECORD_BOOL),
     F(struct hd_process, freezer_version, RECORD_INT),

@@ -381,6 +381,7 @@ static void process_json(struct report_json *json, const struct hd_snapshot *sna
     report_json_double(json, "age_s", process->age_s);
     report_json_pid_or_null(json, "tracer_pid", process->tracer_pid);
     report_json_string_or_null(json, "tracer_comm", process->tracer_comm[0] ? process->tracer_comm : NULL);
+    report_json_string_or_null(json, "tracer_cmdline", process->tracer_pid ? process->tracer_cmdline : NULL);
     if (process->frozen) {
         report_json_begin_object(json, "freezer");
         report_json_int(json, "version", process->freezer_version);

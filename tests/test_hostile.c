@@ -464,6 +464,11 @@ Test(hostile, a_target_held_by_gdb_is_stopped_by_its_tracer_and_stays_held)
     snprintf(text, sizeof text, "%d", (int)gdb);
     cr_assert_str_eq(json_string_at(stopped, "evidence.tracer_pid"), text);
     cr_assert_str_eq(json_string_at(stopped, "evidence.tracer_comm"), "gdb");
+    /* who that gdb is: its command line, the target's pid at its end */
+    char command[64];
+    snprintf(command, sizeof command, "/usr/bin/gdb -q -nx -iex set debuginfod enabled off -p %d", (int)child);
+    cr_assert_str_eq(json_string_at(stopped, "evidence.tracer_cmdline"), command);
+    cr_assert_str_eq(json_string_at(json_process(document, child), "tracer_cmdline"), command);
     cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "stopped");
     json_object_put(document);
     expect_as_found(child, gdb, true, "gdb still holds the child");

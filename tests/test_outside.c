@@ -361,3 +361,41 @@ Test(outside, pexpect_reading_its_childs_pty_is_not_hung)
     json_object_put(document);
     fixture_stop(&fixture);
 }
+
+/* ---- stopped by job control ---------------------------------------------------------------------------------- */
+
+/* A shell's shape on a real terminal: its background job read the terminal and the kernel stopped it with SIGTTIN,
+ * while the session leader waits for it: "stopped", naming the signal, what it means, the waiter and the fix. */
+static void expect_job_stopped(const char *mode, const char *signal, const char *remedy)
+{
+    struct fixture fixture;
+    fixture_start_command(&fixture, fixture_path("job_stopped"), (const char *[]){ "job_stopped", mode, NULL }, 10000);
+    pid_t leader = fixture.pids[0], job = fixture.pids[1];
+    json_object *document = diagnose(leader, EXIT_HANG);
+    json_object *finding = the_finding(document, "stopped", job);
+    cr_assert_str_eq(json_string_at(finding, "evidence.state"), "T");
+    cr_assert_str_eq(json_string_at(finding, "evidence.signal"), signal);
+    char waiter[96];
+    snprintf(waiter, sizeof waiter, "thread %d 'session' of process %d waits for it through wait4", (int)leader,
+             (int)leader);
+    cr_assert_str_eq(json_string_at(finding, "evidence.waiter"), waiter);
+    char resume[32];
+    snprintf(resume, sizeof resume, "kill -CONT %d", (int)job);
+    cr_assert_str_eq(json_object_get_string(json_object_array_get_idx(json_at(finding, "remedies"), 0)), resume);
+    cr_assert_eq(json_count_remedies(finding, remedy), 1, "%s", json_object_to_json_string(finding));
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "stopped");
+    cr_assert_eq(json_int_at(document, "verdict.pid", -1), job);
+    cr_assert_null(json_at(json_process(document, job), "tracer_cmdline"));
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(outside, a_background_job_that_read_its_terminal_is_stopped_by_sigttin)
+{
+    expect_job_stopped("ttin", "SIGTTIN", "(fg)");
+}
+
+Test(outside, a_job_suspended_as_by_ctrl_z_is_stopped_by_sigtstp)
+{
+    expect_job_stopped("tstp", "SIGTSTP", "fg (or bg)");
+}

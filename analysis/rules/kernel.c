@@ -4,7 +4,9 @@
 #include "rule.h"
 
 #include "describe.h"
+#include "signals.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -140,7 +142,58 @@ void report_rule_uninterruptible(struct report_rule_context *c)
     }
 }
 
-/* Stopped in every sample: by a signal (it runs again on SIGCONT) or by a tracer. One finding per process. */
+/* What stopped a process that no tracer holds, by the signal the kernel keeps for it (stat's exit_code): what it
+ * means and what ends it. */
+static const struct stop_signal {
+    int number;
+    const char *how;
+    const char *remedy;
+} stop_signals[] = {
+    { SIGSTOP, "sent SIGSTOP (kill -STOP, a job scheduler, a supervisor)", NULL },
+    { SIGTSTP, "suspended from its terminal (Ctrl-Z: SIGTSTP), as a shell's job",
+      "Resume the job where it was suspended: fg (or bg) in its shell." },
+    { SIGTTIN, "a background job that read from its terminal (SIGTTIN): only the foreground job may",
+      "Bring the job to the foreground (fg), or give it an input that is not the terminal (< /dev/null)." },
+    { SIGTTOU, "a background job that wrote to its terminal or changed its settings (SIGTTOU: stty tostop, tcsetattr)",
+      "Bring the job to the foreground (fg), or give it an output that is not the terminal (> file, nohup)." },
+};
+
+static const struct stop_signal *stop_signal_of(const struct hd_process *process)
+{
+    for (size_t i = 0; i < COUNT(stop_signals); i++)
+        if ((process->exit_status & 0x7f) == stop_signals[i].number)
+            return &stop_signals[i];
+    return NULL;
+}
+
+/* The threads that wait on `process` (an edge to it or to one of its threads) and will not run before it does. */
+static void waiter_evidence(struct report_rule_context *c, struct report_finding *finding,
+                            const struct hd_process *process)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    size_t listed = 0;
+    for (size_t i = 0; i < graph->nnodes && listed < 8; i++) {
+        const struct report_node *node = &graph->nodes[i];
+        if (node->process == process || node->wake == REPORT_WAKE_RUNNING)
+            continue;
+        for (size_t e = node->first_edge; e < node->first_edge + node->nedges; e++) {
+            const struct report_edge *edge = &graph->edges[e];
+            const struct hd_process *to = edge->target == REPORT_TO_PROCESS ? graph->processes[edge->to].process
+                                                                            : graph->nodes[edge->to].process;
+            if (to != process)
+                continue;
+            rule_evidence(c, finding, "waiter", "thread %d '%s' of process %d waits for it through %s",
+                          (int)node->thread->tid, node->thread->name, (int)node->process->pid,
+                          rule_edge_words(edge->kind));
+            listed++;
+            break;
+        }
+    }
+}
+
+/* Stopped in every sample: by a signal (it runs again on SIGCONT) or by a tracer. One finding per process, naming
+ * who stopped it where that can be known (the tracer and its command line; the job-control signal) and who waits
+ * for it. */
 void report_rule_stopped(struct report_rule_context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
@@ -152,23 +205,43 @@ void report_rule_stopped(struct report_rule_context *c)
             node->process->frozen)
             continue;
         reported = node->process;
-        pid_t tracer = node->process->tracer_pid;
+        const struct hd_process *process = node->process;
+        pid_t tracer = process->tracer_pid;
+        const struct stop_signal *stop = tracer ? NULL : stop_signal_of(process);
         struct report_finding *finding =
             tracer ? rule_finding(c, REPORT_STOPPED, REPORT_CERTAIN, node,
-                                 "process %d '%s' is held stopped by its tracer, process %d '%s'",
-                                 (int)node->process->pid, node->process->comm, (int)tracer,
-                                 node->process->tracer_comm[0] ? node->process->tracer_comm : "?")
+                                  "process %d '%s' is held stopped by its tracer, process %d '%s'%s%s",
+                                  (int)process->pid, process->comm, (int)tracer,
+                                  process->tracer_comm[0] ? process->tracer_comm : "?",
+                                  process->tracer_cmdline ? ": " : "",
+                                  process->tracer_cmdline ? process->tracer_cmdline : "")
+            : stop ? rule_finding(c, REPORT_STOPPED, REPORT_CERTAIN, node,
+                                  "process %d '%s' is stopped: %s; it runs again only on SIGCONT",
+                                  (int)process->pid, process->comm, stop->how)
                    : rule_finding(c, REPORT_STOPPED, REPORT_CERTAIN, node,
-                                 "process %d '%s' is stopped by a signal (SIGSTOP, SIGTSTP, SIGTTIN or SIGTTOU): it "
-                                 "runs again only on SIGCONT",
-                                 (int)node->process->pid, node->process->comm);
+                                  "process %d '%s' is stopped by a signal (SIGSTOP, SIGTSTP, SIGTTIN or SIGTTOU): it "
+                                  "runs again only on SIGCONT",
+                                  (int)process->pid, process->comm);
         rule_evidence(c, finding, "state", "%c", state);
+        if (stop) {
+            const char *abbreviation = report_signal_abbreviation(stop->number);
+            rule_evidence(c, finding, "signal", "SIG%s", abbreviation ? abbreviation : "?");
+        }
         if (tracer)
             rule_evidence(c, finding, "tracer_pid", "%d", (int)tracer);
-        if (tracer && node->process->tracer_comm[0])
-            rule_evidence(c, finding, "tracer_comm", "%s", node->process->tracer_comm);
+        if (tracer && process->tracer_comm[0])
+            rule_evidence(c, finding, "tracer_comm", "%s", process->tracer_comm);
+        if (tracer && process->tracer_cmdline)
+            rule_evidence(c, finding, "tracer_cmdline", "%s", process->tracer_cmdline);
+        waiter_evidence(c, finding, process);
         char command[64];
-        snprintf(command, sizeof command, "kill -CONT %d", (int)node->process->pid);
-        rule_remedy(c, finding, tracer ? "Detach the tracer (quit the debugger or strace that holds it)." : command);
+        snprintf(command, sizeof command, "kill -CONT %d", (int)process->pid);
+        if (tracer) {
+            rule_remedy(c, finding, "Detach the tracer (quit the debugger or strace that holds it).");
+            continue;
+        }
+        rule_remedy(c, finding, command);
+        if (stop && stop->remedy)
+            rule_remedy(c, finding, stop->remedy);
     }
 }

@@ -2,7 +2,8 @@
 """A pexpect session whose child writes more than its terminal holds (issue 40, pseudo-terminals).
   pexpect_pty.py wait:    child.wait() without reading: `yes` blocks writing its full pty, and the parent, the
                           only reader of the pty's master, waits for it to exit (pexpect's documented trap)
-  pexpect_pty.py expect:  the look-alike: child.expect(pexpect.EOF) reads the master while `yes` writes
+  pexpect_pty.py expect:  the look-alike: child.expect(pexpect.EOF) reads the master while a shell loop writes a
+                          line every 50 ms
 ready <parent pid> <child pid>"""
 import ctypes
 import os
@@ -28,8 +29,8 @@ def blocked_in_write(pid):
 
 
 mode = sys.argv[1]
-child = pexpect.spawn("yes", preexec_fn=die_with_parent)
 if mode == "wait":
+    child = pexpect.spawn("yes", preexec_fn=die_with_parent)
     deadline = time.monotonic() + 10
     while not blocked_in_write(child.pid):
         if time.monotonic() > deadline:
@@ -39,6 +40,7 @@ if mode == "wait":
     os.close(3)
     child.wait()
 elif mode == "expect":
+    child = pexpect.spawn("/bin/sh", ["-c", "while :; do echo tick; sleep 0.05; done"], preexec_fn=die_with_parent)
     os.write(3, f"ready {os.getpid()} {child.pid}\n".encode())
     os.close(3)
     child.expect(pexpect.EOF, timeout=None)
