@@ -1,6 +1,9 @@
 /* The busy family (rule.h): spinning, a thread that runs in one function in every sample. */
 #include "rule.h"
 
+#include "describe.h"
+#include "python_view.h"
+
 #include <stdint.h>
 #include <string.h>
 
@@ -62,6 +65,45 @@ static bool yields_in_a_loop(const struct report_node *node)
     return yields;
 }
 
+/* Does the edge lead to the spinner alone: to its thread (a lock it owns, a join, the GIL it holds), or to its
+ * process when the spinner is the only thread there that may run (a lock that records no owner, an event only it
+ * could set)? */
+static bool waits_on_the_spinner(const struct report_graph *graph, const struct report_edge *edge, size_t spinner)
+{
+    if (edge->target == REPORT_TO_THREAD)
+        return edge->to == spinner;
+    const struct report_graph_process *process = &graph->processes[edge->to];
+    return edge->to == graph->nodes[spinner].process_index && process->self_running == 1 &&
+           process->runners[0] == spinner;
+}
+
+#define WAITERS_LISTED_MAX 8
+
+/* The threads that wait for the spinner and nobody else: stuck in one long call, it holds them up (a main thread
+ * that joins a worker in a regular expression's backtracking, the GIL's waiters). Returns how many there are. */
+static size_t waiter_evidence(struct report_rule_context *c, struct report_finding *finding, size_t spinner)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    size_t waiters = 0;
+    for (size_t n = 0; n < graph->nnodes; n++) {
+        const struct report_node *node = &graph->nodes[n];
+        if (n == spinner || node->history.progressing || node->wake != REPORT_WAKE_WAKER || node->nedges == 0)
+            continue;
+        bool only_it = true;
+        for (size_t e = node->first_edge; e < node->first_edge + node->nedges && only_it; e++)
+            only_it = waits_on_the_spinner(graph, &graph->edges[e], spinner);
+        if (!only_it)
+            continue;
+        if (waiters++ < WAITERS_LISTED_MAX) {
+            char where[256];
+            rule_evidence(c, finding, "waiter", "thread %d '%s' of process %d waits for it (%s)%s",
+                          (int)node->thread->tid, node->thread->name, (int)node->process->pid,
+                          report_wait_label(node->thread), report_python_where(node->thread, where, sizeof where));
+        }
+    }
+    return waiters;
+}
+
 /* Running in every sample, using about a CPU, stopped in the same function each time: a busy wait or livelock,
  * or a long computation that stays in one function. Sampling cannot tell those apart: likely, never certain. */
 void report_rule_spinning(struct report_rule_context *c)
@@ -95,6 +137,14 @@ void report_rule_spinning(struct report_rule_context *c)
                  running_s);
         rule_evidence(c, finding, "samples", "R in %u of %u; the same function in %u", history->samples_in_state_r,
                  history->samples_seen, history->leaf_samples);
+        /* no system call in any sample: one long call in user space; how long, against --stuck-after */
+        double stuck_after_s = c->analysis->stuck_after_s;
+        if (thread->syscall.state == HD_SYSCALL_RUNNING && stuck_after_s > 0)
+            rule_evidence(c, finding, "cpu_time_s", "%.1f in all, %s --stuck-after %.0f s",
+                          (double)thread->cpu_time_ns / 1e9,
+                          (double)thread->cpu_time_ns / 1e9 >= stuck_after_s ? "past" : "within", stuck_after_s);
+        if (waiter_evidence(c, finding, i) > WAITERS_LISTED_MAX)
+            rule_evidence(c, finding, "waiter", "and more");
         if (yielding)
             rule_evidence(c, finding, "yields",
                           "it gave the CPU away %llu times, after %.0f us of CPU a turn on average: a loop that "
