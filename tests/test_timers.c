@@ -16,7 +16,7 @@
 /* how far apart two CPUs' scheduler clocks may be (sched_clock is per CPU), and how much shorter than wall time
  * a duration in a task clock may read on a virtual machine (probe/schedclock.h) */
 #define CPU_CLOCK_SKEW_S 0.1
-#define TASK_CLOCK_SHORT_BY 0.9
+#define TASK_CLOCK_SHORT_BY 0.5
 
 TestSuite(timers, .fini = fixture_stop_all, .timeout = 180);
 
@@ -293,8 +293,9 @@ Test(timers, a_second_diagnosis_sees_the_wait_begin_where_it_began, .timeout = 6
     double before_stop = json_object_get_double(json_at(thread, "blocked_before_stop_s"));
     /* the ledger's figure is a duration in the target's scheduler clock (its exec_start after the stop minus before
      * it), the first report's that clock's "now" extrapolated with CLOCK_MONOTONIC (schedclock.h): the task clock
-     * leaves out IRQ and stolen time, so on a busy virtual machine the ledger's reads a few percent short (seen:
-     * 5.075 s for 5.254 s), and two CPUs' clocks stand apart besides (seen: 33 ms) */
+     * leaves out IRQ and stolen time, so on a busy virtual machine the ledger's reads short (seen: 5.075 s for
+     * 5.254 s alone, 4.345 s for 5.257 s beside the sanitized build's compiler), and two CPUs' clocks stand apart
+     * besides (seen: 33 ms). Half of it still tells a kept clock from a restarted one (about 1 s). */
     cr_assert_geq(before_stop, first_blocked * TASK_CLOCK_SHORT_BY - CPU_CLOCK_SKEW_S,
                   "kept: %.3f s, the first diagnosis read %.3f s", before_stop, first_blocked);
     cr_assert_lt(before_stop, first_blocked + 2.0);
