@@ -36,6 +36,19 @@ __all__ = ["pytest_addoption", "pytest_configure"]
 # The signal the watcher sends the pytest process to fail the test where it blocks. SIGALRM is pytest-timeout's and
 # tests' own (signal.alarm); SIGUSR1 is what `hangdoc run` listens to.
 INTERRUPT_SIGNAL = signal.SIGUSR2
+
+
+def _quiet_child_handler():
+    """Once the watcher has ended a hung test's processes, a library's SIGCHLD handler would take their deaths for
+    a failure of its own and raise wherever Python runs next: PyTorch's DataLoader raises "DataLoader worker is
+    killed by signal" from inside pytest's reporting (an INTERNALERROR that ends the session without its JUnit
+    file), since a worker the watcher had to SIGKILL after the grace dies late. The test is failed by hangdoc's
+    report instead; SIGCHLD goes back to its default, and a later DataLoader installs its handler again."""
+    try:
+        if callable(signal.getsignal(signal.SIGCHLD)):
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    except (ValueError, OSError):
+        pass  # not the main thread, or no such signal here
 PR_SET_PTRACER = 0x59616D61
 WATCHER_READY_TIMEOUT_S = 30.0
 WATCHER_EXIT_WAIT_S = 2.0  # at the session's end, for the watcher to see its input end
@@ -398,6 +411,7 @@ class Watching:
         if (test is not None and self.in_phase and not test.interrupted and not self.keep
                 and self._outcome(test) is not None):
             test.interrupted = True
+            _quiet_child_handler()
             raise pytest.fail.Exception(f"hangdoc: ran longer than {format_duration(test.timeout)}", pytrace=False)
         previous = self.previous_handler
         if callable(previous):
