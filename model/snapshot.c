@@ -37,6 +37,9 @@ static void process_free(struct hd_process *process)
     for (size_t i = 0; i < process->nthreads; i++) {
         free(process->threads[i].kernel_stack);
         free(process->threads[i].wait.mapping.path);
+        free(process->threads[i].fuse.mount_point);
+        free(process->threads[i].fuse.fs_type);
+        free(process->threads[i].fuse.source);
         hd_stack_release(&process->threads[i].stack);
         free(process->threads[i].leaf_function);
         free(process->threads[i].leaf_module);

@@ -207,6 +207,7 @@ struct hd_stack {
     struct hd_frame *frames;
     size_t nframes;
     bool truncated;      /* depth cap hit, or a loop detected */
+    bool unstopped;      /* read without stopping the thread: from the registers its system call saved */
     char *why_not;       /* owned; NULL when taken whole */
 };
 
@@ -275,6 +276,25 @@ struct hd_process_sample {
     bool zombie;
 };
 
+/* A thread inside a FUSE file system's call (probe/fuse.h): the kernel holds it until the file system's daemon
+ * answers a request, its own or one that holds a lock it needs (a directory's, while a lookup waits). */
+struct hd_fuse_call {
+    bool in_call;          /* its kernel stack (or wait channel) is in FUSE's code, not the daemon's read of /dev/fuse */
+    bool reads_requests;   /* not in a call: a daemon's thread in its read of /dev/fuse, idle until the next request */
+    bool awaits_answer;    /* in request_wait_answer: its own request is sent; false: a lock a request in flight holds */
+    unsigned connection;   /* /sys/fs/fuse/connections/N: the mount's device number; 0 when the mount is not known */
+    int mount_id;          /* the mount's id (mountinfo's first field); 0 when not known */
+    char *mount_point;     /* as the thread's process sees it (owned); NULL when not known */
+    char *fs_type;         /* "fuse", "fuse.sshfs" (owned) */
+    char *source;          /* the mount's source, the daemon's fsname (owned) */
+    const char *found_by;  /* static: how the mount was told ("the fd it reads", "the path it names", ...) */
+    int waiting;           /* requests the connection has not had answered (fusectl's waiting); -1: not read */
+    pid_t daemon_pid;      /* the process serving the mount: it holds /dev/fuse and sees the mount; 0: not known */
+    const char *daemon_found_by;   /* static: why that one */
+    char daemon_comm[HD_COMM_MAX]; /* its name, also when it is outside the snapshot */
+    int daemons_possible;  /* processes holding /dev/fuse that see the mount, when none of them could be told */
+};
+
 /* One thread as the last sample saw it, with what each earlier sample saw of it. */
 struct hd_thread {
     pid_t tid;
@@ -289,6 +309,7 @@ struct hd_thread {
      * waited for it to (a parent in wait4, a joiner) */
     bool ended_during_read;
     struct hd_wait wait;
+    struct hd_fuse_call fuse; /* in_call false for every thread not in a FUSE file system's call */
 
     uint64_t cpu_time_ns; /* user + system */
     uint64_t voluntary_switches;
@@ -474,6 +495,10 @@ struct hd_process {
                              * freezer.self_freezing 1); NULL when none says so */
     char *freeze_control;   /* that cgroup's control file on this machine, the one that thaws it (".../cgroup.freeze",
                              * ".../freezer.state"); NULL when unknown */
+    /* FUSE (probe/fuse.h): it holds /dev/fuse open (a file system's daemon), and a mount it may serve has requests
+     * waiting; neither it nor a process with a thread in a FUSE call is stopped for its stacks */
+    bool fuse_daemon;
+    bool fuse_requests_pending;
     /* PID namespaces (probe/pidns.h): set when the process lives in one below hangdoc's, whose ids its memory,
      * its system calls and its own view of /proc hold */
     uint64_t pid_namespace;    /* the namespace's inode (/proc/<pid>/ns/pid), 0 when hangdoc's own or unknown */

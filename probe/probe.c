@@ -4,6 +4,7 @@
 #include "clock.h"
 #include "fds.h"
 #include "filelocks.h"
+#include "fuse.h"
 #include "inherit.h"
 #include "job.h"
 #include "ledger.h"
@@ -374,6 +375,9 @@ static int read_final_sample(struct probe_tree *tree, const struct probe_options
     if (read != 0)
         return read;
     probe_ledger_apply(final, options->ledger_dir);
+    /* before the stacks: a FUSE client is never stopped (a stop would turn its wait into one in D) */
+    if (!probe_read_fuse(final, options->deadline))
+        return -ENOMEM;
     if (stacks) {
         *skipped = probe_stacks_take(stacks, final, options->deadline);
         decode_waits_from_registers(final);

@@ -3,6 +3,7 @@
 
 #include "call_target.h"
 #include "clock.h"
+#include "fuse.h"
 #include "maps.h"
 #include "pid_map.h"
 #include "ptrace_stop.h"
@@ -11,6 +12,7 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <sys/user.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -316,10 +318,96 @@ static void name_process_frames(struct probe_stacks *stacks, struct hd_process *
     }
 }
 
+/* For a process whose threads are unwound without stopping it (a core's, or one a stop would harm): one result a
+ * thread (*unwound, the caller's to free) and an unwinder; NULL, and every stack failed, when memory ran out. */
+static struct probe_unwinder *begin_without_stop(struct probe_stacks *stacks, struct hd_process *process,
+                                                 struct unwound **unwound)
+{
+    *unwound = calloc(process->nthreads ? process->nthreads : 1, sizeof **unwound);
+    struct probe_unwinder *unwinder =
+        *unwound ? probe_unwind_begin(process->pid, process->mappings, process->nmappings, stacks->symbols) : NULL;
+    if (!unwinder)
+        for (size_t t = 0; t < process->nthreads; t++)
+            fail_stack(&process->threads[t], HD_STACK_FAILED, "out of memory for the unwinder");
+    return unwinder;
+}
+
+/* The registers the kernel saved when a thread entered its system call, as a stop would give them: the stack and
+ * instruction pointers, the call's number and arguments; the other registers read 0. Enough for DWARF unwinding
+ * from a libc wrapper, which finds its frames from the stack pointer. */
+static bool registers_of_call(const struct hd_thread *thread, struct user_regs_struct *registers)
+{
+    const struct hd_syscall *call = &thread->syscall;
+    if (call->state != HD_SYSCALL_IN || !call->stack_pointer || !call->program_counter)
+        return false;
+    *registers = (struct user_regs_struct){ 0 };
+#if defined(__x86_64__)
+    registers->rsp = call->stack_pointer;
+    registers->rip = call->program_counter;
+    registers->orig_rax = (unsigned long long)call->nr;
+    registers->rdi = call->args[0];
+    registers->rsi = call->args[1];
+    registers->rdx = call->args[2];
+    registers->r10 = call->args[3];
+    registers->r8 = call->args[4];
+    registers->r9 = call->args[5];
+    return true;
+#else
+    return false;
+#endif
+}
+
+/* A process that must not be stopped (fuse.h says why): the stacks of its threads blocked in system calls, unwound
+ * from the registers their calls saved (/proc's syscall file) and its memory, which a blocked thread does not
+ * change; a running thread's stack is not taken. */
+static void take_process_unstopped(struct probe_stacks *stacks, struct hd_snapshot *snapshot, struct hd_process *process,
+                                   const char *why)
+{
+    struct unwound *unwound cleanup_free = NULL;
+    struct probe_unwinder *unwinder = begin_without_stop(stacks, process, &unwound);
+    if (!unwinder)
+        return;
+    size_t read = 0;
+    for (size_t t = 0; t < process->nthreads; t++) {
+        struct unwound *result = &unwound[t];
+        result->tid = process->threads[t].tid;
+        struct user_regs_struct registers;
+        if (!registers_of_call(&process->threads[t], &registers)) {
+            snprintf(result->why_not, sizeof result->why_not, "not stopped (%s), and not blocked in a system call",
+                     why);
+            continue;
+        }
+        result->taken = probe_unwind_registers(unwinder, &registers, sizeof registers, result->pcs, result->signals,
+                                               PROBE_UNWIND_DEPTH_MAX, &result->npcs, &result->truncated,
+                                               &result->why);
+        if (!result->taken)
+            snprintf(result->why_not, sizeof result->why_not, "%s", result->why);
+        read += result->taken;
+    }
+    probe_unwind_end(unwinder);
+    name_process_frames(stacks, process, unwound, process->nthreads);
+    for (size_t t = 0; t < process->nthreads; t++) {
+        struct hd_thread *thread = &process->threads[t];
+        if (thread->stack.state == HD_STACK_TAKEN)
+            thread->stack.unstopped = true;
+        else if (!unwound[t].taken && unwound[t].why_not[0])
+            fail_stack(thread, HD_STACK_NOT_TAKEN, unwound[t].why_not);
+    }
+    hd_snapshot_note(snapshot, HD_NOTE_STACKS, process->pid, 0,
+                     "not stopped for its stacks: %s; the stacks of %zu of its %zu threads were read without stopping "
+                     "it, from the registers their system calls saved",
+                     why, read, process->nthreads);
+}
+
 static void take_process(struct probe_stacks *stacks, struct hd_snapshot *snapshot, struct hd_process *process)
 {
     if (never_stopped(process)) {
         take_process_unstoppable(process);
+        return;
+    }
+    const char *fuse = probe_fuse_why_not_stopped(process);
+    if (fuse) {
+        take_process_unstopped(stacks, snapshot, process, fuse);
         return;
     }
     /* the states just read (threads are sorted by tid): no second look at /proc for each thread */
@@ -363,14 +451,10 @@ static void take_process(struct probe_stacks *stacks, struct hd_snapshot *snapsh
 void probe_stacks_take_offline(struct probe_stacks *stacks, struct hd_process *process, const void *const *registers,
                                size_t size)
 {
-    struct unwound *unwound cleanup_free = calloc(process->nthreads ? process->nthreads : 1, sizeof *unwound);
-    struct probe_unwinder *unwinder =
-        unwound ? probe_unwind_begin(process->pid, process->mappings, process->nmappings, stacks->symbols) : NULL;
-    if (!unwinder) {
-        for (size_t t = 0; t < process->nthreads; t++)
-            fail_stack(&process->threads[t], HD_STACK_FAILED, "out of memory for the unwinder");
+    struct unwound *unwound cleanup_free = NULL;
+    struct probe_unwinder *unwinder = begin_without_stop(stacks, process, &unwound);
+    if (!unwinder)
         return;
-    }
     probe_unwind_offline(unwinder);
     for (size_t t = 0; t < process->nthreads; t++) {
         struct unwound *result = &unwound[t];

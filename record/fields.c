@@ -130,6 +130,7 @@ static const struct record_field stack_fields[] = {
     ENUM(struct hd_stack, state, HD_STACK_FAILED),
     ARRAY(struct hd_stack, frames, nframes, frame_struct),
     F(struct hd_stack, truncated, RECORD_BOOL),
+    F(struct hd_stack, unstopped, RECORD_BOOL),
     F(struct hd_stack, why_not, RECORD_STRING),
 };
 static STRUCT(stack_struct, struct hd_stack, stack_fields);
@@ -181,6 +182,24 @@ static const struct record_field process_sample_fields[] = {
 };
 static STRUCT(process_sample_struct, struct hd_process_sample, process_sample_fields);
 
+static const struct record_field fuse_call_fields[] = {
+    F(struct hd_fuse_call, in_call, RECORD_BOOL),
+    F(struct hd_fuse_call, awaits_answer, RECORD_BOOL),
+    F(struct hd_fuse_call, reads_requests, RECORD_BOOL),
+    F(struct hd_fuse_call, connection, RECORD_UNSIGNED),
+    F(struct hd_fuse_call, mount_id, RECORD_INT),
+    F(struct hd_fuse_call, mount_point, RECORD_STRING),
+    F(struct hd_fuse_call, fs_type, RECORD_STRING),
+    F(struct hd_fuse_call, source, RECORD_STRING),
+    F(struct hd_fuse_call, found_by, RECORD_STATIC),
+    F(struct hd_fuse_call, waiting, RECORD_INT),
+    F(struct hd_fuse_call, daemon_pid, RECORD_INT),
+    F(struct hd_fuse_call, daemon_found_by, RECORD_STATIC),
+    F(struct hd_fuse_call, daemon_comm, RECORD_TEXT),
+    F(struct hd_fuse_call, daemons_possible, RECORD_INT),
+};
+static STRUCT(fuse_call_struct, struct hd_fuse_call, fuse_call_fields);
+
 static const struct record_field thread_fields[] = {
     F(struct hd_thread, tid, RECORD_INT),
     F(struct hd_thread, ns_tid, RECORD_INT),
@@ -192,6 +211,7 @@ static const struct record_field thread_fields[] = {
     F(struct hd_thread, syscall_from_registers, RECORD_BOOL),
     F(struct hd_thread, ended_during_read, RECORD_BOOL),
     NESTED(struct hd_thread, wait, wait_struct),
+    NESTED(struct hd_thread, fuse, fuse_call_struct),
     F(struct hd_thread, cpu_time_ns, RECORD_U64),
     F(struct hd_thread, voluntary_switches, RECORD_U64),
     F(struct hd_thread, involuntary_switches, RECORD_U64),
@@ -290,6 +310,8 @@ static const struct record_field process_fields[] = {
     F(struct hd_process, frozen_cgroup, RECORD_STRING),
     F(struct hd_process, frozen_by, RECORD_STRING),
     F(struct hd_process, freeze_control, RECORD_STRING),
+    F(struct hd_process, fuse_daemon, RECORD_BOOL),
+    F(struct hd_process, fuse_requests_pending, RECORD_BOOL),
     F(struct hd_process, pid_namespace, RECORD_U64),
     F(struct hd_process, ns_pid, RECORD_INT),
     F(struct hd_process, thread_count, RECORD_INT),

@@ -214,6 +214,36 @@ static void kernel_stack_json(struct report_json *json, const char *stack)
     report_json_end_array(json);
 }
 
+/* The FUSE call a thread is in (probe/fuse.h); null for every other thread. */
+static void fuse_json(struct report_json *json, const struct hd_fuse_call *call)
+{
+    if (!call->in_call) {
+        report_json_null(json, "fuse");
+        return;
+    }
+    report_json_begin_object(json, "fuse");
+    report_json_bool(json, "awaits_answer", call->awaits_answer);
+    report_json_string_or_null(json, "mount_point", call->mount_point);
+    report_json_string_or_null(json, "fs_type", call->fs_type);
+    report_json_string_or_null(json, "source", call->source);
+    if (call->mount_id) {
+        report_json_int(json, "mount_id", call->mount_id);
+        report_json_int(json, "connection", call->connection);
+    } else {
+        report_json_null(json, "mount_id");
+        report_json_null(json, "connection");
+    }
+    report_json_string_or_null(json, "found_by", call->found_by);
+    if (call->waiting >= 0)
+        report_json_int(json, "waiting", call->waiting);
+    else
+        report_json_null(json, "waiting");
+    report_json_pid_or_null(json, "daemon_pid", call->daemon_pid);
+    report_json_string_or_null(json, "daemon_comm", call->daemon_pid ? call->daemon_comm : NULL);
+    report_json_string_or_null(json, "daemon_found_by", call->daemon_found_by);
+    report_json_end_object(json);
+}
+
 static void samples_json(struct report_json *json, const struct report_history *history)
 {
     report_json_begin_object(json, "samples");
@@ -291,6 +321,7 @@ static void thread_json(struct report_json *json, const struct hd_thread *thread
         report_json_int(json, "involuntary_switches", (int64_t)thread->involuntary_switches);
     }
     samples_json(json, history);
+    fuse_json(json, &thread->fuse);
     kernel_stack_json(json, thread->kernel_stack);
     report_frames_json(json, "frames", thread);
     report_stack_json(json, "stack", thread);
@@ -393,6 +424,7 @@ static void process_json(struct report_json *json, const struct hd_snapshot *sna
     } else {
         report_json_null(json, "freezer");
     }
+    report_json_bool(json, "fuse_daemon", process->fuse_daemon);
     if (process->ns_pid) {
         report_json_begin_object(json, "pid_namespace");
         report_json_int(json, "id", (int64_t)process->pid_namespace);

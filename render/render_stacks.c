@@ -363,21 +363,34 @@ static void render_group(struct report_buffer *out, size_t number, const struct 
 static void render_stopped_time(struct report_buffer *out, const struct hd_snapshot *snapshot)
 {
     double total = 0, longest = 0;
-    size_t stopped = 0;
+    size_t stopped = 0, unstopped = 0;
     for (size_t p = 0; p < snapshot->nprocesses; p++) {
-        double seconds = snapshot->processes[p].stopped_for_s;
+        const struct hd_process *process = &snapshot->processes[p];
+        double seconds = process->stopped_for_s;
         total += seconds;
         longest = seconds > longest ? seconds : longest;
         stopped += seconds > 0;
+        bool read_unstopped = false;
+        for (size_t t = 0; t < process->nthreads && !read_unstopped; t++)
+            read_unstopped = process->threads[t].stack.unstopped;
+        unstopped += read_unstopped;
     }
-    if (!snapshot->ptrace_used && stopped == 0) { /* stacks no process was stopped for: a core's */
+    char without[128] = "";
+    if (unstopped > 0)
+        snprintf(without, sizeof without, "%s%zu process%s read without stopping (the notes say why)",
+                 stopped ? ", " : "", unstopped, unstopped == 1 ? "" : "es");
+    if (!snapshot->ptrace_used && stopped == 0 && unstopped == 0) { /* stacks no process was stopped for: a core's */
         report_buffer_puts(out, "\nnative stacks (from the registers and memory the core files kept; identical "
                                 "stacks shown once):\n");
         return;
     }
-    report_buffer_printf(out, "\nnative stacks (%zu process%s stopped for %.1f ms in all, %.1f ms at most each; "
+    if (stopped == 0) {
+        report_buffer_printf(out, "\nnative stacks (%s; identical stacks shown once):\n", without);
+        return;
+    }
+    report_buffer_printf(out, "\nnative stacks (%zu process%s stopped for %.1f ms in all, %.1f ms at most each%s; "
                               "identical stacks shown once):\n",
-                         stopped, stopped == 1 ? "" : "es", total * 1e3, longest * 1e3);
+                         stopped, stopped == 1 ? "" : "es", total * 1e3, longest * 1e3, without);
 }
 
 struct report_stack_groups {
@@ -524,6 +537,8 @@ void report_stack_json(struct report_json *json, const char *key, const struct h
     report_json_begin_object(json, key);
     report_json_name(json, "state", states[thread->stack.state]);
     report_json_bool(json, "truncated", thread->stack.truncated);
+    if (thread->stack.unstopped)
+        report_json_bool(json, "unstopped", true);
     report_json_string_or_null(json, "why_not", thread->stack.why_not);
     report_json_end_object(json);
 }

@@ -419,6 +419,20 @@ static void render_signal_wakers(struct report_buffer *out, const struct report_
 }
 
 /* `node` is the thread's node in the graph, which lists threads in snapshot order. */
+/* " · FUSE call on /mnt/x, for daemon 412 'sshfs'": what the kernel holds a FUSE client for. */
+static void render_fuse_call(struct report_buffer *out, const struct hd_fuse_call *call)
+{
+    if (!call->in_call)
+        return;
+    report_buffer_puts(out, " · FUSE call on ");
+    put_escaped(out, call->mount_point ? call->mount_point : "a mount not told");
+    if (call->daemon_pid) {
+        report_buffer_printf(out, ", for daemon %d '", (int)call->daemon_pid);
+        put_escaped(out, call->daemon_comm);
+        report_buffer_puts(out, "'");
+    }
+}
+
 static void render_thread(struct report_buffer *out, const struct report_graph *graph, const struct hd_thread *thread,
                           unsigned depth, const struct report_text_options *options, const struct report_node *node,
                           const struct report_stack_groups *stacks)
@@ -447,6 +461,7 @@ static void render_thread(struct report_buffer *out, const struct report_graph *
         report_buffer_puts(out, " · in ");
         put_escaped(out, thread->wchan);
     }
+    render_fuse_call(out, &thread->fuse);
     if (node->history.samples_seen > 1) {
         if (node->history.progressing)
             report_buffer_printf(out, " · progressing (%.0f ms CPU, %llu switches)",
