@@ -103,6 +103,7 @@ const char *report_edge_kind_name(enum report_edge_kind kind)
         [REPORT_EDGE_LOCK_OWNER] = "lock-owner", [REPORT_EDGE_JOIN] = "join", [REPORT_EDGE_FUTEX] = "futex",
         [REPORT_EDGE_PIPE] = "pipe",             [REPORT_EDGE_SOCKET] = "socket", [REPORT_EDGE_CHILD] = "child",
         [REPORT_EDGE_FILE_LOCK] = "file-lock",   [REPORT_EDGE_SIGNAL] = "signal", [REPORT_EDGE_PTY] = "pty",
+        [REPORT_EDGE_FUSE] = "fuse",
     };
     return names[kind];
 }

@@ -36,6 +36,7 @@ enum report_edge_kind {
     REPORT_EDGE_FILE_LOCK,  /* a file lock: any thread of the process holding it (OR) */
     REPORT_EDGE_SIGNAL,     /* a signal wait that SIGCHLD ends: a child whose exit sends it (signals.c) */
     REPORT_EDGE_PTY,        /* the other side of a pseudo-terminal: a slave's master holder, a master's slaves' */
+    REPORT_EDGE_FUSE,       /* a FUSE call: the daemon's threads at work on requests (any of them, OR) */
 };
 
 /* What an edge points at. A futex without owner can be woken by any thread of its process, a pipe by any thread

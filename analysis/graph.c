@@ -323,6 +323,56 @@ static bool pty_edges(struct builder *b, size_t from, const struct hd_fd *fd)
     return found;
 }
 
+/* ---- FUSE ------------------------------------------------------------------------------------------------------ */
+
+/* A thread in a FUSE call waits for the file system's daemon (probe/fuse.h): for the daemon's threads at work on
+ * requests, one of which has its request (or the one holding what it needs); a thread idle in its read of /dev/fuse
+ * has none. When none is at work, any thread of the daemon may still answer (a daemon that replies from another
+ * thread than the one that read). *outside when the daemon is a process outside the snapshot; false when it is not
+ * known (then the wait stays the kernel's). */
+/* The functions of FUSE libraries whose thread waits for the worker threads and answers no request itself:
+ * libfuse 3's and 2's multi-threaded loops, whose calling thread waits on a semaphore until the session ends. */
+static const char *const fuse_supervisors[] = { "fuse_session_loop_mt", "fuse_loop_mt" };
+
+static bool supervises_fuse_workers(const struct hd_thread *thread)
+{
+    if (thread->fuse.in_call || thread->stack.state != HD_STACK_TAKEN)
+        return false;
+    for (size_t f = 0; f < thread->stack.nframes; f++) {
+        const char *symbol = thread->stack.frames[f].symbol;
+        for (size_t s = 0; symbol && s < COUNT(fuse_supervisors); s++)
+            if (strncmp(symbol, fuse_supervisors[s], strlen(fuse_supervisors[s])) == 0)
+                return true;
+    }
+    return false;
+}
+
+static bool fuse_edges(struct builder *b, size_t from, const struct hd_fuse_call *call, bool *outside)
+{
+    *outside = false;
+    if (!call->daemon_pid)
+        return false;
+    const struct hd_process *daemon = hd_snapshot_find_process(b->snapshot, call->daemon_pid);
+    if (!daemon) {
+        *outside = true;
+        return true;
+    }
+    size_t p = process_index(b, daemon);
+    const struct report_graph_process *graph_process = &b->graph->processes[p];
+    bool busy = false;
+    for (size_t t = 0; t < daemon->nthreads; t++) {
+        const struct hd_thread *thread = &daemon->threads[t];
+        if (thread->fuse.reads_requests || thread->state == 'Z' || thread->state == 'X' ||
+            supervises_fuse_workers(thread))
+            continue;
+        add_edge(b, from, graph_process->first_node + t, REPORT_EDGE_FUSE, REPORT_TO_THREAD);
+        busy = true;
+    }
+    if (!busy)
+        add_edge(b, from, p, REPORT_EDGE_FUSE, REPORT_TO_PROCESS);
+    return true;
+}
+
 /* Edges for one fd waited on; false when what could wake it is outside the snapshot. A signalfd, or a pipe or
  * socket pair that only the waiter's own process holds the other end of (a signal handler's self-pipe), adds the
  * signals that can end the wait to *signals. */
@@ -471,7 +521,16 @@ static enum report_wake thread_edges(struct builder *b, size_t node)
     const struct report_node *n = &b->graph->nodes[node];
     const struct hd_wait *wait = &n->thread->wait;
     enum report_wake wake = initial_wake(n);
-    if (n->thread->syscall.state != HD_SYSCALL_IN || wake == REPORT_WAKE_EXITED)
+    if (wake == REPORT_WAKE_EXITED)
+        return wake;
+    /* in a FUSE call (S or D): the daemon answers it, whatever the system call was */
+    bool fuse_outside = false;
+    if (n->thread->fuse.in_call && !n->process->frozen && wake != REPORT_WAKE_RUNNING &&
+        fuse_edges(b, node, &n->thread->fuse, &fuse_outside)) {
+        b->graph->nodes[node].waits_outside = fuse_outside;
+        return fuse_outside ? REPORT_WAKE_OUTSIDE : REPORT_WAKE_WAKER;
+    }
+    if (n->thread->syscall.state != HD_SYSCALL_IN)
         return wake;
     bool outside = false;
     uint64_t signals = 0;

@@ -185,6 +185,22 @@ static bool knotted(const struct report_node *node)
     return node->wake == REPORT_WAKE_NEVER && !report_waits_for_a_signal_by_design(node);
 }
 
+/* A FUSE client (a thread in a FUSE call) that waits only for the threads of daemons a finding explains: the
+ * daemon's hang is its hang too (a lock cycle among the daemon's workers leaves every client of the mount waiting). */
+static bool fuse_client_of_explained(const struct report_graph *graph, const struct report_node *node,
+                                     const bool *explained)
+{
+    if (!node->thread->fuse.in_call || node->nedges == 0)
+        return false;
+    for (size_t e = node->first_edge; e < node->first_edge + node->nedges; e++) {
+        const struct report_edge *edge = &graph->edges[e];
+        size_t process = edge->target == REPORT_TO_PROCESS ? edge->to : graph->nodes[edge->to].process_index;
+        if (edge->kind != REPORT_EDGE_FUSE || !explained[process])
+            return false;
+    }
+    return true;
+}
+
 /* Threads asleep forever in a process that no finding is about: nobody who could wake them can run, but no rule
  * of the catalogue says why (a lone thread on a semaphore, a condition variable nobody will signal). That is a
  * deadlock in the wait-for graph's sense (DESIGN.md): hung, cause "deadlock", no root-cause finding. A process is
@@ -212,7 +228,7 @@ static void collect_unexplained_knots(struct verdict_context *c)
     }
     for (size_t i = 0; i < a->graph.nnodes && !c->failed; i++) {
         const struct report_node *node = &a->graph.nodes[i];
-        if (!knotted(node) || explained[node->process_index])
+        if (!knotted(node) || explained[node->process_index] || fuse_client_of_explained(&a->graph, node, explained))
             continue;
         explained[node->process_index] = true;
         add_hang(c, REPORT_CAUSE_DEADLOCK, -1, false, node->process->pid, node->thread->tid);

@@ -337,6 +337,8 @@ static enum report_picture_edge_kind picture_kind(const struct report_edge *edge
         [REPORT_EDGE_SIGNAL] = REPORT_PICTURE_CHILD,
         /* a terminal carries bytes as a pipe does */
         [REPORT_EDGE_PTY] = REPORT_PICTURE_PIPE,
+        /* a request answered through /dev/fuse, as a server answers on a socket */
+        [REPORT_EDGE_FUSE] = REPORT_PICTURE_SOCKET,
     };
     if (edge->kind == REPORT_EDGE_LOCK_OWNER && lock->kind == HD_LOCK_RWLOCK)
         return REPORT_PICTURE_RWLOCK;

@@ -106,6 +106,7 @@ const char *rule_edge_words(enum report_edge_kind kind)
         [REPORT_EDGE_SOCKET] = "a socket",             [REPORT_EDGE_CHILD] = "wait4",
         [REPORT_EDGE_FILE_LOCK] = "a file lock",       [REPORT_EDGE_SIGNAL] = "SIGCHLD",
         [REPORT_EDGE_PTY] = "a pseudo-terminal",
+        [REPORT_EDGE_FUSE] = "a FUSE request",
     };
     return words[kind];
 }

@@ -121,6 +121,8 @@ void report_rule_uninterruptible(struct report_rule_context *c)
         if (thread->state != 'D' || node->history.samples_in_state_d != node->history.samples_seen ||
             node->process->frozen)
             continue; /* a frozen process's D (the v1 freezer's) is the freezer's, which frozen names */
+        if (thread->fuse.in_call && node->nedges > 0)
+            continue; /* a FUSE call whose daemon is in the snapshot: its edges say what it waits for */
         const struct kernel_wait *wait = kernel_wait_of(thread);
         struct report_finding *finding = rule_finding(
             c, REPORT_UNINTERRUPTIBLE, REPORT_LIKELY, node,
@@ -133,6 +135,13 @@ void report_rule_uninterruptible(struct report_rule_context *c)
         if (thread->blocked_for_known)
             rule_evidence(c, finding, "blocked_for_s", "%.1f", thread->blocked_for_s);
         kernel_stack_evidence(c, finding, thread->kernel_stack);
+        if (thread->fuse.in_call && thread->fuse.mount_point)
+            rule_evidence(c, finding, "fuse_mount", "%s", thread->fuse.mount_point);
+        if (thread->fuse.in_call && thread->fuse.daemon_pid)
+            rule_evidence(c, finding, "fuse_daemon", "%d '%s'%s", (int)thread->fuse.daemon_pid,
+                          thread->fuse.daemon_comm,
+                          hd_snapshot_find_process(c->snapshot, thread->fuse.daemon_pid)
+                              ? "" : ", outside the diagnosed tree: diagnose it too");
         if (wait && strstr(wait->what, "vfork"))
             for (size_t p = 0; p < c->snapshot->nprocesses; p++)
                 if (c->snapshot->processes[p].ppid == node->process->pid)
