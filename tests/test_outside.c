@@ -1,5 +1,5 @@
 /* Wakers outside the lock graph (issue 40): a cgroup freezer, a timer only the process knows, a signal handler
- * that re-enters a lock, a pseudo-terminal's reader. Each hang beside its healthy look-alike, asserted on finding
+ * that re-enters a lock, a pseudo-terminal's reader, a FUSE file system's daemon. Each hang beside its healthy look-alike, asserted on finding
  * ids, subjects and evidence. */
 #include "harness.h"
 
@@ -422,6 +422,189 @@ Test(outside, a_loop_that_never_ends_holds_up_the_thread_that_joins_it)
     cr_assert(named && strncmp(named, waiter, strlen(waiter)) == 0, "%s", json_object_to_json_string(finding));
     cr_assert_str_eq(json_string_at(document, "verdict.cause"), "busy-loop");
     cr_assert_eq(json_int_at(document, "verdict.tid", -1), worker);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* ---- FUSE ------------------------------------------------------------------------------------------------------ */
+
+#define FUSE_MOUNT_POINT "/mnt/hangdoc-fuse"
+
+/* A libfuse 3 daemon and its clients in a mount namespace of their own (tests/scenarios/fuse_daemon.c). */
+static void start_fuse(struct fixture *fixture, const char *mode)
+{
+    const char *path = fixture_path("fuse_daemon");
+    if (access(path, X_OK) != 0)
+        cr_skip_test("the FUSE fixture is not built (no libfuse3 where the suite was built)");
+    if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0)
+        cr_skip_test("mounting a FUSE file system needs root and /dev/fuse");
+    fixture_start_command(fixture, path, (const char *[]){ "fuse_daemon", mode, NULL }, 15000);
+}
+
+static size_t hang_count(json_object *document)
+{
+    json_object *hangs = json_at(document, "verdict.hangs");
+    return hangs ? json_object_array_length(hangs) : 0;
+}
+
+static bool has_edge_of_kind(json_object *document, pid_t from, pid_t to, const char *kind)
+{
+    json_object *edges = json_at(document, "graph.edges");
+    for (size_t i = 0; edges && i < json_object_array_length(edges); i++) {
+        json_object *edge = json_object_array_get_idx(edges, i);
+        if (json_int_at(edge, "from", -1) == from && json_int_at(edge, "to", -1) == to &&
+            strcmp(json_string_at(edge, "kind"), kind) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* fusectl's count of the requests waiting, where hangdoc's mount namespace has fusectl mounted (systemd mounts
+ * it); else a note that says it could not be read, and no count. */
+static void expect_waiting_or_its_note(json_object *document, json_object *finding, pid_t daemon)
+{
+    struct stat connections;
+    char path[96];
+    snprintf(path, sizeof path, "/sys/fs/fuse/connections/%s", json_string_at(finding, "evidence.connection"));
+    *strchr(path + strlen("/sys/fs/fuse/connections/"), ' ') = '\0';
+    if (stat(path, &connections) == 0) {
+        cr_assert_str_eq(json_string_at(finding, "evidence.waiting"), "1");
+        return;
+    }
+    cr_assert_null(json_at(finding, "evidence.waiting"), "no count without fusectl");
+    json_object *notes = json_at(document, "notes");
+    bool noted = false;
+    for (size_t i = 0; notes && i < json_object_array_length(notes); i++) {
+        const char *text = json_string_at(json_object_array_get_idx(notes, i), "text");
+        noted |= text && strstr(text, "/waiting unreadable") && strstr(text, "fusectl is not mounted");
+    }
+    cr_assert(noted, "a note says why the count is missing (daemon %d)", (int)daemon);
+}
+
+/* A thread's FUSE call as the report has it: on the fixture's mount, for `daemon`; its stack read without a stop. */
+static void expect_fuse_client(json_object *document, pid_t pid, pid_t tid, pid_t daemon)
+{
+    json_object *thread = json_thread(json_process(document, pid), tid);
+    cr_assert_not_null(json_at(thread, "fuse"), "thread %d is in a FUSE call", (int)tid);
+    cr_assert_str_eq(json_string_at(thread, "fuse.mount_point"), FUSE_MOUNT_POINT);
+    cr_assert_eq(json_int_at(thread, "fuse.daemon_pid", -1), daemon);
+    cr_assert_str_eq(json_string_at(thread, "fuse.source"), "hangdoc-fixture");
+    cr_assert_gt(json_int_at(thread, "fuse.connection", 0), 0);
+    cr_assert_str_eq(json_string_at(thread, "stack.state"), "taken");
+    cr_assert(json_bool_at(thread, "stack.unstopped"), "a FUSE client is never stopped for its stack");
+}
+
+/* A single-threaded daemon whose getattr stats a file of its own mount: its one thread waits for a directory lock
+ * that the client's lookup holds while it waits for the daemon. fuse-deadlock about the daemon's thread, naming the
+ * mount, the call, that nobody reads /dev/fuse, and the client; no "uninterruptible", no unexplained knot. The
+ * harness checks that the client is still in S after the diagnosis (a stop would have put it in D for good). */
+Test(outside, a_fuse_daemon_that_stats_its_own_mount_deadlocks_through_the_kernel)
+{
+    struct fixture fixture;
+    start_fuse(&fixture, "self");
+    pid_t daemon = fixture.pids[0], client = fixture.pids[1], worker = fixture.pids[2];
+    json_object *document = diagnose(daemon, EXIT_HANG);
+    json_object *finding = the_finding(document, "fuse-deadlock", daemon);
+    expect_only_findings(document, (const char *const[]){ "fuse-deadlock", "idle", NULL });
+    cr_assert_eq(json_int_at(finding, "tid", -1), worker);
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
+    cr_assert_str_eq(json_string_at(finding, "evidence.mount_point"), FUSE_MOUNT_POINT);
+    cr_assert_str_eq(json_string_at(finding, "evidence.source"), "hangdoc-fixture");
+    cr_assert(strncmp(json_string_at(finding, "evidence.call"), "newfstatat by thread", 20) == 0, "%s",
+              json_string_at(finding, "evidence.call"));
+    cr_assert(strstr(json_string_at(finding, "evidence.call"), "the path it names"), "told from the path argument");
+    cr_assert_str_eq(json_string_at(finding, "evidence.readers"), "0 threads reading /dev/fuse");
+    expect_waiting_or_its_note(document, finding, daemon);
+    char client_words[64];
+    snprintf(client_words, sizeof client_words, "thread %d '", (int)client);
+    cr_assert(strncmp(json_string_at(finding, "evidence.client"), client_words, strlen(client_words)) == 0, "%s",
+              json_string_at(finding, "evidence.client"));
+    cr_assert_eq(json_count_remedies(finding, "/abort"), 1);
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "fuse-deadlock");
+    cr_assert_eq(hang_count(document), 1, "the client's wait is the daemon's hang");
+    expect_fuse_client(document, client, client, daemon);
+    expect_fuse_client(document, daemon, worker, daemon);
+    cr_assert(json_bool_at(json_process(document, daemon), "fuse_daemon"));
+    cr_assert(has_edge_of_kind(document, client, worker, "fuse"));
+    cr_assert(json_bool_at(graph_node(document, client), "asleep_forever"));
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* Two daemon threads in a lock-order deadlock, each holding a client's read: lock-cycle about the daemon, the
+ * clients' waits on it (edges "fuse" to the two workers, not to libfuse's idle reader or its loop's thread), one
+ * hang, and no client called "uninterruptible". */
+Test(outside, fuse_clients_wait_for_the_daemon_workers_in_a_lock_cycle)
+{
+    struct fixture fixture;
+    start_fuse(&fixture, "cycle");
+    pid_t daemon = fixture.pids[0], client_a = fixture.pids[1], client_b = fixture.pids[2];
+    pid_t first = fixture.pids[3], second = fixture.pids[4];
+    json_object *document = diagnose(daemon, EXIT_HANG);
+    json_object *finding = the_finding(document, "lock-cycle", daemon);
+    expect_only_findings(document, (const char *const[]){ "lock-cycle", "idle", NULL });
+    pid_t subject = (pid_t)json_int_at(finding, "tid", -1);
+    cr_assert(subject == first || subject == second, "the cycle's thread %d", (int)subject);
+    cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "lock-cycle");
+    cr_assert_eq(hang_count(document), 1, "the clients' waits are the daemon's hang");
+    for (pid_t client = client_a; client <= client_b; client = client == client_a ? client_b : client_b + 1) {
+        expect_fuse_client(document, client, client, daemon);
+        cr_assert(has_edge_of_kind(document, client, first, "fuse"));
+        cr_assert(has_edge_of_kind(document, client, second, "fuse"));
+        cr_assert(!has_edge_of_kind(document, client, daemon, "fuse"), "libfuse's loop thread answers no request");
+        cr_assert(json_bool_at(graph_node(document, client), "asleep_forever"));
+    }
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* The look-alike: a daemon that answers every read after 200 ms, a client reading again and again: not hung, and
+ * neither stopped (its request pending) nor in D afterwards. */
+Test(outside, a_slow_but_steady_fuse_daemon_is_not_hung)
+{
+    struct fixture fixture;
+    start_fuse(&fixture, "slow");
+    pid_t daemon = fixture.pids[0];
+    json_object *document = diagnose(daemon, EXIT_NO_HANG);
+    cr_assert_eq(json_count_findings(document, "fuse-deadlock", 0), 0, "%s", findings_text(document));
+    cr_assert_eq(json_count_findings(document, "uninterruptible", 0), 0, "%s", findings_text(document));
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* A daemon with nothing pending is stopped for its stacks as any process is: only a FUSE call or a request waiting
+ * keeps hangdoc from stopping it. */
+Test(outside, an_idle_fuse_daemon_is_not_hung_and_is_stopped_as_usual)
+{
+    struct fixture fixture;
+    start_fuse(&fixture, "idle");
+    pid_t daemon = fixture.pids[0];
+    json_object *document = diagnose(daemon, EXIT_NO_HANG);
+    json_object *process = json_process(document, daemon);
+    cr_assert(json_bool_at(process, "fuse_daemon"));
+    json_object *thread = json_thread(process, daemon);
+    cr_assert_str_eq(json_string_at(thread, "stack.state"), "taken");
+    cr_assert(!json_bool_at(thread, "stack.unstopped"), "stopped as usual");
+    cr_assert_null(json_at(thread, "fuse"));
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* The client diagnosed alone: its daemon is outside the tree (its parent), and the client, forked from it, holds
+ * /dev/fuse too. The daemon is still told right (the holder the client was forked from), and a wait for a process
+ * outside the tree is a wait on the outside: not hung, the daemon named on the client's thread. */
+Test(outside, a_fuse_client_diagnosed_alone_names_its_daemon_outside_the_tree)
+{
+    struct fixture fixture;
+    start_fuse(&fixture, "self");
+    pid_t daemon = fixture.pids[0], client = fixture.pids[1];
+    json_object *document = diagnose(client, EXIT_NO_HANG);
+    cr_assert_eq(json_count_findings(document, "fuse-deadlock", 0), 0, "%s", findings_text(document));
+    expect_fuse_client(document, client, client, daemon);
+    json_object *thread = json_thread(json_process(document, client), client);
+    cr_assert(strstr(json_string_at(thread, "fuse.daemon_found_by"), "forked from"), "%s",
+              json_string_at(thread, "fuse.daemon_found_by"));
+    cr_assert_str_eq(json_string_at(graph_node(document, client), "wake"), "waits on the outside");
     json_object_put(document);
     fixture_stop(&fixture);
 }
