@@ -188,13 +188,25 @@ static bool read_control(const char *directory, const char *file, char *out, siz
     return true;
 }
 
+/* What could not be read, for the caller's note. */
+static void say_unreadable(char *unknown, size_t size, const char *directory, const char *file, ssize_t error)
+{
+    if (unknown && size)
+        snprintf(unknown, size, "%s/%s unreadable (%s): whether it is frozen is not known", directory, file,
+                 strerror((int)-error));
+}
+
 /* Does cgroup.events say "frozen 1"? */
-static bool events_frozen(const char *directory)
+static bool events_frozen(const char *directory, char *unknown, size_t size)
 {
     char path[PROBE_CGROUP_PATH_MAX + 32], text[CONTROL_READ_MAX];
-    if (snprintf(path, sizeof path, "%s/cgroup.events", directory) >= (int)sizeof path ||
-        probe_read_file(path, text, sizeof text) < 0)
+    if (snprintf(path, sizeof path, "%s/cgroup.events", directory) >= (int)sizeof path)
         return false;
+    ssize_t read = probe_read_file(path, text, sizeof text);
+    if (read < 0) {
+        say_unreadable(unknown, size, directory, "cgroup.events", read);
+        return false;
+    }
     for (const char *line = text; line && *line;) {
         if (strncmp(line, "frozen 1", 8) == 0 && (line[8] == '\n' || line[8] == '\0'))
             return true;
@@ -228,11 +240,13 @@ static void find_asker(struct hd_process *process, const char *mount_point, cons
     }
 }
 
-static void read_unified(struct hd_process *process, const char *cgroup)
+static void read_unified(struct hd_process *process, const char *cgroup, char *unknown, size_t size)
 {
     char directory[PROBE_CGROUP_PATH_MAX];
+    if (strcmp(cgroup, "/") == 0)
+        return; /* the root cgroup has no cgroup.events: it cannot be frozen */
     if (!probe_cgroup_directory(mounts.unified, mounts.unified_root, cgroup, directory, sizeof directory) ||
-        !events_frozen(directory))
+        !events_frozen(directory, unknown, size))
         return;
     process->frozen = true;
     process->freezer_version = 2;
@@ -240,12 +254,20 @@ static void read_unified(struct hd_process *process, const char *cgroup)
     find_asker(process, mounts.unified, mounts.unified_root, cgroup, "cgroup.freeze", "1", "cgroup.freeze");
 }
 
-static void read_v1(struct hd_process *process, const char *cgroup)
+static void read_v1(struct hd_process *process, const char *cgroup, char *unknown, size_t size)
 {
-    char directory[PROBE_CGROUP_PATH_MAX], state[CONTROL_READ_MAX];
-    if (!probe_cgroup_directory(mounts.freezer, mounts.freezer_root, cgroup, directory, sizeof directory) ||
-        !read_control(directory, "freezer.state", state, sizeof state))
+    char directory[PROBE_CGROUP_PATH_MAX], state[CONTROL_READ_MAX], path[PROBE_CGROUP_PATH_MAX + 32];
+    if (strcmp(cgroup, "/") == 0)
+        return; /* the root of the v1 hierarchy is not freezable, and has no freezer.state */
+    if (!probe_cgroup_directory(mounts.freezer, mounts.freezer_root, cgroup, directory, sizeof directory))
         return;
+    snprintf(path, sizeof path, "%s/freezer.state", directory);
+    ssize_t read = probe_read_file(path, state, sizeof state);
+    if (read < 0) {
+        say_unreadable(unknown, size, directory, "freezer.state", read);
+        return;
+    }
+    state[strcspn(state, "\n")] = '\0';
     bool frozen = strcmp(state, "FROZEN") == 0, freezing = strcmp(state, "FREEZING") == 0;
     if (!frozen && !freezing)
         return;
@@ -257,8 +279,10 @@ static void read_v1(struct hd_process *process, const char *cgroup)
                "freezer.state");
 }
 
-bool probe_read_freezer(struct hd_process *process)
+bool probe_read_freezer(struct hd_process *process, char *unknown, size_t size)
 {
+    if (unknown && size)
+        unknown[0] = '\0';
     char path[64], text[4096];
     snprintf(path, sizeof path, "/proc/%d/cgroup", (int)process->pid);
     if (probe_read_file(path, text, sizeof text) < 0)
@@ -268,8 +292,10 @@ bool probe_read_freezer(struct hd_process *process)
     probe_parse_cgroup_paths(text, &paths);
     /* both hierarchies can freeze the same process; v2 speaks for a hybrid machine's services */
     if (paths.unified[0])
-        read_unified(process, paths.unified);
+        read_unified(process, paths.unified, unknown, size);
     if (!process->frozen && paths.freezer[0])
-        read_v1(process, paths.freezer);
+        read_v1(process, paths.freezer, unknown, size);
+    if (process->frozen && unknown && size)
+        unknown[0] = '\0'; /* one hierarchy said so: the other's silence changes nothing */
     return true;
 }

@@ -41,5 +41,7 @@ bool probe_cgroup_directory(const char *mount_point, const char *mount_root, con
                             size_t size);
 
 /* Sets process->frozen and the freezer fields from its cgroup files. False when its /proc/<pid>/cgroup could not
- * be read (a note is the caller's); a process not frozen is true with process->frozen false. */
-bool probe_read_freezer(struct hd_process *process);
+ * be read (a note is the caller's); a process not frozen is true with process->frozen false. When a control file
+ * of its cgroup could not be read (the cgroup removed meanwhile, a mount gone, no permission), `unknown` says which
+ * and why, for a note; "" otherwise. */
+bool probe_read_freezer(struct hd_process *process, char *unknown, size_t size);

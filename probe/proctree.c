@@ -503,7 +503,10 @@ static void read_process_files(struct read_context *c, struct hd_process *proces
     if (!full(c))
         return;
     read_timers(process);
-    probe_read_freezer(process);
+    char freezer_unknown[PROBE_CGROUP_PATH_MAX + 160];
+    probe_read_freezer(process, freezer_unknown, sizeof freezer_unknown);
+    if (freezer_unknown[0])
+        hd_snapshot_note(c->snapshot, HD_NOTE_PROCFS, process->pid, 0, "cgroup freezer: %s", freezer_unknown);
     if (process->state == 'T')
         read_stop_signal(process);
     read_cmdline(c, process);
