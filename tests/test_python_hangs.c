@@ -15,7 +15,9 @@
  *   will mark done (scenarios/queue_join.py) and an asyncio loop blocked in its own coroutine
  *   (scenarios/asyncio_blocked.py), each with its look-alike;
  * - an Event, a Queue or an asyncio future whose setter died of an exception (scenarios/setter_died.py): no-waker,
- *   and its look-alike.
+ *   and its look-alike;
+ * - a signal handler that takes the lock the code it interrupted holds (scenarios/signal_handler_lock.py):
+ *   signal-reentry, and its look-alike.
  * Exact ids, subjects, members and evidence, in JSON and in the text.
  */
 #include "harness.h"
@@ -959,4 +961,55 @@ Test(python_hangs, spawn_reimport_of_cpython_3_13)
 Test(python_hangs, spawn_reimport_of_cpython_3_14)
 {
     python_each_version(14, expect_spawn_reimport);
+}
+
+/* ---- a Python signal handler that waits for the lock the code it interrupted holds ------------------------------ */
+
+/* ready <pid>: SIGALRM's handler, run once in the main thread while it sleeps holding a threading.Lock, takes the
+ * lock: signal-reentry (certain) about the main thread, naming the handler's line and the interrupted line, the
+ * function of CPython that ran the handler, and the signal it catches; no no-waker. */
+static void expect_python_handler_reentry(const char *python, unsigned minor)
+{
+    struct fixture fixture;
+    json_object *finding;
+    json_object *document = diagnose_hung_script(&fixture, python, &minor, "signal_handler_lock.py", "lock",
+                                                 "signal-reentry", &finding);
+    pid_t pid = fixture.pids[0];
+    expect_only_findings(document, (const char *const[]){ "signal-reentry", NULL });
+    cr_assert_eq(json_int_at(finding, "tid", 0), pid, "about the main thread");
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
+    char expected[256];
+    snprintf(expected, sizeof expected, "on_alarm at signal_handler_lock.py:%ld",
+             python_marked_line("signal_handler_lock.py", "handler-lock"));
+    cr_assert_str_eq(json_string_at(finding, "evidence.handler"), expected);
+    snprintf(expected, sizeof expected, "<module> at signal_handler_lock.py:%ld",
+             python_marked_line("signal_handler_lock.py", "main-sleep"));
+    cr_assert_str_eq(json_string_at(finding, "evidence.interrupted"), expected);
+    cr_assert_str_eq(json_string_at(finding, "evidence.caught"), "SIGALRM");
+    const char *run_by = json_string_at(finding, "evidence.run_by");
+    cr_assert(run_by && (strstr(run_by, "CheckSignals") || strstr(run_by, "_Py_HandlePending")),
+              "a CPython function that runs the handlers: %s", run_by ? run_by : "none");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(python_hangs, a_python_handler_taking_the_lock_it_interrupted_of_the_system_python)
+{
+    python_each_version(0, expect_python_handler_reentry);
+}
+
+Test(python_hangs, a_python_handler_taking_the_lock_it_interrupted_of_cpython_3_10_to_3_13)
+{
+    for (unsigned minor = 10; minor <= 13; minor++)
+        python_each_version(minor, expect_python_handler_reentry);
+}
+
+/* Not of the development suite's 3.14: its interpreter, built with LTO, inlines the functions that run the
+ * handlers into frames no symbol names, so the native stack cannot tell the handler from the interrupted code
+ * (no-waker names the wait instead). */
+
+/* The look-alike: the handler only counts the alarm; the main loop goes on holding and releasing the lock. */
+Test(python_hangs, a_python_handler_that_only_sets_a_flag_is_not_hung)
+{
+    expect_look_alike("signal_handler_lock.py", "flag", "signal-reentry");
 }
