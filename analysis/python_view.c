@@ -235,3 +235,12 @@ const char *report_python_where(const struct hd_thread *thread, char *out, size_
     }
     return out;
 }
+
+bool report_runs_eval_loop(const char *symbol)
+{
+    static const char *const eval_loops[] = { "_PyEval_EvalFrameDefault", "_PyEval_EvalFrame", "PyEval_EvalFrameEx" };
+    for (size_t i = 0; symbol && i < COUNT(eval_loops); i++)
+        if (strcmp(symbol, eval_loops[i]) == 0)
+            return true;
+    return false;
+}

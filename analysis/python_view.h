@@ -67,3 +67,5 @@ void report_python_frame_words(const struct hd_python_frame *frame, char *out, s
 /* ", in Python at consume (worker.py:12)", the place of report_python_place(), for a thread with a Python stack;
  * "" otherwise. Written into `out`, which it returns. */
 const char *report_python_where(const struct hd_thread *thread, char *out, size_t size);
+/* Is `symbol` (NULL: no) CPython's eval loop, whose every call runs Python frames up to an entry frame? */
+bool report_runs_eval_loop(const char *symbol);

@@ -341,6 +341,11 @@ struct hd_thread {
     struct hd_python_frame *python_frames;
     size_t npython_frames;
     bool python_truncated; /* depth cap hit, or the frame chain looped */
+    /* A thread running in every sample: its innermost Python frame looked at again after the last sample
+     * (probe_look_again_at_python_spinners): how many looks in all, the last sample's included, and whether every
+     * one found the same function, file and line (one long call: a regular expression's backtracking) */
+    unsigned python_looks;
+    bool python_leaf_same;
     enum hd_gil_state gil;
 };
 

@@ -32,6 +32,11 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Two more looks 100 ms apart at the Python frames of threads that ran in every sample: a call that never returns
+ * stays in one frame over 200 ms as well as over the samples. */
+#define PYTHON_LOOKS_AGAIN 2
+#define PYTHON_LOOK_INTERVAL_MS 100
+
 static enum hd_arch build_arch(void)
 {
 #if defined(__x86_64__)
@@ -399,6 +404,10 @@ static int conclude(struct hd_snapshot *final, struct hd_snapshot **earlier, uns
      * origins (a forked child's thread states hold its parent's ids); before the owners are placed: a GIL waiter's
      * owner is the holder its interpreter records */
     if (!options->no_python && !probe_read_python(final, options->deadline))
+        result = -ENOMEM;
+    /* a thread that ran in every sample: does its innermost Python frame stay where it is (one endless call)? */
+    if (!options->no_python &&
+        !probe_look_again_at_python_spinners(final, PYTHON_LOOKS_AGAIN, PYTHON_LOOK_INTERVAL_MS, options->deadline))
         result = -ENOMEM;
     probe_translate_namespaced_ids(final);
     probe_resolve_file_locks(final);

@@ -1158,3 +1158,100 @@ bool probe_read_python(struct hd_snapshot *snapshot, double deadline)
                               candidates);
     return ok;
 }
+
+/* ---- looking again at threads that run in every sample --------------------------------------------------------- */
+
+static bool ran_in_every_sample(const struct hd_thread *thread)
+{
+    if (thread->state != 'R' || thread->npython_frames == 0 || thread->nearlier == 0)
+        return false;
+    for (size_t s = 0; s < thread->nearlier; s++)
+        if (!thread->earlier[s].present || thread->earlier[s].state != 'R')
+            return false;
+    return true;
+}
+
+static bool has_spinner(const struct hd_process *process)
+{
+    for (size_t t = 0; process->python.read && t < process->nthreads; t++)
+        if (ran_in_every_sample(&process->threads[t]))
+            return true;
+    return false;
+}
+
+static bool same_python_frame(const struct hd_python_frame *a, const struct hd_python_frame *b)
+{
+    return a->line == b->line && strcmp(a->function, b->function) == 0 && strcmp(a->file, b->file) == 0;
+}
+
+/* One more look at `process`: its interpreter read into a copy of the process (threads copied, their Python frames
+ * the copy's own; notes into a scratch snapshot), compared with the last sample's innermost frames, then freed. */
+static bool look_again(struct hd_process *process, struct symbol_files *files, struct probe_memory_cache *memory)
+{
+    struct hd_process copy = *process;
+    copy.threads = calloc(process->nthreads ? process->nthreads : 1, sizeof *copy.threads);
+    if (!copy.threads)
+        return false;
+    for (size_t t = 0; t < process->nthreads; t++) {
+        copy.threads[t] = process->threads[t];
+        copy.threads[t].python_frames = NULL;
+        copy.threads[t].npython_frames = 0;
+    }
+    copy.python = (struct hd_python){ 0 };
+    struct hd_snapshot scratch = { 0 };
+    unsigned gil_rereads = 0;
+    bool ok = read_process(&scratch, &copy, files, memory, &gil_rereads);
+    for (size_t t = 0; t < process->nthreads; t++) {
+        struct hd_thread *thread = &process->threads[t];
+        if (!ran_in_every_sample(thread))
+            continue;
+        const struct hd_thread *again = &copy.threads[t];
+        if (!copy.python.read || again->npython_frames == 0)
+            continue; /* not read this time: no look */
+        thread->python_looks++;
+        thread->python_leaf_same &= same_python_frame(&thread->python_frames[0], &again->python_frames[0]);
+    }
+    for (size_t t = 0; t < process->nthreads; t++)
+        hd_python_frames_release(&copy.threads[t]);
+    free(copy.threads);
+    for (size_t n = 0; n < scratch.nnotes; n++)
+        free(scratch.notes[n].text);
+    free(scratch.notes);
+    return ok;
+}
+
+bool probe_look_again_at_python_spinners(struct hd_snapshot *snapshot, unsigned looks, unsigned interval_ms,
+                                         double deadline)
+{
+    bool any = false;
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        struct hd_process *process = &snapshot->processes[p];
+        if (!has_spinner(process))
+            continue;
+        any = true;
+        for (size_t t = 0; t < process->nthreads; t++)
+            if (ran_in_every_sample(&process->threads[t])) {
+                process->threads[t].python_looks = 1;
+                process->threads[t].python_leaf_same = true;
+            }
+    }
+    if (!any)
+        return true;
+    struct symbol_files *files cleanup_free = calloc(1, sizeof *files);
+    struct probe_memory_cache memory;
+    if (!files || !probe_memory_cache_init(&memory))
+        return false;
+    bool ok = true;
+    for (unsigned look = 0; look < looks && ok; look++) {
+        double wake = probe_monotonic_now() + interval_ms / 1000.0;
+        if (deadline > 0 && wake >= deadline)
+            break;
+        struct timespec pause = { 0, (long)interval_ms * 1000000L };
+        nanosleep(&pause, NULL);
+        for (size_t p = 0; p < snapshot->nprocesses && ok; p++)
+            if (has_spinner(&snapshot->processes[p]))
+                ok = look_again(&snapshot->processes[p], files, &memory);
+    }
+    probe_memory_cache_free(&memory);
+    return ok;
+}

@@ -25,6 +25,15 @@
  * are counted in one HD_NOTE_DEADLINE note. False only when memory ran out. */
 bool probe_read_python(struct hd_snapshot *snapshot, double deadline);
 
+/* For each thread of a Python process that was running in every sample, with Python frames: reads its process's
+ * Python stacks `looks` times more, `interval_ms` apart, into scratch copies (the snapshot's frames stay the last
+ * sample's), and sets python_looks and python_leaf_same: whether its innermost Python frame stayed where it was.
+ * A call that never returns (a regular expression's catastrophic backtracking, a C call holding the GIL) stays; a
+ * computation moves on. Nothing is done, and no time spent, when no thread is such. No look is begun at or after
+ * `deadline`. False only when memory ran out. */
+bool probe_look_again_at_python_spinners(struct hd_snapshot *snapshot, unsigned looks, unsigned interval_ms,
+                                         double deadline);
+
 /* Where one process's interpreter lies in its memory: what its ELF file's symbols say once the load bias is added
  * (python_symbols.h). */
 struct probe_python_addresses {

@@ -229,6 +229,8 @@ static const struct record_field thread_fields[] = {
     F(struct hd_thread, leaf_module_offset, RECORD_U64),
     ARRAY(struct hd_thread, python_frames, npython_frames, python_frame_struct),
     F(struct hd_thread, python_truncated, RECORD_BOOL),
+    F(struct hd_thread, python_looks, RECORD_UNSIGNED),
+    F(struct hd_thread, python_leaf_same, RECORD_BOOL),
     ENUM(struct hd_thread, gil, HD_GIL_RELEASED),
 };
 static STRUCT(thread_struct, struct hd_thread, thread_fields);

@@ -274,6 +274,10 @@ static void python_frames_json(struct report_json *json, const struct hd_thread 
     report_json_end_array(json);
     if (thread->python_truncated)
         report_json_bool(json, "python_truncated", true);
+    if (thread->python_looks > 1) {
+        report_json_int(json, "python_looks", thread->python_looks);
+        report_json_bool(json, "python_leaf_same", thread->python_leaf_same);
+    }
     if (hd_gil_state_name(thread->gil))
         report_json_name(json, "gil", hd_gil_state_name(thread->gil));
     const char *role = report_thread_role_name(report_python_role(thread));

@@ -17,7 +17,9 @@
  * - an Event, a Queue or an asyncio future whose setter died of an exception (scenarios/setter_died.py): no-waker,
  *   and its look-alike;
  * - a signal handler that takes the lock the code it interrupted holds (scenarios/signal_handler_lock.py):
- *   signal-reentry, and its look-alike.
+ *   signal-reentry, and its look-alike;
+ * - a regular expression backtracking for ever while the main thread joins its thread (scenarios/regex_backtrack.py):
+ *   spinning in one Python call, and a computation that moves on.
  * Exact ids, subjects, members and evidence, in JSON and in the text.
  */
 #include "harness.h"
@@ -1012,4 +1014,56 @@ Test(python_hangs, a_python_handler_taking_the_lock_it_interrupted_of_cpython_3_
 Test(python_hangs, a_python_handler_that_only_sets_a_flag_is_not_hung)
 {
     expect_look_alike("signal_handler_lock.py", "flag", "signal-reentry");
+}
+
+/* ---- one Python call that never returns ------------------------------------------------------------------------- */
+
+/* ready <pid> <worker tid>: the worker backtracks in re.match() for ever, holding the GIL, while the main thread joins
+ * it: spinning (likely) about the worker, naming the Python frame it stays in (re's match) over the samples and the
+ * looks after them, and the main thread as the one it holds up. */
+static void expect_regex_backtrack(const char *python, unsigned minor)
+{
+    struct fixture fixture;
+    json_object *finding;
+    json_object *document = diagnose_hung_script(&fixture, python, &minor, "regex_backtrack.py", "regex", "spinning",
+                                                 &finding);
+    pid_t pid = fixture.pids[0], worker = fixture.pids[1];
+    cr_assert_gt(worker, 0, "the worker ran for 0.3 s");
+    cr_assert_eq(json_int_at(finding, "tid", 0), worker, "about the worker");
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
+    const char *frame = json_string_at(finding, "evidence.python_frame");
+    cr_assert(frame && strncmp(frame, "match (", 7) == 0 && strstr(frame, "in 3 of 3 looks"), "%s",
+              frame ? frame : "none");
+    char waiter[64];
+    snprintf(waiter, sizeof waiter, "thread %d '", (int)pid);
+    const char *named = json_string_at(finding, "evidence.waiter");
+    cr_assert(named && strncmp(named, waiter, strlen(waiter)) == 0, "the main thread waits: %s", named ? named : "none");
+    json_object *thread = json_thread(json_process(document, pid), worker);
+    cr_assert_eq(json_int_at(thread, "python_looks", 0), 3);
+    cr_assert(json_bool_at(thread, "python_leaf_same"));
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+Test(python_hangs, a_regex_backtracking_for_ever_of_the_system_python)
+{
+    python_each_version(0, expect_regex_backtrack);
+}
+
+Test(python_hangs, a_regex_backtracking_for_ever_of_cpython_3_10_to_3_13)
+{
+    for (unsigned minor = 10; minor <= 13; minor++)
+        python_each_version(minor, expect_regex_backtrack);
+}
+
+Test(python_hangs, a_regex_backtracking_for_ever_of_cpython_3_14)
+{
+    python_each_version(14, expect_regex_backtrack);
+}
+
+/* The look-alike: as long a computation in Python, call after call of one function: the samples stop it in the eval
+ * loop, so it is not one endless call; not hung. */
+Test(python_hangs, a_computation_in_python_that_moves_on_is_not_hung)
+{
+    expect_look_alike("regex_backtrack.py", "moving", "spinning");
 }

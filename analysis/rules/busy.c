@@ -5,6 +5,7 @@
 #include "python_view.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 /* A spinning thread takes all the CPU it is given, but on a loaded machine that may be a small share of one: it is
@@ -87,7 +88,9 @@ static size_t waiter_evidence(struct report_rule_context *c, struct report_findi
     size_t waiters = 0;
     for (size_t n = 0; n < graph->nnodes; n++) {
         const struct report_node *node = &graph->nodes[n];
-        if (n == spinner || node->history.progressing || node->wake != REPORT_WAKE_WAKER || node->nedges == 0)
+        /* a GIL waiter's timed wake-ups only ask the holder to let go: no progress of its own */
+        bool progressing = node->history.progressing && node->thread->wait.lock.kind != HD_LOCK_GIL;
+        if (n == spinner || progressing || node->wake != REPORT_WAKE_WAKER || node->nedges == 0)
             continue;
         bool only_it = true;
         for (size_t e = node->first_edge; e < node->first_edge + node->nedges && only_it; e++)
@@ -104,8 +107,27 @@ static size_t waiter_evidence(struct report_rule_context *c, struct report_findi
     return waiters;
 }
 
-/* Running in every sample, using about a CPU, stopped in the same function each time: a busy wait or livelock,
- * or a long computation that stays in one function. Sampling cannot tell those apart: likely, never certain. */
+/* Its innermost Python frame stayed where it was over the samples and the looks after them (probe/python.h), and no
+ * sample stopped it in the eval loop: one Python call into C that never returns, though the native code under it
+ * moves (a regular expression's engine backtracking from function to function). "match (re/__init__.py:166)" into `out`; false when not so. */
+static bool stays_in_one_python_frame(const struct hd_thread *thread, char *out, size_t size)
+{
+    if (thread->python_looks < 3 || !thread->python_leaf_same || thread->npython_frames == 0)
+        return false;
+    /* a sample stopped in the eval loop itself: Python code runs there, maybe a hot line of a loop that moves on */
+    if (report_runs_eval_loop(thread->leaf_function))
+        return false;
+    for (size_t s = 0; s < thread->nearlier; s++)
+        if (report_runs_eval_loop(thread->earlier[s].leaf_function))
+            return false;
+    const struct hd_python_frame *frame = &thread->python_frames[0];
+    snprintf(out, size, "%s (%s:%d)", frame->function, hd_basename(frame->file), frame->line);
+    return true;
+}
+
+/* Running in every sample, using about a CPU, stopped in the same function each time, or staying in one Python
+ * frame: a busy wait or livelock, or a long computation that stays in one place. Sampling cannot tell those apart:
+ * likely, never certain. */
 void report_rule_spinning(struct report_rule_context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
@@ -113,8 +135,16 @@ void report_rule_spinning(struct report_rule_context *c)
         const struct report_node *node = &graph->nodes[i];
         const struct hd_thread *thread = node->thread;
         const struct report_history *history = &node->history;
+        char python_place[512];
+        bool native_place = history->leaf_samples >= 2 && history->leaf_same && history->leaf_function;
+        bool python_stays = stays_in_one_python_frame(thread, python_place, sizeof python_place);
+        bool python = !native_place && python_stays; /* the Python frame is the only place that stayed */
         if (history->samples_seen < 2 || history->samples_in_state_r != history->samples_seen ||
-            history->leaf_samples < 2 || !history->leaf_same || !history->leaf_function)
+            (!native_place && !python))
+            continue;
+        /* stopped in the eval loop each time: Python code runs, and its own frames say whether it moves on */
+        if (native_place && report_runs_eval_loop(history->leaf_function) && thread->python_looks >= 3 && !python_stays &&
+            !thread->python_leaf_same)
             continue;
         /* while hangdoc held the process stopped to take its stacks, it could not run */
         double running_s = c->snapshot->sampling_s - node->process->stopped_for_s;
@@ -126,17 +156,33 @@ void report_rule_spinning(struct report_rule_context *c)
         bool yielding = yields_in_a_loop(node);
         if ((share < SPINNING_CPU_SHARE_MIN && !yielding) || works_through_the_kernel(history))
             continue;
-        struct report_finding *finding = rule_finding(
-            c, REPORT_SPINNING, REPORT_LIKELY, node,
-            "thread %d '%s' of process %d was running in every sample (%.0f%% of a CPU) and in %s each time it "
-            "was stopped: a busy wait or livelock, or one long computation",
-            (int)thread->tid, thread->name, (int)node->process->pid, share * 100, history->leaf_function);
-        rule_evidence(c, finding, "function", "%s", history->leaf_function);
+        struct report_finding *finding =
+            python ? rule_finding(c, REPORT_SPINNING, REPORT_LIKELY, node,
+                                  "thread %d '%s' of process %d was running in every sample (%.0f%% of a CPU) and "
+                                  "in one Python call each time it was looked at, %s: a call that never returns "
+                                  "(a regular expression backtracking, a loop in C holding the GIL), or one long "
+                                  "computation",
+                                  (int)thread->tid, thread->name, (int)node->process->pid, share * 100, python_place)
+                   : rule_finding(c, REPORT_SPINNING, REPORT_LIKELY, node,
+                                  "thread %d '%s' of process %d was running in every sample (%.0f%% of a CPU) and "
+                                  "in %s each time it was stopped: a busy wait or livelock, or one long computation",
+                                  (int)thread->tid, thread->name, (int)node->process->pid, share * 100,
+                                  history->leaf_function);
+        if (python_stays)
+            rule_evidence(c, finding, "python_frame", "%s, in %u of %u looks (the samples' last and %u after it)",
+                          python_place, thread->python_looks, thread->python_looks, thread->python_looks - 1);
+        if (python && history->leaf_function)
+            rule_evidence(c, finding, "native_leaf", "%s, and elsewhere in other samples", history->leaf_function);
+        if (!python)
+            rule_evidence(c, finding, "function", "%s", history->leaf_function);
         rule_evidence(c, finding, "cpu_share", "%.0f%%", share * 100);
         rule_evidence(c, finding, "cpu_s", "%.3f of %.3f s it was not held stopped", (double)history->cpu_delta_ns / 1e9,
                  running_s);
-        rule_evidence(c, finding, "samples", "R in %u of %u; the same function in %u", history->samples_in_state_r,
-                 history->samples_seen, history->leaf_samples);
+        if (python)
+            rule_evidence(c, finding, "samples", "R in %u of %u", history->samples_in_state_r, history->samples_seen);
+        else
+            rule_evidence(c, finding, "samples", "R in %u of %u; the same function in %u",
+                          history->samples_in_state_r, history->samples_seen, history->leaf_samples);
         /* no system call in any sample: one long call in user space; how long, against --stuck-after */
         double stuck_after_s = c->analysis->stuck_after_s;
         if (thread->syscall.state == HD_SYSCALL_RUNNING && stuck_after_s > 0)

@@ -10,6 +10,7 @@
 #include "rule.h"
 
 #include "describe.h"
+#include "python_view.h"
 #include "signals.h"
 
 #include <inttypes.h>
@@ -77,7 +78,6 @@ static void signal_words(int number, char *out, size_t size)
 /* CPython's functions that run the Python handlers of the signals that arrived (3.8 to 3.14, exported). */
 static const char *const python_signal_checks[] = { "PyErr_CheckSignals", "_PyErr_CheckSignals",
                                                     "_PyErr_CheckSignalsTstate", "_Py_HandlePending" };
-static const char *const eval_loops[] = { "_PyEval_EvalFrameDefault", "_PyEval_EvalFrame", "PyEval_EvalFrameEx" };
 
 static bool named_one_of(const struct hd_frame *frame, const char *const *names, size_t count)
 {
@@ -141,7 +141,7 @@ static void python_handler_reentry(struct report_rule_context *c, size_t n)
     for (size_t f = 0; f < stack->nframes && check < 0; f++) {
         if (named_one_of(&stack->frames[f], python_signal_checks, COUNT(python_signal_checks)))
             check = (long)f;
-        else if (named_one_of(&stack->frames[f], eval_loops, COUNT(eval_loops)))
+        else if (report_runs_eval_loop(stack->frames[f].symbol))
             inner_runs++;
     }
     if (check < 0 || inner_runs == 0)
