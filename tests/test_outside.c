@@ -400,12 +400,24 @@ Test(outside, a_job_suspended_as_by_ctrl_z_is_stopped_by_sigtstp)
     expect_job_stopped("tstp", "SIGTSTP", "fg (or bg)");
 }
 
+/* The look-alike: the job stopped so and was continued (bg); it works on while the leader waits for it. */
+Test(outside, a_stopped_job_that_was_continued_is_not_hung)
+{
+    struct fixture fixture;
+    fixture_start_command(&fixture, fixture_path("job_stopped"), (const char *[]){ "job_stopped", "continued", NULL },
+                          10000);
+    pid_t leader = fixture.pids[0];
+    json_object *document = diagnose(leader, EXIT_NO_HANG);
+    cr_assert_eq(json_count_findings(document, "stopped", 0), 0, "%s", findings_text(document));
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
 /* ---- stuck in one call --------------------------------------------------------------------------------------- */
 
 /* A worker loops in one function without a system call while the main thread joins it: spinning, about the
- * worker, naming the function and the main thread as its waiter (through the join). A Python regular expression
- * that backtracks for ever is the same hang, but its engine moves between functions from sample to sample, which
- * sampling the innermost native frame cannot yet call one place (issue 40's notes). */
+ * worker, naming the function and the main thread as its waiter (through the join). (A Python regular expression
+ * that backtracks for ever is the same hang, told by its Python frame: tests/test_python_hangs.c.) */
 Test(outside, a_loop_that_never_ends_holds_up_the_thread_that_joins_it)
 {
     struct fixture fixture;
@@ -422,6 +434,19 @@ Test(outside, a_loop_that_never_ends_holds_up_the_thread_that_joins_it)
     cr_assert(named && strncmp(named, waiter, strlen(waiter)) == 0, "%s", json_object_to_json_string(finding));
     cr_assert_str_eq(json_string_at(document, "verdict.cause"), "busy-loop");
     cr_assert_eq(json_int_at(document, "verdict.tid", -1), worker);
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* The look-alike: as long a computation without a system call, but through four functions in turn: each sample
+ * stops it in another, so it is not one place; not hung. */
+Test(outside, a_native_computation_that_moves_on_is_not_hung)
+{
+    struct fixture fixture;
+    fixture_start_command(&fixture, fixture_path("stuck_call"), (const char *[]){ "stuck_call", "moving", NULL },
+                          10000);
+    json_object *document = diagnose(fixture.pids[0], EXIT_NO_HANG);
+    cr_assert_eq(json_count_findings(document, "spinning", 0), 0, "%s", findings_text(document));
     json_object_put(document);
     fixture_stop(&fixture);
 }

@@ -2,6 +2,7 @@
  * and is stopped by the kernel with SIGTTIN, while the session leader waits for it in waitpid() (issue 40).
  *   job_stopped ttin   the background job reads the terminal: SIGTTIN
  *   job_stopped tstp   the job stops itself as Ctrl-Z would (raise(SIGTSTP))
+ *   job_stopped continued  the look-alike: the job stops so, and is continued (as bg does); it then works on
  * ready <session leader pid> <job pid> */
 #include "fixture.h"
 
@@ -11,9 +12,10 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 || (strcmp(argv[1], "ttin") != 0 && strcmp(argv[1], "tstp") != 0))
+    if (argc != 2 || (strcmp(argv[1], "ttin") != 0 && strcmp(argv[1], "tstp") != 0 &&
+                      strcmp(argv[1], "continued") != 0))
         return 64;
-    bool ttin = strcmp(argv[1], "ttin") == 0;
+    bool ttin = strcmp(argv[1], "ttin") == 0, continued = strcmp(argv[1], "continued") == 0;
     int master, slave;
     if (openpty(&master, &slave, NULL, NULL, NULL) != 0)
         return 1;
@@ -45,6 +47,10 @@ int main(int argc, char **argv)
             } else {
                 raise(SIGTSTP);
             }
+            while (continued) {
+                struct timespec tick = { 0, 50 * 1000 * 1000 };
+                nanosleep(&tick, NULL); /* working on, with a timeout */
+            }
             _exit(0);
         }
         setpgid(job, job);
@@ -58,6 +64,10 @@ int main(int argc, char **argv)
     if (read(job_pipe[0], &job, sizeof job) != sizeof job)
         return 1;
     fixture_wait_for_state(job, job, 'T');
+    if (continued) {
+        kill(job, SIGCONT);
+        fixture_wait_for_state(job, job, 'S');
+    }
     fixture_ready("ready %d %d", (int)leader, (int)job);
     for (;;)
         pause();
