@@ -130,6 +130,46 @@ Test(outside, a_child_in_a_thawed_cgroup_is_not_hung)
     fixture_stop(&fixture);
 }
 
+/* A cgroup control file that hangdoc may not read (cgroup.events made unreadable, hangdoc run as nobody on a
+ * process of nobody's in that cgroup): a note names the file and the error, the process counts as not frozen, and
+ * the rest of the report stands. */
+Test(outside, an_unreadable_cgroup_file_is_a_note_and_the_rest_of_the_report)
+{
+    char hierarchy[512], cgroup[600], events[700], script[1600];
+    if (!freezer_hierarchy(false, hierarchy, sizeof hierarchy))
+        cr_skip_test("no writable cgroup2 hierarchy on this machine");
+    snprintf(cgroup, sizeof cgroup, "%s/hangdoc-unreadable-%d", hierarchy, (int)getpid());
+    cr_assert_eq(mkdir(cgroup, 0755), 0, "%s", cgroup);
+    snprintf(events, sizeof events, "%s/cgroup.events", cgroup);
+    snprintf(script, sizeof script,
+             "echo $$ > '%s/cgroup.procs' && chmod 000 '%s' && exec /usr/bin/setpriv --reuid=65534 --regid=65534 "
+             "--clear-groups /bin/sh -c 'echo ready $$ >&3; exec 3>&-; exec sleep 600'",
+             cgroup, events);
+    struct fixture fixture;
+    fixture_start_command(&fixture, "/bin/sh", (const char *[]){ "sh", "-c", script, NULL }, 10000);
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)fixture.pids[0]);
+    struct run_result result;
+    hangdoc_run_as(&result, 65534, (const char *const[]){ "--json", "-n", "2", "-i", "50ms", pid_text, NULL });
+    cr_assert_eq(result.exit_status, EXIT_NO_HANG, "%s", result.err);
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert_not_null(document);
+    cr_assert_not_null(json_process(document, fixture.pids[0]), "the rest of the report");
+    cr_assert_null(json_at(json_process(document, fixture.pids[0]), "freezer"));
+    json_object *notes = json_at(document, "notes");
+    bool noted = false;
+    for (size_t i = 0; notes && i < json_object_array_length(notes); i++) {
+        const char *text = json_string_at(json_object_array_get_idx(notes, i), "text");
+        noted |= text && strstr(text, "cgroup freezer: ") && strstr(text, "/cgroup.events unreadable (Permission denied)");
+    }
+    cr_assert(noted, "a note names the file: %s", json_object_to_json_string(notes));
+    json_object_put(document);
+    run_result_free(&result);
+    fixture_stop(&fixture);
+    for (int tries = 0; tries < 200 && rmdir(cgroup) != 0; tries++)
+        usleep(10000);
+}
+
 /* ---- timers only the process knows --------------------------------------------------------------------------- */
 
 static json_object *graph_node(json_object *document, pid_t tid)
