@@ -169,6 +169,52 @@ void probe_decode_lock(const struct probe_lock_window *window, const struct hd_w
                                  : "no owner recorded (a condition variable, semaphore, barrier or libc lock)";
 }
 
+/* musl's pthread_mutex_t (src/internal/pthread_impl.h): _m_type, then the lock word _m_lock (what waiters sleep on),
+ * then _m_waiters. A normal mutex's lock word says only "taken" (EBUSY); an error-checking, recursive or robust
+ * one's holds the owner's tid. A waiter sets the top bit before it sleeps, and sleeps on a private futex unless the
+ * mutex is process-shared (type bit 128). Bits 4 (robust) and 8 (priority inheritance) are the rest of the type. */
+enum { MUSL_MUTEX_TYPE = -4, MUSL_MUTEX_LOCK = 0, MUSL_MUTEX_WAITERS = 4 };
+enum { MUSL_TYPE_KIND = 3, MUSL_TYPE_ROBUST = 4, MUSL_TYPE_PI = 8, MUSL_TYPE_SHARED = 128, MUSL_EBUSY = 16 };
+
+static const char *musl_mutex_type_name(uint32_t type)
+{
+    static const char *const names[] = { "musl normal", "musl recursive", "musl error-checking", "musl ?" };
+    return names[type & MUSL_TYPE_KIND];
+}
+
+bool probe_decode_musl_lock(const struct probe_lock_window *window, const struct hd_wait *wait, struct hd_lock *out)
+{
+    uint32_t type, lock, waiters;
+    if (!word_at(window, MUSL_MUTEX_TYPE, &type) || !word_at(window, MUSL_MUTEX_LOCK, &lock) ||
+        !word_at(window, MUSL_MUTEX_WAITERS, &waiters))
+        return false;
+    if ((type & ~(uint32_t)(MUSL_TYPE_KIND | MUSL_TYPE_ROBUST | MUSL_TYPE_PI | MUSL_TYPE_SHARED)) ||
+        (type & MUSL_TYPE_KIND) == MUSL_TYPE_KIND || (type & MUSL_TYPE_PI))
+        return false;
+    /* the waiter slept expecting the lock word it set, with waiters counted, on the futex its mutex's type asks */
+    if (!(lock & FUTEX_WAITERS) || wait->expected != lock || waiters == 0 || waiters > 4194304 ||
+        wait->futex_private != !(type & MUSL_TYPE_SHARED))
+        return false;
+    uint32_t held = lock & FUTEX_TID_MASK;
+    bool records_owner = (type & (MUSL_TYPE_KIND | MUSL_TYPE_ROBUST)) != 0;
+    if (!records_owner && held != MUSL_EBUSY)
+        return false;
+    if (records_owner && !plausible_tid((int32_t)held))
+        return false;
+    *out = (struct hd_lock){
+        .kind = records_owner ? HD_LOCK_MUTEX : HD_LOCK_UNKNOWN,
+        .object_address = window->address - 4,
+        .type = musl_mutex_type_name(type),
+        .robust = type & MUSL_TYPE_ROBUST,
+        .process_shared = type & MUSL_TYPE_SHARED,
+        .word_read = true,
+        .word = lock,
+        .owner_tid = records_owner ? (pid_t)held : 0,
+        .why_unknown = records_owner ? NULL : "a musl normal mutex: its lock word says taken, not by whom",
+    };
+    return true;
+}
+
 pid_t probe_decode_join_descriptor(const uint8_t *before, size_t length, uint64_t address,
                                    const pid_t *same_process_tids, size_t ntids)
 {
@@ -267,6 +313,23 @@ static void find_join_descriptor(pid_t pid, struct hd_wait *wait, const struct h
                                    .word_read = true, .word = wait->lock.word, .owner_tid = joined };
 }
 
+/* Does the process run on musl: its dynamic libc, or (linked statically, as distroless images' binaries are) no
+ * glibc mapped at all and no interpreter? A static glibc binary passes too, and is told apart by the layout: a
+ * glibc waiter's word is 1 or 2, never musl's top bit with EBUSY or a tid. */
+static bool runs_on_musl(const struct hd_process *process)
+{
+    bool glibc = false, interpreter = false;
+    for (size_t m = 0; m < process->nmappings; m++) {
+        const char *path = process->mappings[m].path;
+        const char *name = path && path[0] == '/' ? hd_basename(path) : "";
+        if (strncmp(name, "ld-musl-", 8) == 0 || strncmp(name, "libc.musl-", 10) == 0)
+            return true;
+        glibc = glibc || strncmp(name, "libc.so.6", 9) == 0 || strncmp(name, "libc-2.", 7) == 0;
+        interpreter = interpreter || strncmp(name, "ld-linux", 8) == 0;
+    }
+    return !glibc && !interpreter;
+}
+
 void probe_read_locks(struct hd_process *process)
 {
     struct recent_windows recent = { .count = 0 };
@@ -276,6 +339,7 @@ void probe_read_locks(struct hd_process *process)
     /* the ids the process itself knows its threads by: a pthread_join tid word holds its namespace's */
     for (size_t t = 0; t < process->nthreads; t++)
         tids[t] = process->threads[t].ns_tid ? process->threads[t].ns_tid : process->threads[t].tid;
+    bool musl = runs_on_musl(process);
     for (size_t t = 0; t < process->nthreads; t++) {
         struct hd_wait *wait = &process->threads[t].wait;
         if (wait->kind != HD_WAIT_FUTEX || wait->address == 0)
@@ -288,6 +352,8 @@ void probe_read_locks(struct hd_process *process)
         }
         const struct probe_lock_window *window = window_for(&recent, process->pid, wait->address);
         probe_decode_lock(window, wait, tids, process->nthreads, &wait->lock);
+        if (wait->lock.kind == HD_LOCK_UNKNOWN && wait->lock.word_read && musl)
+            probe_decode_musl_lock(window, wait, &wait->lock);
         if (wait->lock.kind == HD_LOCK_UNKNOWN && wait->lock.word_read && !wait->futex_private)
             find_join_descriptor(process->pid, wait, mapping, tids, process->nthreads);
     }

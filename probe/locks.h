@@ -29,6 +29,10 @@ struct probe_lock_window {
  * (the expected value is the tid of the thread joined). Pure: no memory is read. */
 void probe_decode_lock(const struct probe_lock_window *window, const struct hd_wait *wait,
                        const pid_t *same_process_tids, size_t ntids, struct hd_lock *out);
+/* The same for musl's mutex, where `wait`'s futex is its lock word (the second int): true when the words around it
+ * are one; a normal mutex records no owner, and stays HD_LOCK_UNKNOWN with why_unknown set. Asked only of a
+ * process that runs on musl, after probe_decode_lock found nothing. */
+bool probe_decode_musl_lock(const struct probe_lock_window *window, const struct hd_wait *wait, struct hd_lock *out);
 
 /* glibc 2.43 and later: pthread_join() sleeps on a state word inside the joined thread's descriptor (struct pthread)
  * rather than on its tid word. `before` holds the `length` bytes that precede the futex address `address`; on

@@ -88,6 +88,8 @@ static void lock_json(struct report_json *json, const struct hd_lock *lock)
         report_json_name(json, "owner_whereabouts", hd_owner_whereabouts_name(lock->owner_whereabouts));
     } else {
         report_json_string_or_null(json, "why_unknown", lock->why_unknown);
+        if (lock->type) /* a lock told by its layout that records no owner (musl's normal mutex) */
+            report_json_string(json, "type", lock->type);
     }
     if (lock->word_read)
         report_json_hex(json, "word", lock->word);

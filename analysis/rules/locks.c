@@ -220,6 +220,10 @@ done:
 /* `caller` of a row whose nearest callers must be unnamed or parts of CPython's locks (see parked_on_a_lock) */
 #define LOCK_CALLERS "\x01"
 
+#define NO_WORD (-1)
+/* the `caller` of a row whose `pattern` is the decoded lock's type (hd_lock.type), not a frame */
+#define BY_LOCK_TYPE "\x02"
+
 /* Locks whose word records no owner, by the function a thread sleeps in to take one: the one frame that tells a
  * lock being taken from any other futex wait (a condition variable, a semaphore, an event). */
 static const struct {
@@ -227,34 +231,39 @@ static const struct {
     const char *caller;  /* a frame further out that must be there too (NULL: none): the lock's own entry point */
     const char *lock;
     bool python;         /* CPython's: taken for threading's waits too, so the Python frame must be the user's */
-    bool word_is_lock;   /* the futex word is the lock's own; false where each waiter parks on a word of its own */
+    int word_offset;     /* where in the lock its futex word lies, the word the waiters sleep on; NO_WORD where
+                          * each waiter parks on a word of its own */
 } unowned_lock_takers[] = {
     /* PyThread_acquire_lock_timed also serves SimpleQueue.get(), the io locks and the import lock: only the
      * Lock and RLock objects' acquire count */
-    { "PyThread_acquire_lock_timed", "lock_PyThread_acquire_lock*", "CPython's threading.Lock", true, true },
-    { "PyThread_acquire_lock_timed", "rlock_acquire*", "CPython's threading.RLock", true, true },
-    { "_PyMutex_LockTimed", "lock_PyThread_acquire_lock*", "CPython's threading.Lock", true, false },
-    { "_PyMutex_LockTimed", "rlock_acquire*", "CPython's threading.RLock", true, false },
+    { "PyThread_acquire_lock_timed", "lock_PyThread_acquire_lock*", "CPython's threading.Lock", true, 0 },
+    { "PyThread_acquire_lock_timed", "rlock_acquire*", "CPython's threading.RLock", true, 0 },
+    { "_PyMutex_LockTimed", "lock_PyThread_acquire_lock*", "CPython's threading.Lock", true, NO_WORD },
+    { "_PyMutex_LockTimed", "rlock_acquire*", "CPython's threading.RLock", true, NO_WORD },
     /* A stripped interpreter (Debian's python3 without its -dbg package, uv's builds, most images) names only what
      * it exports: the callers above are static. Called straight from an unnamed function of the interpreter itself,
      * from the user's Python code, the exported lock call is a Lock's or an RLock's acquire (SimpleQueue.get is the
      * one other such caller a user's line makes, and it waits on a lock of its own the same way). The report says
      * less, never something else. */
-    { "PyThread_acquire_lock_timed", STATIC_CALLER, "CPython's threading.Lock or RLock", true, true },
+    { "PyThread_acquire_lock_timed", STATIC_CALLER, "CPython's threading.Lock or RLock", true, 0 },
     /* 3.13's Lock and RLock go through its exported retry loop first */
-    { "PyThread_acquire_lock_timed_with_retries", STATIC_CALLER, "CPython's threading.Lock or RLock", true, true },
-    { "_PyMutex_LockTimed", STATIC_CALLER, "CPython's threading.Lock or RLock", true, false },
+    { "PyThread_acquire_lock_timed_with_retries", STATIC_CALLER, "CPython's threading.Lock or RLock", true, 0 },
+    { "_PyMutex_LockTimed", STATIC_CALLER, "CPython's threading.Lock or RLock", true, NO_WORD },
     /* 3.13+ built with link-time optimisation (Debian's 3.14) inlines or clones the lock calls into functions no
      * table names: what is left is the exported semaphore every parking-lot wait sleeps in. Only a Lock's or an
      * RLock's acquire reaches it straight from the user's line through unnamed or lock frames; an Event's or a
      * join's wait (PyEvent_WaitTimed) and SimpleQueue.get name another function where names are there. */
-    { "_PySemaphore_Wait", LOCK_CALLERS, "CPython's threading.Lock or RLock", true, false },
-    { "*Mutex*::lock_contended", NULL, "Rust's std::sync::Mutex", false, true },
-    /* readers sleep on the state word, writers on another */
-    { "*RwLock*::write_contended", NULL, "Rust's std::sync::RwLock, to write", false, false },
-    { "*RwLock*::read_contended", NULL, "Rust's std::sync::RwLock, to read", false, false },
-    { "*parking_lot*RawMutex*::lock_slow", NULL, "Rust's parking_lot::Mutex", false, false },
-    { "absl::*Mutex::LockSlow*", NULL, "Abseil's absl::Mutex", false, false },
+    { "_PySemaphore_Wait", LOCK_CALLERS, "CPython's threading.Lock or RLock", true, NO_WORD },
+    { "*Mutex*::lock_contended", NULL, "Rust's std::sync::Mutex", false, 0 },
+    /* { state, writer_notify } (std/src/sys/.../futex rwlock): readers sleep on the state word, writers on the
+     * word after it, so that a reader and a writer of one lock are told to be at one lock */
+    { "*RwLock*::write_contended", NULL, "Rust's std::sync::RwLock, to write", false, 4 },
+    { "*RwLock*::read_contended", NULL, "Rust's std::sync::RwLock, to read", false, 0 },
+    { "*parking_lot*RawMutex*::lock_slow", NULL, "Rust's parking_lot::Mutex", false, NO_WORD },
+    { "absl::*Mutex::LockSlow*", NULL, "Abseil's absl::Mutex", false, NO_WORD },
+    /* told by the words of the lock (probe/locks.c), not by a frame: musl's own functions have no unwind tables,
+     * and a static binary's stack ends in them. The waiters sleep on the second int. */
+    { "musl normal", BY_LOCK_TYPE, "musl's pthread_mutex_t (normal)", false, 4 },
 };
 
 #define TAKER_FRAMES_SEARCHED 16
@@ -320,6 +329,12 @@ static bool has_frame(const struct hd_thread *thread, size_t from, const char *p
     return false;
 }
 
+static bool by_lock_type(size_t row)
+{
+    const char *caller = unowned_lock_takers[row].caller;
+    return caller && strcmp(caller, BY_LOCK_TYPE) == 0;
+}
+
 /* The row of the lock with no owner recorded that the thread of `node` sleeps to take (its frame at *frame), or
  * -1. */
 static int unowned_lock_row(const struct report_node *node, size_t *frame)
@@ -328,8 +343,15 @@ static int unowned_lock_row(const struct report_node *node, size_t *frame)
     const struct hd_wait *wait = &thread->wait;
     if (wait->kind != HD_WAIT_FUTEX || wait->lock.kind != HD_LOCK_UNKNOWN || thread->stack.state != HD_STACK_TAKEN)
         return -1;
+    for (size_t t = 0; t < COUNT(unowned_lock_takers); t++)
+        if (by_lock_type(t) && wait->lock.type && strcmp(wait->lock.type, unowned_lock_takers[t].pattern) == 0) {
+            *frame = 0;
+            return (int)t;
+        }
     /* row by row, so that a row that names the lock more precisely wins over a later one matched further in */
     for (size_t t = 0; t < COUNT(unowned_lock_takers); t++) {
+        if (by_lock_type(t))
+            continue;
         for (size_t f = 0; f < thread->stack.nframes && f < TAKER_FRAMES_SEARCHED; f++) {
             const char *symbol = thread->stack.frames[f].symbol;
             const char *caller = unowned_lock_takers[t].caller;
@@ -379,16 +401,21 @@ static const char *unowned_lock_taken(const struct report_node *node)
     return row < 0 ? NULL : unowned_lock_takers[row].lock;
 }
 
-/* Where the lock lies: the lock object the parking lot names, else the futex word. */
+/* Where the lock lies: the lock object the parking lot names, else the lock its futex word lies in, else the word. */
 static uint64_t unowned_lock_address(const struct report_node *node)
 {
-    return parked_python_lock(node->thread) ? node->thread->wait.python_lock : node->thread->wait.address;
+    if (parked_python_lock(node->thread))
+        return node->thread->wait.python_lock;
+    size_t frame;
+    int row = unowned_lock_row(node, &frame);
+    int offset = row < 0 ? NO_WORD : unowned_lock_takers[row].word_offset;
+    return node->thread->wait.address - (uint64_t)(offset == NO_WORD ? 0 : offset);
 }
 
 /* Do the takers `a` and `b` wait on different locks? By the lock objects the parking lot names (CPython 3.13+);
- * by the futex word where it is the lock's; else (each waiter parks on a word of its own) by where they take it:
- * their Python lines, or the frame that calls the lock. Two threads taking one lock from one line are not told
- * apart, and not counted as two locks. */
+ * by the lock their futex words lie in where the word is the lock's; else (each waiter parks on a word of its own)
+ * by where they take it: their Python lines, or the frame that calls the lock. Two threads taking one lock from one
+ * line are not told apart, and not counted as two locks. */
 static bool different_locks(const struct report_node *a, const struct report_node *b)
 {
     if (parked_python_lock(a->thread) && parked_python_lock(b->thread))
@@ -397,8 +424,9 @@ static bool different_locks(const struct report_node *a, const struct report_nod
     int row_a = unowned_lock_row(a, &frame_a), row_b = unowned_lock_row(b, &frame_b);
     if (row_a < 0 || row_b < 0)
         return false;
-    if (unowned_lock_takers[row_a].word_is_lock && unowned_lock_takers[row_b].word_is_lock)
-        return a->thread->wait.address != b->thread->wait.address;
+    int offset_a = unowned_lock_takers[row_a].word_offset, offset_b = unowned_lock_takers[row_b].word_offset;
+    if (offset_a != NO_WORD && offset_b != NO_WORD)
+        return a->thread->wait.address - (uint64_t)offset_a != b->thread->wait.address - (uint64_t)offset_b;
     const struct hd_python_frame *place_a = report_python_place(a->thread), *place_b = report_python_place(b->thread);
     if (place_a && place_b)
         return place_a->line != place_b->line || !place_a->file || !place_b->file ||
