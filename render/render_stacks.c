@@ -240,7 +240,49 @@ static void render_members(struct report_buffer *out, const struct stack_group *
     report_buffer_puts(out, "\n");
 }
 
-static void render_frame(struct report_buffer *out, size_t index, const struct hd_frame *frame)
+/* Anonymous memory that may hold code: no path, or a memfd or named anonymous region (a JIT's double mapping). */
+static bool anonymous_executable(const struct hd_mapping *mapping)
+{
+    bool anonymous = !mapping->path || strncmp(mapping->path, "/memfd:", 7) == 0 ||
+                     strncmp(mapping->path, "[anon:", 6) == 0;
+    return anonymous && mapping->permissions[2] == 'x';
+}
+
+static bool maps_a_library(const struct hd_process *process, const char *name)
+{
+    for (size_t m = 0; process && m < process->nmappings; m++)
+        if (process->mappings[m].path && strncmp(hd_basename(process->mappings[m].path), name, strlen(name)) == 0)
+            return true;
+    return false;
+}
+
+static bool runs_v8(const struct hd_thread *thread)
+{
+    for (size_t f = 0; f < thread->stack.nframes; f++) {
+        const char *symbol = thread->stack.frames[f].symbol;
+        if (symbol && (strncmp(symbol, "Builtins_", 9) == 0 || strncmp(symbol, "v8::", 4) == 0))
+            return true;
+    }
+    return false;
+}
+
+/* What lies at a pc that no file backs: a JIT's code (a JVM's, V8's, or another's) in anonymous executable memory,
+ * which no symbol table names, or nothing known. */
+static const char *unfiled_code(const struct hd_process *process, const struct hd_thread *thread, uint64_t pc)
+{
+    const struct hd_mapping *mapping =
+        process ? hd_mappings_find(process->mappings, process->nmappings, pc) : NULL;
+    if (!mapping || !anonymous_executable(mapping))
+        return "no file mapped there";
+    if (maps_a_library(process, "libjvm.so"))
+        return "JIT code: the JVM's, in anonymous executable memory";
+    if (runs_v8(thread))
+        return "JIT code: V8's, in anonymous executable memory";
+    return "JIT or generated code, in anonymous executable memory";
+}
+
+static void render_frame(struct report_buffer *out, size_t index, const struct hd_frame *frame,
+                         const struct hd_process *process, const struct hd_thread *thread)
 {
     report_buffer_printf(out, "    #%-2zu ", index);
     if (frame->symbol) {
@@ -262,7 +304,7 @@ static void render_frame(struct report_buffer *out, size_t index, const struct h
             report_buffer_puts(out, ")");
         }
     } else {
-        report_buffer_printf(out, "0x%" PRIx64 " (no file mapped there)", frame->pc);
+        report_buffer_printf(out, "0x%" PRIx64 " (%s)", frame->pc, unfiled_code(process, thread, frame->pc));
     }
     if (frame->signal_frame) {
         /* as gdb says it: the frames above are a handler's, the ones below were interrupted */
@@ -313,7 +355,8 @@ static size_t render_python_run(struct report_buffer *out, size_t *index, const 
 
 /* The native frames with the Python ones in place of the eval loop's frames; Python frames that found no eval
  * frame (a stack not taken, stripped symbols) are listed after it, and said to be so. */
-static void render_mixed_frames(struct report_buffer *out, const struct hd_thread *thread)
+static void render_mixed_frames(struct report_buffer *out, const struct hd_process *process,
+                                const struct hd_thread *thread)
 {
     const struct hd_stack *stack = &thread->stack;
     size_t index = 0, next_python = 0;
@@ -322,7 +365,7 @@ static void render_mixed_frames(struct report_buffer *out, const struct hd_threa
         if (next_python < thread->npython_frames && runs_eval_loop(&stack->frames[f]))
             next_python = render_python_run(out, &index, thread, next_python);
         else
-            render_frame(out, index++, &stack->frames[f]);
+            render_frame(out, index++, &stack->frames[f], process, thread);
     }
     if (next_python < thread->npython_frames) {
         if (taken && stack->nframes > 0)
@@ -337,6 +380,7 @@ static void render_mixed_frames(struct report_buffer *out, const struct hd_threa
 static void render_group(struct report_buffer *out, size_t number, const struct stack_group *group)
 {
     const struct hd_thread *thread = group->representative;
+    const struct hd_process *process = group->nmembers ? group->members[0].process : NULL;
     const struct hd_stack *stack = &thread->stack;
     report_buffer_printf(out, "\nstack %zu · ", number);
     render_members(out, group);
@@ -347,10 +391,10 @@ static void render_group(struct report_buffer *out, size_t number, const struct 
                                   stack->why_not ? strlen(stack->why_not) : 0);
             report_buffer_puts(out, "\n");
         }
-        render_mixed_frames(out, thread);
+        render_mixed_frames(out, process, thread);
         return;
     }
-    render_mixed_frames(out, thread);
+    render_mixed_frames(out, process, thread);
     if (stack->nframes == 0)
         report_buffer_puts(out, "    (no frame could be read)\n");
     if (stack->why_not) {
