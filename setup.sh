@@ -27,12 +27,15 @@ cd "$(dirname "$0")"
 # python3-pytest and python3-pytest-xdist for the pytest plugin's tests (tests/pytest/), real pytest runs.
 # python3-pexpect for a real pexpect session whose spawn.wait() never reads the child's terminal (tests/test_outside.c).
 # libfuse3-dev for a real libfuse 3 daemon whose clients wait for it (tests/scenarios/fuse_daemon.c).
+# rustc, musl-tools, golang-go, default-jdk-headless and nodejs: the other runtimes' toolchains, which build and run
+# the programs of tests/test_runtimes.c (Rust's std locks, a static musl binary, Go, Java, Node's worker_threads).
 # `packages` is every package setup.sh installs; the demo and the release take the build's alone.
 packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev
           zlib1g-dev libcriterion-dev man-db python3 python3-jsonschema python3-torch python3-numpy libc6-dbg
           libgfortran5 python3-pyqt5 python3-grpcio python3-h5py clang libclang-rt-14-dev lld gdb strace slurm-wlm munge
           graphviz postgresql-15 nginx-light redis-server tmux tini dumb-init debootstrap debhelper dpkg-dev
-          python3-pytest python3-pytest-xdist python3-pexpect libfuse3-dev)
+          python3-pytest python3-pytest-xdist python3-pexpect libfuse3-dev rustc musl-tools golang-go
+          default-jdk-headless nodejs)
 build_packages=(gcc libc6-dev binutils meson ninja-build pkg-config libproc2-dev libunwind-dev libelf-dev libjson-c-dev
                 zlib1g-dev)
 

@@ -948,6 +948,15 @@ json_object *json_first_finding(json_object *document, const char *id, pid_t pid
     return NULL;
 }
 
+bool json_finding_has_member(json_object *finding, pid_t tid)
+{
+    json_object *members = json_at(finding, "members");
+    for (size_t i = 0; members && i < json_object_array_length(members); i++)
+        if (json_int_at(json_object_array_get_idx(members, i), "tid", -1) == tid)
+            return true;
+    return false;
+}
+
 void expect_only_findings(json_object *document, const char *const *ids)
 {
     json_object *findings = json_at(document, "findings");

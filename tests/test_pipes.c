@@ -35,15 +35,6 @@ static bool evidence_starts_with(json_object *finding, const char *name, const c
     return false;
 }
 
-static bool has_member(json_object *finding, pid_t tid)
-{
-    json_object *members = json_at(finding, "members");
-    for (size_t i = 0; members && i < json_object_array_length(members); i++)
-        if (json_int_at(json_object_array_get_idx(members, i), "tid", -1) == tid)
-            return true;
-    return false;
-}
-
 /* Is one of the finding's remedies about `part`? */
 static bool has_remedy(json_object *finding, const char *part)
 {
@@ -124,7 +115,7 @@ static void expect_full_pipe(json_object *document, pid_t parent, pid_t child, p
     cr_expect(evidence_starts_with(pipe, "reader", prefix), "the parent's main thread is a reader: %s",
               json_object_to_json_string(pipe));
     cr_expect(json_at(pipe, "evidence.cycle"), "the cycle is named: %s", json_object_to_json_string(pipe));
-    cr_expect(has_member(pipe, writer) && has_member(pipe, parent), "writer and parent are in the cycle: %s",
+    cr_expect(json_finding_has_member(pipe, writer) && json_finding_has_member(pipe, parent), "writer and parent are in the cycle: %s",
               json_object_to_json_string(pipe));
 
     bool remedy = false;

@@ -174,15 +174,6 @@ static void expect_not_hung(json_object *document)
     expect_asleep_forever_only(document, (const pid_t[]){ 0 });
 }
 
-static bool member_tid(json_object *finding, pid_t tid)
-{
-    json_object *members = json_at(finding, "members");
-    for (size_t i = 0; members && i < json_object_array_length(members); i++)
-        if (json_int_at(json_object_array_get_idx(members, i), "tid", -1) == tid)
-            return true;
-    return false;
-}
-
 Test(scale, ten_thousand_idle_threads_of_one_process_are_all_reported_and_none_is_hung)
 {
     struct fixture fixture;
@@ -246,7 +237,7 @@ Test(scale, a_lock_cycle_hidden_among_two_thousand_idle_threads_is_found_and_not
     json_object *cycle = json_first_finding(document, "lock-cycle", pid);
     cr_assert_not_null(cycle);
     cr_assert_eq(json_object_array_length(json_at(cycle, "members")), 2, "%s", json_object_to_json_string(cycle));
-    cr_assert(member_tid(cycle, first) && member_tid(cycle, second), "its members are %d and %d: %s", (int)first,
+    cr_assert(json_finding_has_member(cycle, first) && json_finding_has_member(cycle, second), "its members are %d and %d: %s", (int)first,
               (int)second, json_object_to_json_string(cycle));
     json_object *process = json_process(document, pid);
     cr_assert_eq(json_int_at(json_thread(process, first), "wait.owner_tid", -1), second);

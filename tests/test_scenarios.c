@@ -75,15 +75,6 @@ static void expect_verdict(json_object *document, bool hung, const char *cause, 
         cr_assert_eq(json_int_at(verdict, "tid", -1), tid);
 }
 
-static bool member_tid(json_object *finding, pid_t tid)
-{
-    json_object *members = json_at(finding, "members");
-    for (size_t i = 0; members && i < json_object_array_length(members); i++)
-        if (json_int_at(json_object_array_get_idx(members, i), "tid", -1) == tid)
-            return true;
-    return false;
-}
-
 static bool asleep_forever(json_object *document, pid_t tid)
 {
     json_object *nodes = json_at(document, "graph.nodes");
@@ -187,7 +178,7 @@ static void check_inherited_mutex(json_object *document, const struct fixture *f
     cr_assert_str_eq(json_string_at(inherited, "evidence.owner_tid"), owner);
     json_object *workers = expect_findings(document, "waiting-on-workers", 1);
     cr_assert_eq(json_int_at(workers, "tid", -1), parent);
-    cr_assert(member_tid(workers, child));
+    cr_assert(json_finding_has_member(workers, child));
     expect_only_findings(document, (const char *const[]){ "inherited-lock", "waiting-on-workers", NULL });
     expect_verdict(document, true, "fork-inheritance", "inherited-lock", child);
     json_object *chain = json_at(document, "verdict.chain");
@@ -560,7 +551,7 @@ static void check_lock_order_deadlock(json_object *document, const struct fixtur
 {
     pid_t pid = fixture->pids[0], first = fixture->pids[1], second = fixture->pids[2];
     json_object *cycle = expect_findings(document, "lock-cycle", 1);
-    cr_assert(member_tid(cycle, first) && member_tid(cycle, second), "both threads are in the cycle");
+    cr_assert(json_finding_has_member(cycle, first) && json_finding_has_member(cycle, second), "both threads are in the cycle");
     cr_assert_eq(json_object_array_length(json_at(cycle, "members")), 2);
     json_object *process = json_process(document, pid);
     cr_assert_eq(json_int_at(json_thread(process, first), "wait.owner_tid", -1), second);
@@ -625,7 +616,7 @@ static void expect_lock_order_deadlock_without_owners(struct fixture *fixture)
     json_object *document = diagnose(pid, EXIT_HANG);
     json_object *cycle = expect_findings(document, "wait-cycle", 1);
     cr_assert_eq(json_int_at(cycle, "tid", -1), pid);
-    cr_assert(member_tid(cycle, pid) && member_tid(cycle, first), "the joiner and the joined");
+    cr_assert(json_finding_has_member(cycle, pid) && json_finding_has_member(cycle, first), "the joiner and the joined");
     json_object *process = json_process(document, pid);
     cr_assert(asleep_forever(document, pid) && asleep_forever(document, first) && asleep_forever(document, second));
     cr_assert_str_eq(json_string_at(json_thread(process, first), "wait.lock.kind"), "unknown");
@@ -699,7 +690,7 @@ Test(scenarios, condition_wait_holding_the_signallers_mutex)
     json_object *finding = expect_findings(document, "no-waker", 1);
     cr_assert_eq(json_int_at(finding, "tid", -1), pid);
     cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
-    cr_assert(member_tid(finding, pid) && member_tid(finding, signaller));
+    cr_assert(json_finding_has_member(finding, pid) && json_finding_has_member(finding, signaller));
     cr_assert_str_eq(json_string_at(finding, "evidence.waits_in"), "a condition variable (pthread_cond_wait)");
     char expected[256];
     snprintf(expected, sizeof expected, "thread %d 'no_waker' holds the mutex %s that thread %d 'signaller' waits for",
@@ -787,7 +778,7 @@ static void check_pipe_waiter(json_object *document, const struct fixture *fixtu
     json_object *waiting = expect_findings(document, "waiting-on-workers", 1);
     cr_assert_eq(json_int_at(waiting, "pid", -1), parent);
     cr_assert_eq(json_int_at(waiting, "tid", -1), parent);
-    cr_assert(member_tid(waiting, child));
+    cr_assert(json_finding_has_member(waiting, child));
     char child_text[16];
     snprintf(child_text, sizeof child_text, "%d", child);
     cr_assert_str_eq(json_string_at(waiting, "evidence.workers"), child_text);
@@ -847,7 +838,7 @@ Test(scenarios, healthy_reader_of_a_pipe_with_a_live_writer)
     expect_only_findings(document, HEALTHY);
     json_object *idle = expect_findings(document, "idle", 1);
     cr_assert_eq(json_int_at(idle, "tid", -1), parent);
-    cr_assert(member_tid(idle, writer), "the writer can wake the reader");
+    cr_assert(json_finding_has_member(idle, writer), "the writer can wake the reader");
     expect_verdict(document, false, "none", NULL, 0);
     json_object_put(document);
     fixture_stop(&fixture);
@@ -973,7 +964,7 @@ static void check_worker_died(json_object *document, const struct fixture *fixtu
     cr_assert_eq(json_int_at(died, "pid", -1), worker);
     cr_assert_str_eq(json_string_at(died, "confidence"), confidence);
     cr_assert(strstr(json_string_at(died, "evidence.exit"), exit_text), "%s", json_string_at(died, "evidence.exit"));
-    cr_assert(member_tid(died, parent), "the waiting parent is named");
+    cr_assert(json_finding_has_member(died, parent), "the waiting parent is named");
     expect_only_findings(document, (const char *const[]){ "worker-died", NULL });
     expect_verdict(document, true, "worker-died", "worker-died", worker);
     cr_assert_eq(json_object_array_length(json_at(document, "verdict.hangs")), 1,
@@ -1032,7 +1023,7 @@ Test(scenarios, worker_that_vanished_during_sampling_while_its_parent_polls)
         json_object *died = expect_findings(document, "worker-died", 1);
         cr_assert_eq(json_int_at(died, "pid", -1), worker);
         cr_assert_str_eq(json_string_at(died, "confidence"), "likely", "how it ended is unknown");
-        cr_assert(member_tid(died, parent));
+        cr_assert(json_finding_has_member(died, parent));
         expect_verdict(document, true, "worker-died", "worker-died", worker);
         json_object *chain = json_at(document, "verdict.chain");
         cr_assert_eq(json_object_array_length(chain), 2);

@@ -1,0 +1,63 @@
+/* musl, linked statically: two threads in a lock-order deadlock on musl's own pthread mutexes, whose lock word is
+ * the second int of the mutex and holds the owner's tid only for error-checking, recursive and robust mutexes.
+ *   normal       PTHREAD_MUTEX_NORMAL: the lock word says "taken" (EBUSY) and records no owner
+ *   errorcheck   PTHREAD_MUTEX_ERRORCHECK: the lock word is the owner's tid
+ * ready <pid> <first tid> <second tid> */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static pthread_mutex_t lock_a, lock_b;
+static pthread_barrier_t both_hold_one;
+static volatile pid_t tids[2];
+
+static void *lock_in_order(void *argument)
+{
+    int which = (int)(long)argument;
+    prctl(PR_SET_NAME, which == 0 ? "takes-a-then-b" : "takes-b-then-a");
+    tids[which] = (pid_t)syscall(SYS_gettid);
+    pthread_mutex_lock(which == 0 ? &lock_a : &lock_b);
+    pthread_barrier_wait(&both_hold_one);
+    pthread_mutex_lock(which == 0 ? &lock_b : &lock_a);
+    return NULL;
+}
+
+/* musl's mutex: the second int is the lock word, the third the waiter count (src/internal/pthread_impl.h) */
+static int waiters(pthread_mutex_t *mutex)
+{
+    return __atomic_load_n(&((volatile int *)mutex)[2], __ATOMIC_SEQ_CST);
+}
+
+int main(int argc, char **argv)
+{
+    int type = argc > 1 && strcmp(argv[1], "errorcheck") == 0 ? PTHREAD_MUTEX_ERRORCHECK : PTHREAD_MUTEX_NORMAL;
+    pthread_mutexattr_t attributes;
+    pthread_mutexattr_init(&attributes);
+    pthread_mutexattr_settype(&attributes, type);
+    pthread_mutex_init(&lock_a, &attributes);
+    pthread_mutex_init(&lock_b, &attributes);
+    pthread_barrier_init(&both_hold_one, NULL, 2);
+    pthread_t threads[2];
+    for (long i = 0; i < 2; i++)
+        if (pthread_create(&threads[i], NULL, lock_in_order, (void *)i) != 0)
+            return 1;
+    /* both in position when each lock counts its waiter, and the waiters have slept for a while */
+    for (int waited = 0; waiters(&lock_a) != 1 || waiters(&lock_b) != 1; waited++) {
+        if (waited > 10000)
+            return 1;
+        usleep(1000);
+    }
+    usleep(100000);
+    char line[64];
+    int length = snprintf(line, sizeof line, "ready %d %d %d\n", (int)getpid(), (int)tids[0], (int)tids[1]);
+    if (write(3, line, (size_t)length) != length)
+        return 1;
+    close(3);
+    pthread_join(threads[0], NULL);
+    return 0;
+}
