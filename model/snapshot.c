@@ -52,6 +52,7 @@ static void process_free(struct hd_process *process)
     }
     free(process->threads);
     free(process->earlier);
+    hd_go_runtime_release(&process->go);
     for (size_t i = 0; i < process->nmappings; i++)
         free(process->mappings[i].path);
     free(process->mappings);
@@ -397,6 +398,24 @@ const char *hd_wait_kind_name(enum hd_wait_kind kind)
         [HD_WAIT_SIGNAL] = "signal", [HD_WAIT_LOCK] = "file-lock",  [HD_WAIT_OTHER] = "syscall",
     };
     return (size_t)kind < COUNT(names) ? names[kind] : "none";
+}
+
+void hd_go_runtime_release(struct hd_go_runtime *go)
+{
+    for (size_t g = 0; g < go->ngoroutines; g++) {
+        free(go->goroutines[g].wait_reason);
+        for (size_t f = 0; f < go->goroutines[g].nframes; f++) {
+            free(go->goroutines[g].frames[f].module);
+            free(go->goroutines[g].frames[f].symbol);
+            free(go->goroutines[g].frames[f].called_as);
+        }
+        free(go->goroutines[g].frames);
+    }
+    free(go->goroutines);
+    free(go->version);
+    go->goroutines = NULL;
+    go->ngoroutines = 0;
+    go->version = NULL;
 }
 
 void hd_python_frames_release(struct hd_thread *thread)

@@ -471,6 +471,34 @@ enum hd_origin_basis {
     HD_ORIGIN_BASIS_UNREADABLE,          /* AT_RANDOM unreadable and the executables alike: origin unknown (noted) */
 };
 
+/* A goroutine of a Go program, read from the runtime's list (probe/golang.h). */
+struct hd_goroutine {
+    int64_t goid;
+    uint32_t status;   /* the runtime's _G status (its scan bit cleared): 1 runnable, 2 running, 3 syscall, 4 waiting */
+    char *wait_reason; /* the runtime's words for the wait ("sync.Mutex.Lock", "chan receive"); NULL when it does
+                        * not wait or they were not read. Hostile */
+    bool system;       /* started by the runtime itself (its start function is runtime.*, not runtime.main) */
+    bool unchanged;    /* in the same wait (status, reason, saved stack and program pointers, and for a semaphore the
+                        * same queue entry) at the first sample */
+    uint64_t semaphore; /* the word it sleeps on in the runtime's semaphore table (a sync.Mutex's or WaitGroup's
+                         * sema: the lock's address and 4 for a Mutex); 0 when it is not in the table */
+    uint32_t sema_ticket; /* its queue entry's random treap priority, drawn afresh each time it queues */
+    uint64_t saved_sp; /* the stack and program pointers it saved when it last stopped running */
+    uint64_t saved_pc;
+    struct hd_frame *frames; /* from its saved registers by frame pointers, innermost first */
+    size_t nframes;
+};
+
+/* What the Go runtime of a process says (probe/golang.h): present for a Go executable. */
+struct hd_go_runtime {
+    bool present;
+    char *version;       /* runtime.buildVersion ("go1.19.8"): hostile; NULL when unread */
+    const char *why_not; /* static: why the goroutines were not read; NULL when they were */
+    struct hd_goroutine *goroutines;
+    size_t ngoroutines;
+    bool truncated;      /* more goroutines than were read */
+};
+
 struct hd_process {
     pid_t pid;
     pid_t ppid;
@@ -541,6 +569,7 @@ struct hd_process {
     /* ptrace: how long the process was stopped to take its stacks, in total over the run (0 when never) */
     double stopped_for_s;
     struct hd_python python;
+    struct hd_go_runtime go;
     struct hd_job *job; /* NULL: its environment names no job (or could not be read) */
 };
 
@@ -713,6 +742,8 @@ const char *hd_note_kind_name(enum hd_note_kind kind);
 const char *hd_gil_state_name(enum hd_gil_state state); /* NULL for HD_GIL_UNKNOWN */
 /* Frees what a thread's Python stack owns and empties it. */
 void hd_python_frames_release(struct hd_thread *thread);
+/* Frees the goroutines of `go` and its version, and empties it. */
+void hd_go_runtime_release(struct hd_go_runtime *go);
 /* Frees a job label and its strings; NULL is fine. */
 void hd_job_free(struct hd_job *job);
 /* "rank", "worker", "launcher". */

@@ -18,6 +18,7 @@
 #include "procfs.h"
 #include "proctree.h"
 #include "ptrace_stop.h"
+#include "golang.h"
 #include "python.h"
 #include "stacks.h"
 #include "symbols.h"
@@ -303,6 +304,8 @@ static int read_earlier_samples(struct probe_tree *tree, const struct probe_opti
             return read;
         if (!hd_snapshot_index_build(earlier[s]))
             return -ENOMEM;
+        if (s == 0) /* which goroutines of a Go program stay in one wait from here to the last sample */
+            probe_go_first_look(earlier[s]);
         if (stacks)
             probe_stacks_sample_leaves(stacks, earlier[s]);
         last_read_s = probe_monotonic_now() - started;
@@ -408,6 +411,8 @@ static int conclude(struct hd_snapshot *final, struct hd_snapshot **earlier, uns
     /* a thread that ran in every sample: does its innermost Python frame stay where it is (one endless call)? */
     if (!options->no_python &&
         !probe_look_again_at_python_spinners(final, PYTHON_LOOKS_AGAIN, PYTHON_LOOK_INTERVAL_MS, options->deadline))
+        result = -ENOMEM;
+    if (!probe_read_goroutines(final, nearlier ? earlier[0] : NULL))
         result = -ENOMEM;
     probe_translate_namespaced_ids(final);
     probe_resolve_file_locks(final);

@@ -135,6 +135,29 @@ static const struct record_field stack_fields[] = {
 };
 static STRUCT(stack_struct, struct hd_stack, stack_fields);
 
+static const struct record_field goroutine_fields[] = {
+    F(struct hd_goroutine, goid, RECORD_LONG),
+    F(struct hd_goroutine, status, RECORD_UNSIGNED),
+    F(struct hd_goroutine, wait_reason, RECORD_STRING),
+    F(struct hd_goroutine, system, RECORD_BOOL),
+    F(struct hd_goroutine, unchanged, RECORD_BOOL),
+    F(struct hd_goroutine, semaphore, RECORD_U64),
+    F(struct hd_goroutine, sema_ticket, RECORD_UNSIGNED),
+    F(struct hd_goroutine, saved_sp, RECORD_U64),
+    F(struct hd_goroutine, saved_pc, RECORD_U64),
+    ARRAY(struct hd_goroutine, frames, nframes, frame_struct),
+};
+static STRUCT(goroutine_struct, struct hd_goroutine, goroutine_fields);
+
+static const struct record_field go_runtime_fields[] = {
+    F(struct hd_go_runtime, present, RECORD_BOOL),
+    F(struct hd_go_runtime, version, RECORD_STRING),
+    F(struct hd_go_runtime, why_not, RECORD_STATIC),
+    ARRAY(struct hd_go_runtime, goroutines, ngoroutines, goroutine_struct),
+    F(struct hd_go_runtime, truncated, RECORD_BOOL),
+};
+static STRUCT(go_runtime_struct, struct hd_go_runtime, go_runtime_fields);
+
 static const struct record_field python_frame_fields[] = {
     REQUIRED(struct hd_python_frame, function),
     REQUIRED(struct hd_python_frame, file),
@@ -339,6 +362,7 @@ static const struct record_field process_fields[] = {
     ENUM(struct hd_process, python_start_method, HD_PYTHON_FORKSERVER),
     F(struct hd_process, stopped_for_s, RECORD_DOUBLE),
     NESTED(struct hd_process, python, python_struct),
+    NESTED(struct hd_process, go, go_runtime_struct),
     OPTIONAL(struct hd_process, job, job_struct),
 };
 static STRUCT(process_struct, struct hd_process, process_fields);
@@ -409,7 +433,7 @@ STRUCT(record_snapshot_struct, struct hd_snapshot, snapshot_fields);
 
 const struct record_struct *const record_all_structs[] = {
     &record_snapshot_struct, &syscall_struct, &timeout_struct, &mapping_struct, &lock_struct, &wait_struct,
-    &frame_struct, &stack_struct, &python_frame_struct, &python_struct, &thread_sample_struct, &process_sample_struct,
+    &frame_struct, &stack_struct, &goroutine_struct, &go_runtime_struct, &python_frame_struct, &python_struct, &thread_sample_struct, &process_sample_struct,
     &thread_struct, &fd_origin_struct, &fd_struct, &library_struct, &job_struct, &process_struct, &note_struct,
     &socket_peer_struct, &pipe_holder_struct, &departed_struct,
 };

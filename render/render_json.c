@@ -75,6 +75,44 @@ static void syscall_json(struct report_json *json, const struct hd_thread *threa
     report_json_end_object(json);
 }
 
+static const char *goroutine_status_name(uint32_t status)
+{
+    static const char *const names[] = { "idle", "runnable", "running", "syscall", "waiting", "moribund", "dead",
+                                         "enqueue", "copystack", "preempted" };
+    return status < COUNT(names) ? names[status] : "?";
+}
+
+/* The Go runtime of a Go program: null for any other. */
+static void go_json(struct report_json *json, const struct hd_go_runtime *go)
+{
+    if (!go->present) {
+        report_json_null(json, "go");
+        return;
+    }
+    report_json_begin_object(json, "go");
+    report_json_string_or_null(json, "version", go->version);
+    report_json_string_or_null(json, "why_not", go->why_not);
+    report_json_bool(json, "truncated", go->truncated);
+    report_json_begin_array(json, "goroutines");
+    for (size_t g = 0; g < go->ngoroutines; g++) {
+        const struct hd_goroutine *goroutine = &go->goroutines[g];
+        report_json_begin_object(json, NULL);
+        report_json_int(json, "goid", goroutine->goid);
+        report_json_name(json, "status", goroutine_status_name(goroutine->status));
+        report_json_string_or_null(json, "wait_reason", goroutine->wait_reason);
+        if (goroutine->semaphore)
+            report_json_hex(json, "semaphore", goroutine->semaphore);
+        else
+            report_json_null(json, "semaphore");
+        report_json_bool(json, "system", goroutine->system);
+        report_json_bool(json, "unchanged", goroutine->unchanged);
+        report_frame_array_json(json, "frames", goroutine->frames, goroutine->nframes);
+        report_json_end_object(json);
+    }
+    report_json_end_array(json);
+    report_json_end_object(json);
+}
+
 static void lock_json(struct report_json *json, const struct hd_lock *lock)
 {
     report_json_begin_object(json, "lock");
@@ -431,6 +469,7 @@ static void process_json(struct report_json *json, const struct hd_snapshot *sna
         report_json_null(json, "freezer");
     }
     report_json_bool(json, "fuse_daemon", process->fuse_daemon);
+    go_json(json, &process->go);
     if (process->ns_pid) {
         report_json_begin_object(json, "pid_namespace");
         report_json_int(json, "id", (int64_t)process->pid_namespace);

@@ -538,9 +538,16 @@ void report_render_stacks(struct report_buffer *out, const struct hd_snapshot *s
 
 void report_frames_json(struct report_json *json, const char *key, const struct hd_thread *thread)
 {
+    bool taken = thread->stack.state == HD_STACK_TAKEN;
+    report_frame_array_json(json, key, thread->stack.frames, taken ? thread->stack.nframes : 0);
+}
+
+void report_frame_array_json(struct report_json *json, const char *key, const struct hd_frame *frames,
+                             size_t nframes)
+{
     report_json_begin_array(json, key);
-    for (size_t f = 0; thread->stack.state == HD_STACK_TAKEN && f < thread->stack.nframes; f++) {
-        const struct hd_frame *frame = &thread->stack.frames[f];
+    for (size_t f = 0; f < nframes; f++) {
+        const struct hd_frame *frame = &frames[f];
         report_json_begin_object(json, NULL);
         report_json_hex(json, "pc", frame->pc);
         report_json_string_or_null(json, "module", frame->module);

@@ -27,6 +27,9 @@ void report_render_stack_groups(struct report_buffer *out, const struct hd_snaps
 
 /* A thread's frames[] {pc, module, symbol, offset, module_offset}, innermost first, under `key`. */
 void report_frames_json(struct report_json *json, const char *key, const struct hd_thread *thread);
+/* The same for any frames (a goroutine's). */
+void report_frame_array_json(struct report_json *json, const char *key, const struct hd_frame *frames,
+                             size_t nframes);
 /* Its stack object {state, truncated, why_not}. */
 void report_stack_json(struct report_json *json, const char *key, const struct hd_thread *thread);
 /* Its leaf object {samples, same, function}, or null when no sample stopped it in user space. */
