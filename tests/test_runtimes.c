@@ -283,6 +283,69 @@ Test(runtimes, node_idle_http_server_with_a_heartbeat)
     expect_healthy(&fixture);
 }
 
+/* ---- Go ----------------------------------------------------------------------------------------------------- */
+
+/* Two goroutines take sync.Mutex A then B and B then A while a third ticks every 100 ms: the runtime's "all
+ * goroutines are asleep" never fires, and its OS threads poll and sleep on timers. The goroutines come from the
+ * runtime's own list, their locks from its semaphore table. */
+Test(runtimes, go_mutex_lock_order_deadlock_while_a_goroutine_ticks)
+{
+    struct fixture fixture;
+    start_built(&fixture, "go_locks", "mutex", "Debian's golang-go");
+    pid_t pid = fixture.pids[0];
+    json_object *document = diagnose(pid, EXIT_HANG);
+    json_object *finding = the_finding(document, "goroutine-deadlock", pid);
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
+    cr_assert_eq(json_int_at(finding, "tid", -1), pid);
+    cr_assert_eq(evidence_containing(finding, "goroutine", "takes sync.Mutex at 0x"), 2,
+                 "%s", json_object_to_json_string(finding));
+    cr_assert_eq(evidence_containing(finding, "goroutine", " in main.lockOrder (started in main.main.func"), 2);
+    cr_assert_eq(evidence_containing(finding, "other", "(chan receive) in main.main.func1"), 1, "the ticker");
+    cr_assert_eq(evidence_containing(finding, "other", "(select (no cases)) in runtime.main"), 1, "main");
+    expect_verdict(document, "goroutine-deadlock", pid);
+    expect_only_findings(document, (const char *const[]){ "goroutine-deadlock", "idle", NULL });
+    json_object *go = json_at(json_process(document, pid), "go");
+    cr_assert_not_null(go);
+    cr_assert(strncmp(json_string_at(go, "version"), "go1.", 4) == 0);
+    cr_assert_null(json_at(go, "why_not"));
+    json_object *goroutines = json_at(go, "goroutines");
+    const char *semaphores[2] = { NULL, NULL };
+    size_t takers = 0;
+    for (size_t g = 0; g < json_object_array_length(goroutines); g++) {
+        json_object *goroutine = json_object_array_get_idx(goroutines, g);
+        if (!has_frame(goroutine, (const char *const[]){ "sync.(*Mutex).lockSlow", NULL }))
+            continue;
+        cr_assert_str_eq(json_string_at(goroutine, "status"), "waiting");
+        cr_assert(json_bool_at(goroutine, "unchanged"));
+        cr_assert(!json_bool_at(goroutine, "system"));
+        cr_assert(has_frame(goroutine, (const char *const[]){ "main.lockOrder", NULL }));
+        cr_assert_lt(takers, 2);
+        semaphores[takers++] = json_string_at(goroutine, "semaphore");
+    }
+    cr_assert_eq(takers, 2);
+    cr_assert(semaphores[0] && semaphores[1] && strcmp(semaphores[0], semaphores[1]) != 0, "two locks");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* Built with -ldflags='-s -w': no symbol table to find the goroutines by. The report says so, and the verdict
+ * is the one the threads give. */
+Test(runtimes, go_binary_without_symbols_says_what_it_could_not_read)
+{
+    struct fixture fixture;
+    start_built(&fixture, "go_locks_stripped", "mutex", "Debian's golang-go");
+    pid_t pid = fixture.pids[0];
+    json_object *document = diagnose(pid, EXIT_NO_HANG);
+    cr_assert_eq(json_count_findings(document, "goroutine-deadlock", 0), 0);
+    json_object *go = json_at(json_process(document, pid), "go");
+    cr_assert_not_null(go, "a Go program still");
+    cr_assert(strstr(json_string_at(go, "why_not"), "no symbol table"), "%s", json_string_at(go, "why_not"));
+    cr_assert_eq(json_object_array_length(json_at(go, "goroutines")), 0);
+    cr_assert(json_has_note(document, "Go program: goroutines not read: the executable has no symbol table"));
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
 /* ---- Go and Java, idle -------------------------------------------------------------------------------------- */
 
 /* An HTTP server idle beside a ticker: the runtime's own threads poll and sleep on timers. */
