@@ -53,6 +53,7 @@ static void process_free(struct hd_process *process)
     free(process->threads);
     free(process->earlier);
     hd_go_runtime_release(&process->go);
+    hd_jvm_release(&process->jvm);
     for (size_t i = 0; i < process->nmappings; i++)
         free(process->mappings[i].path);
     free(process->mappings);
@@ -416,6 +417,17 @@ void hd_go_runtime_release(struct hd_go_runtime *go)
     go->goroutines = NULL;
     go->ngoroutines = 0;
     go->version = NULL;
+}
+
+void hd_jvm_release(struct hd_jvm *jvm)
+{
+    for (size_t t = 0; t < jvm->nthreads; t++)
+        free(jvm->threads[t].monitor_class);
+    free(jvm->threads);
+    free(jvm->release);
+    jvm->threads = NULL;
+    jvm->nthreads = 0;
+    jvm->release = NULL;
 }
 
 void hd_python_frames_release(struct hd_thread *thread)

@@ -499,6 +499,28 @@ struct hd_go_runtime {
     bool truncated;      /* more goroutines than were read */
 };
 
+/* A Java thread of a HotSpot JVM, read from the JVM's own tables (probe/jvm.h). */
+struct hd_java_thread {
+    pid_t tid;               /* its OS thread */
+    uint32_t state;          /* HotSpot's JavaThreadState: 10 blocked (in a monitor enter, a park, a wait), 8 in Java,
+                              * 4 in native, 6 in the VM */
+    uint64_t pending_monitor; /* the ObjectMonitor it waits to enter (synchronized); 0 when none */
+    uint64_t waiting_monitor; /* the ObjectMonitor it waits on (Object.wait); 0 when none */
+    uint64_t monitor_object;  /* the pending monitor's object; 0 when unread */
+    char *monitor_class;      /* its class ("java.lang.Object"): hostile; NULL when unread */
+    pid_t owner_tid;          /* the Java thread that owns the pending monitor (its JavaThread, or a lock record
+                               * on its stack); 0 when unknown */
+};
+
+/* What a HotSpot JVM says of its Java threads (probe/jvm.h): present for a process that maps libjvm.so. */
+struct hd_jvm {
+    bool present;
+    char *release;       /* the VM's release ("17.0.15+6-Debian-1deb12u1"): hostile; NULL when unread */
+    const char *why_not; /* static: why the Java threads were not read; NULL when they were */
+    struct hd_java_thread *threads;
+    size_t nthreads;
+};
+
 struct hd_process {
     pid_t pid;
     pid_t ppid;
@@ -570,6 +592,7 @@ struct hd_process {
     double stopped_for_s;
     struct hd_python python;
     struct hd_go_runtime go;
+    struct hd_jvm jvm;
     struct hd_job *job; /* NULL: its environment names no job (or could not be read) */
 };
 
@@ -744,6 +767,8 @@ const char *hd_gil_state_name(enum hd_gil_state state); /* NULL for HD_GIL_UNKNO
 void hd_python_frames_release(struct hd_thread *thread);
 /* Frees the goroutines of `go` and its version, and empties it. */
 void hd_go_runtime_release(struct hd_go_runtime *go);
+/* Frees the Java threads of `jvm` and its release, and empties it. */
+void hd_jvm_release(struct hd_jvm *jvm);
 /* Frees a job label and its strings; NULL is fine. */
 void hd_job_free(struct hd_job *job);
 /* "rank", "worker", "launcher". */

@@ -19,6 +19,7 @@
 #include "proctree.h"
 #include "ptrace_stop.h"
 #include "golang.h"
+#include "jvm.h"
 #include "python.h"
 #include "stacks.h"
 #include "symbols.h"
@@ -413,6 +414,8 @@ static int conclude(struct hd_snapshot *final, struct hd_snapshot **earlier, uns
         !probe_look_again_at_python_spinners(final, PYTHON_LOOKS_AGAIN, PYTHON_LOOK_INTERVAL_MS, options->deadline))
         result = -ENOMEM;
     if (!probe_read_goroutines(final, nearlier ? earlier[0] : NULL))
+        result = -ENOMEM;
+    if (!probe_read_jvms(final))
         result = -ENOMEM;
     probe_translate_namespaced_ids(final);
     probe_resolve_file_locks(final);

@@ -158,6 +158,25 @@ static const struct record_field go_runtime_fields[] = {
 };
 static STRUCT(go_runtime_struct, struct hd_go_runtime, go_runtime_fields);
 
+static const struct record_field java_thread_fields[] = {
+    F(struct hd_java_thread, tid, RECORD_INT),
+    F(struct hd_java_thread, state, RECORD_UNSIGNED),
+    F(struct hd_java_thread, pending_monitor, RECORD_U64),
+    F(struct hd_java_thread, waiting_monitor, RECORD_U64),
+    F(struct hd_java_thread, monitor_object, RECORD_U64),
+    F(struct hd_java_thread, monitor_class, RECORD_STRING),
+    F(struct hd_java_thread, owner_tid, RECORD_INT),
+};
+static STRUCT(java_thread_struct, struct hd_java_thread, java_thread_fields);
+
+static const struct record_field jvm_fields[] = {
+    F(struct hd_jvm, present, RECORD_BOOL),
+    F(struct hd_jvm, release, RECORD_STRING),
+    F(struct hd_jvm, why_not, RECORD_STATIC),
+    ARRAY(struct hd_jvm, threads, nthreads, java_thread_struct),
+};
+static STRUCT(jvm_struct, struct hd_jvm, jvm_fields);
+
 static const struct record_field python_frame_fields[] = {
     REQUIRED(struct hd_python_frame, function),
     REQUIRED(struct hd_python_frame, file),
@@ -363,6 +382,7 @@ static const struct record_field process_fields[] = {
     F(struct hd_process, stopped_for_s, RECORD_DOUBLE),
     NESTED(struct hd_process, python, python_struct),
     NESTED(struct hd_process, go, go_runtime_struct),
+    NESTED(struct hd_process, jvm, jvm_struct),
     OPTIONAL(struct hd_process, job, job_struct),
 };
 static STRUCT(process_struct, struct hd_process, process_fields);
@@ -433,7 +453,7 @@ STRUCT(record_snapshot_struct, struct hd_snapshot, snapshot_fields);
 
 const struct record_struct *const record_all_structs[] = {
     &record_snapshot_struct, &syscall_struct, &timeout_struct, &mapping_struct, &lock_struct, &wait_struct,
-    &frame_struct, &stack_struct, &goroutine_struct, &go_runtime_struct, &python_frame_struct, &python_struct, &thread_sample_struct, &process_sample_struct,
+    &frame_struct, &stack_struct, &goroutine_struct, &go_runtime_struct, &java_thread_struct, &jvm_struct, &python_frame_struct, &python_struct, &thread_sample_struct, &process_sample_struct,
     &thread_struct, &fd_origin_struct, &fd_struct, &library_struct, &job_struct, &process_struct, &note_struct,
     &socket_peer_struct, &pipe_holder_struct, &departed_struct,
 };

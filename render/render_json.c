@@ -113,6 +113,48 @@ static void go_json(struct report_json *json, const struct hd_go_runtime *go)
     report_json_end_object(json);
 }
 
+/* A HotSpot JVM's Java threads: null for a process without one. */
+static void jvm_json(struct report_json *json, const struct hd_jvm *jvm)
+{
+    if (!jvm->present) {
+        report_json_null(json, "jvm");
+        return;
+    }
+    report_json_begin_object(json, "jvm");
+    report_json_string_or_null(json, "release", jvm->release);
+    report_json_string_or_null(json, "why_not", jvm->why_not);
+    report_json_begin_array(json, "java_threads");
+    for (size_t t = 0; t < jvm->nthreads; t++) {
+        const struct hd_java_thread *thread = &jvm->threads[t];
+        report_json_begin_object(json, NULL);
+        report_json_int(json, "tid", thread->tid);
+        report_json_int(json, "state", thread->state);
+        if (thread->pending_monitor) {
+            report_json_begin_object(json, "pending_monitor");
+            report_json_hex(json, "monitor", thread->pending_monitor);
+            if (thread->monitor_object)
+                report_json_hex(json, "object", thread->monitor_object);
+            else
+                report_json_null(json, "object");
+            report_json_string_or_null(json, "class", thread->monitor_class);
+            if (thread->owner_tid)
+                report_json_int(json, "owner_tid", thread->owner_tid);
+            else
+                report_json_null(json, "owner_tid");
+            report_json_end_object(json);
+        } else {
+            report_json_null(json, "pending_monitor");
+        }
+        if (thread->waiting_monitor)
+            report_json_hex(json, "waiting_monitor", thread->waiting_monitor);
+        else
+            report_json_null(json, "waiting_monitor");
+        report_json_end_object(json);
+    }
+    report_json_end_array(json);
+    report_json_end_object(json);
+}
+
 static void lock_json(struct report_json *json, const struct hd_lock *lock)
 {
     report_json_begin_object(json, "lock");
@@ -470,6 +512,7 @@ static void process_json(struct report_json *json, const struct hd_snapshot *sna
     }
     report_json_bool(json, "fuse_daemon", process->fuse_daemon);
     go_json(json, &process->go);
+    jvm_json(json, &process->jvm);
     if (process->ns_pid) {
         report_json_begin_object(json, "pid_namespace");
         report_json_int(json, "id", (int64_t)process->pid_namespace);
