@@ -280,6 +280,34 @@ static void render_lock_wait(struct report_buffer *out, const struct hd_snapshot
         report_buffer_printf(out, "' of process %d, which is not in this process\n", (int)lock->owner_pid);
 }
 
+/* jstack's own block for a Java-level deadlock, from the JVM's threads the finding's members are. */
+static void render_java_deadlock(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                                 const struct report_analysis *analysis, const struct report_finding *finding)
+{
+    const struct hd_process *process = hd_snapshot_find_process(snapshot, finding->pid);
+    if (!process)
+        return;
+    report_buffer_puts(out, "\nFound one Java-level deadlock:\n=============================\n");
+    for (size_t m = 0; m < finding->nmembers; m++) {
+        const struct hd_java_thread *waiter = NULL;
+        for (size_t t = 0; t < process->jvm.nthreads; t++)
+            if (process->jvm.threads[t].tid == analysis->graph.nodes[finding->members[m]].thread->tid)
+                waiter = &process->jvm.threads[t];
+        if (!waiter)
+            continue;
+        const struct hd_thread *thread = hd_snapshot_find_thread(snapshot, waiter->tid, NULL);
+        const struct hd_thread *owner = hd_snapshot_find_thread(snapshot, waiter->owner_tid, NULL);
+        report_buffer_puts(out, "\"");
+        put_escaped(out, thread ? thread->name : "?");
+        report_buffer_printf(out, "\" (thread %d):\n  waiting to lock monitor 0x%016" PRIx64 " (object 0x%016" PRIx64
+                             ", a ", (int)waiter->tid, waiter->pending_monitor, waiter->monitor_object);
+        put_escaped(out, waiter->monitor_class ? waiter->monitor_class : "?");
+        report_buffer_puts(out, "),\n  which is held by \"");
+        put_escaped(out, owner ? owner->name : "?");
+        report_buffer_printf(out, "\" (thread %d)\n", (int)waiter->owner_tid);
+    }
+}
+
 /* jstack-style blocks for the lock findings. */
 static void render_lock_blocks(struct report_buffer *out, const struct hd_snapshot *snapshot,
                                const struct report_analysis *analysis)
@@ -290,6 +318,8 @@ static void render_lock_blocks(struct report_buffer *out, const struct hd_snapsh
             report_buffer_puts(out, "\nFound one deadlock (lock cycle):\n");
             for (size_t m = 0; m < finding->nmembers; m++)
                 render_lock_wait(out, snapshot, &analysis->graph.nodes[finding->members[m]]);
+        } else if (finding->kind == REPORT_JAVA_DEADLOCK) {
+            render_java_deadlock(out, snapshot, analysis, finding);
         } else if (finding->kind == REPORT_INHERITED_LOCK) {
             size_t node = report_graph_find(&analysis->graph, finding->tid);
             report_buffer_puts(out, "\nFound a lock held across fork():\n");
