@@ -346,7 +346,7 @@ Test(runtimes, go_binary_without_symbols_says_what_it_could_not_read)
     fixture_stop(&fixture);
 }
 
-/* ---- Go and Java, idle -------------------------------------------------------------------------------------- */
+/* ---- Go, idle ----------------------------------------------------------------------------------------------- */
 
 /* An HTTP server idle beside a ticker: the runtime's own threads poll and sleep on timers. */
 Test(runtimes, go_idle_http_server_with_a_ticker)
@@ -359,17 +359,105 @@ Test(runtimes, go_channel_consumer_fed_every_second)
     expect_healthy_built("go_locks", "channel", "Debian's golang-go");
 }
 
-/* A ServerSocket idle in accept() beside a scheduled heartbeat, and the JVM's own twenty-odd threads. */
-Test(runtimes, java_idle_server_with_a_heartbeat)
+/* ---- Java --------------------------------------------------------------------------------------------------- */
+
+static void start_java(struct fixture *fixture, const char *mode)
 {
     char classes[4096];
     snprintf(classes, sizeof classes, "%s", fixture_path("JavaLocks.class"));
     if (access(classes, R_OK) != 0 || access("/usr/bin/java", X_OK) != 0)
         cr_skip_test("JavaLocks.class is not built (no Debian JDK where the suite was built)");
     *strrchr(classes, '/') = '\0';
-    struct fixture fixture;
-    fixture_start_command(&fixture, "/usr/bin/java", (const char *[]){ "java", "-cp", classes, "JavaLocks", "idle",
-                                                                       NULL },
+    fixture_start_command(fixture, "/usr/bin/java", (const char *[]){ "java", "-cp", classes, "JavaLocks", mode,
+                                                                      NULL },
                           READY_TIMEOUT_MS);
+}
+
+/* The thread of the process named `name` (the JVM gives a Java thread's OS thread its name); 0 when none is. */
+static pid_t thread_named(json_object *document, pid_t pid, const char *name)
+{
+    json_object *threads = json_at(json_process(document, pid), "threads");
+    for (size_t t = 0; threads && t < json_object_array_length(threads); t++) {
+        json_object *thread = json_object_array_get_idx(threads, t);
+        if (strcmp(json_string_at(thread, "name"), name) == 0)
+            return (pid_t)json_int_at(thread, "tid", 0);
+    }
+    return 0;
+}
+
+/* Two threads synchronize on A then B and B then A. The JVM's GC, JIT and periodic threads keep running on
+ * timers, and the blocked threads park on condition variables any of them could signal: only the JVM's own tables
+ * (VMStructs) say that each monitor's owner is the other thread. */
+Test(runtimes, java_monitor_deadlock_read_from_the_jvms_own_tables)
+{
+    struct fixture fixture;
+    start_java(&fixture, "monitors");
+    pid_t pid = fixture.pids[0];
+    json_object *document = diagnose(pid, EXIT_HANG);
+    pid_t first = thread_named(document, pid, "takes-a-then-b"), second = thread_named(document, pid, "takes-b-then-a");
+    cr_assert(first && second, "the Java threads' names are their OS threads'");
+    json_object *finding = the_finding(document, "java-deadlock", pid);
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
+    cr_assert_eq(json_int_at(finding, "tid", -1), first < second ? first : second);
+    cr_assert_eq(member_count(finding), 2);
+    cr_assert(json_finding_has_member(finding, first) && json_finding_has_member(finding, second));
+    cr_assert_eq(evidence_containing(finding, "waiter", ", a java.lang.Object), which is held by \""), 2,
+                 "%s", json_object_to_json_string(finding));
+    char held_by_second[96];
+    snprintf(held_by_second, sizeof held_by_second, "which is held by \"takes-b-then-a\" (thread %d)", (int)second);
+    cr_assert_eq(evidence_containing(finding, "waiter", held_by_second), 1);
+    expect_verdict(document, "java-deadlock", 0);
+    expect_only_findings(document, (const char *const[]){ "java-deadlock", "idle", NULL });
+    json_object *jvm = json_at(json_process(document, pid), "jvm");
+    cr_assert_not_null(jvm);
+    cr_assert_null(json_at(jvm, "why_not"));
+    cr_assert_not_null(json_string_at(jvm, "release"));
+    json_object *java_threads = json_at(jvm, "java_threads");
+    size_t blocked = 0;
+    for (size_t t = 0; t < json_object_array_length(java_threads); t++) {
+        json_object *thread = json_object_array_get_idx(java_threads, t);
+        pid_t tid = (pid_t)json_int_at(thread, "tid", 0);
+        if (tid != first && tid != second)
+            continue;
+        blocked++;
+        cr_assert_eq(json_int_at(thread, "pending_monitor.owner_tid", 0), tid == first ? second : first);
+        cr_assert_str_eq(json_string_at(thread, "pending_monitor.class"), "java.lang.Object");
+    }
+    cr_assert_eq(blocked, 2);
+    json_object_put(document);
+    /* and the text, as jstack says it */
+    struct run_result result;
+    char pid_text[16];
+    snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+    hangdoc_run(&result, (const char *[]){ "--samples", "1", pid_text, NULL });
+    cr_assert(strstr(result.out, "\nFound one Java-level deadlock:\n=============================\n\"takes-"),
+              "%s", result.out);
+    cr_assert(strstr(result.out, "  waiting to lock monitor 0x"), "%s", result.out);
+    run_result_free(&result);
+    fixture_stop(&fixture);
+}
+
+/* A ServerSocket idle in accept() beside a scheduled heartbeat, and the JVM's own twenty-odd threads. */
+Test(runtimes, java_idle_server_with_a_heartbeat)
+{
+    struct fixture fixture;
+    start_java(&fixture, "idle");
     expect_healthy(&fixture);
+}
+
+/* A process that maps a libjvm.so whose VMStructs lack the fields hangdoc reads (a JDK it does not know): a note
+ * says so, and the verdict is the threads' own. */
+Test(runtimes, jvm_of_an_unknown_version_says_what_it_could_not_read)
+{
+    struct fixture fixture;
+    fixture_start(&fixture, "jvm_unknown");
+    pid_t pid = fixture.pids[0];
+    json_object *document = diagnose(pid, EXIT_NO_HANG);
+    json_object *jvm = json_at(json_process(document, pid), "jvm");
+    cr_assert_not_null(jvm, "it maps a libjvm.so");
+    cr_assert(strstr(json_string_at(jvm, "why_not"), "an unknown JDK"), "%s", json_string_at(jvm, "why_not"));
+    cr_assert(json_has_note(document, "JVM: Java threads not read: its VMStructs table lacks a field"));
+    expect_only_findings(document, (const char *const[]){ "idle", NULL });
+    json_object_put(document);
+    fixture_stop(&fixture);
 }
