@@ -421,8 +421,10 @@ void hd_go_runtime_release(struct hd_go_runtime *go)
 
 void hd_jvm_release(struct hd_jvm *jvm)
 {
-    for (size_t t = 0; t < jvm->nthreads; t++)
+    for (size_t t = 0; t < jvm->nthreads; t++) {
         free(jvm->threads[t].monitor_class);
+        free(jvm->threads[t].blocker_class);
+    }
     free(jvm->threads);
     free(jvm->release);
     jvm->threads = NULL;

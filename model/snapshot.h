@@ -510,6 +510,10 @@ struct hd_java_thread {
     char *monitor_class;      /* its class ("java.lang.Object"): hostile; NULL when unread */
     pid_t owner_tid;          /* the Java thread that owns the pending monitor (its JavaThread, or a lock record
                                * on its stack); 0 when unknown */
+    uint64_t blocker_object;  /* parked (LockSupport.park): the object it parks for, a java.util.concurrent lock's
+                               * synchronizer; 0 when none or unread */
+    char *blocker_class;      /* its class ("java.util.concurrent.locks.ReentrantLock$NonfairSync"): hostile */
+    pid_t blocker_owner_tid;  /* the Java thread the synchronizer says owns it exclusively; 0 when none or unread */
 };
 
 /* What a HotSpot JVM says of its Java threads (probe/jvm.h): present for a process that maps libjvm.so. */

@@ -166,6 +166,9 @@ static const struct record_field java_thread_fields[] = {
     F(struct hd_java_thread, monitor_object, RECORD_U64),
     F(struct hd_java_thread, monitor_class, RECORD_STRING),
     F(struct hd_java_thread, owner_tid, RECORD_INT),
+    F(struct hd_java_thread, blocker_object, RECORD_U64),
+    F(struct hd_java_thread, blocker_class, RECORD_STRING),
+    F(struct hd_java_thread, blocker_owner_tid, RECORD_INT),
 };
 static STRUCT(java_thread_struct, struct hd_java_thread, java_thread_fields);
 

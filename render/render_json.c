@@ -149,6 +149,18 @@ static void jvm_json(struct report_json *json, const struct hd_jvm *jvm)
             report_json_hex(json, "waiting_monitor", thread->waiting_monitor);
         else
             report_json_null(json, "waiting_monitor");
+        if (thread->blocker_object) {
+            report_json_begin_object(json, "parked_for");
+            report_json_hex(json, "object", thread->blocker_object);
+            report_json_string_or_null(json, "class", thread->blocker_class);
+            if (thread->blocker_owner_tid)
+                report_json_int(json, "owner_tid", thread->blocker_owner_tid);
+            else
+                report_json_null(json, "owner_tid");
+            report_json_end_object(json);
+        } else {
+            report_json_null(json, "parked_for");
+        }
         report_json_end_object(json);
     }
     report_json_end_array(json);
