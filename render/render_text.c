@@ -295,16 +295,24 @@ static void render_java_deadlock(struct report_buffer *out, const struct hd_snap
                 waiter = &process->jvm.threads[t];
         if (!waiter)
             continue;
+        bool monitor = waiter->pending_monitor != 0;
+        pid_t owner_tid = monitor ? waiter->owner_tid : waiter->blocker_owner_tid;
         const struct hd_thread *thread = hd_snapshot_find_thread(snapshot, waiter->tid, NULL);
-        const struct hd_thread *owner = hd_snapshot_find_thread(snapshot, waiter->owner_tid, NULL);
+        const struct hd_thread *owner = hd_snapshot_find_thread(snapshot, owner_tid, NULL);
+        const char *class_name = monitor ? waiter->monitor_class : waiter->blocker_class;
         report_buffer_puts(out, "\"");
         put_escaped(out, thread ? thread->name : "?");
-        report_buffer_printf(out, "\" (thread %d):\n  waiting to lock monitor 0x%016" PRIx64 " (object 0x%016" PRIx64
-                             ", a ", (int)waiter->tid, waiter->pending_monitor, waiter->monitor_object);
-        put_escaped(out, waiter->monitor_class ? waiter->monitor_class : "?");
+        if (monitor)
+            report_buffer_printf(out, "\" (thread %d):\n  waiting to lock monitor 0x%016" PRIx64
+                                 " (object 0x%016" PRIx64 ", a ",
+                                 (int)waiter->tid, waiter->pending_monitor, waiter->monitor_object);
+        else
+            report_buffer_printf(out, "\" (thread %d):\n  waiting for ownable synchronizer 0x%016" PRIx64 ", (a ",
+                                 (int)waiter->tid, waiter->blocker_object);
+        put_escaped(out, class_name ? class_name : "?");
         report_buffer_puts(out, "),\n  which is held by \"");
         put_escaped(out, owner ? owner->name : "?");
-        report_buffer_printf(out, "\" (thread %d)\n", (int)waiter->owner_tid);
+        report_buffer_printf(out, "\" (thread %d)\n", (int)owner_tid);
     }
 }
 

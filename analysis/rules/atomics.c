@@ -108,8 +108,8 @@ void report_rule_atomics_deadlock(struct report_rule_context *c)
                       threads->nnodes - parked);
         rule_remedy(c, finding, "Make sure every Atomics.wait has a thread that will notify it after its store: a "
                                 "thread must not wait for a word that only a thread waiting on it would set. Give the "
-                                "waits a timeout that logs (Atomics.wait(array, index, value, ms) returns 'timed-out'), "
-                                "or wait with Atomics.waitAsync on the main thread, whose event loop then keeps "
-                                "running.");
+                                "waits a timeout that logs (Atomics.wait(array, index, value, ms) returns "
+                                "'timed-out'), or wait with Atomics.waitAsync on the main thread, whose event loop "
+                                "then keeps running.");
     }
 }

@@ -1,8 +1,10 @@
-/* java-deadlock (rule.h): Java threads of a HotSpot JVM each blocked entering a monitor (synchronized) that the
- * next one owns, round to the first: jstack's "Found one Java-level deadlock". The futex view cannot tell: the JVM
- * keeps its GC, JIT and periodic threads running on timers, and a blocked Java thread parks on a condition
- * variable of the JVM's own that any of them could signal. The JVM's own tables say who owns each monitor
- * (probe/jvm.h), so the cycle is certain, as a lock cycle of owned mutexes is. */
+/* java-deadlock (rule.h): Java threads of a HotSpot JVM each blocked on what the next one owns, round to the
+ * first: a monitor it waits to enter (synchronized), or a java.util.concurrent lock it parks for (a ReentrantLock,
+ * a write lock: their synchronizer names its exclusive owner). jstack's "Found one Java-level deadlock".
+ *
+ * The futex view cannot tell: the JVM keeps its GC, JIT and periodic threads running on timers, and a blocked
+ * Java thread parks on a condition variable of the JVM's own that any of them could signal. The JVM's own tables
+ * say who owns each lock (probe/jvm.h), so the cycle is certain, as a lock cycle of owned mutexes is. */
 #include "rule.h"
 
 #include <inttypes.h>
@@ -21,13 +23,22 @@ static const struct hd_java_thread *java_thread(const struct hd_jvm *jvm, pid_t 
     return NULL;
 }
 
-/* Blocked entering a monitor another Java thread owns: the thread it waits for, or NULL. */
+/* The Java thread that owns what `thread` is blocked on: a monitor it waits to enter, or the java.util.concurrent
+ * lock it parks for (its exclusive owner); 0 when none. */
+static pid_t holder(const struct hd_java_thread *thread)
+{
+    if (thread->state != JAVA_THREAD_BLOCKED)
+        return 0;
+    if (thread->pending_monitor)
+        return thread->owner_tid;
+    return thread->blocker_object ? thread->blocker_owner_tid : 0;
+}
+
+/* Blocked on something another Java thread owns: that thread, or NULL. */
 static const struct hd_java_thread *waits_for(const struct hd_jvm *jvm, const struct hd_java_thread *thread)
 {
-    if (thread->state != JAVA_THREAD_BLOCKED || !thread->pending_monitor || !thread->owner_tid ||
-        thread->owner_tid == thread->tid)
-        return NULL;
-    return java_thread(jvm, thread->owner_tid);
+    pid_t owner = holder(thread);
+    return owner && owner != thread->tid ? java_thread(jvm, owner) : NULL;
 }
 
 /* The cycle through `start`, into `cycle` (its members in order, `start` first); 0 when `start` is on none, or
@@ -68,7 +79,7 @@ void report_rule_java_deadlock(struct report_rule_context *c)
                 continue;
             struct report_finding *finding = rule_finding(
                 c, REPORT_JAVA_DEADLOCK, REPORT_CERTAIN, &graph->nodes[subject],
-                "%zu Java threads of JVM %d '%s' each wait to lock a monitor the next one holds: a Java-level "
+                "%zu Java threads of JVM %d '%s' each wait for a lock the next one holds: a Java-level "
                 "deadlock",
                 length, (int)process->pid, process->comm);
             for (size_t m = 0; m < length; m++) {
@@ -76,16 +87,24 @@ void report_rule_java_deadlock(struct report_rule_context *c)
                 size_t node = report_graph_find(graph, thread->tid);
                 if (node != REPORT_NO_NODE)
                     rule_member(c, finding, node);
-                rule_evidence(c, finding, "waiter",
-                              "\"%s\" (thread %d) waits to lock monitor 0x%" PRIx64 " (object 0x%" PRIx64
-                              ", a %s), which is held by \"%s\" (thread %d)",
-                              name_of(c, thread->tid), (int)thread->tid, thread->pending_monitor,
-                              thread->monitor_object, thread->monitor_class ? thread->monitor_class : "?",
-                              name_of(c, thread->owner_tid), (int)thread->owner_tid);
+                if (thread->pending_monitor)
+                    rule_evidence(c, finding, "waiter",
+                                  "\"%s\" (thread %d) waits to lock monitor 0x%" PRIx64 " (object 0x%" PRIx64
+                                  ", a %s), which is held by \"%s\" (thread %d)",
+                                  name_of(c, thread->tid), (int)thread->tid, thread->pending_monitor,
+                                  thread->monitor_object, thread->monitor_class ? thread->monitor_class : "?",
+                                  name_of(c, thread->owner_tid), (int)thread->owner_tid);
+                else
+                    rule_evidence(c, finding, "waiter",
+                                  "\"%s\" (thread %d) waits for ownable synchronizer 0x%" PRIx64 " (a %s), which "
+                                  "is held by \"%s\" (thread %d)",
+                                  name_of(c, thread->tid), (int)thread->tid, thread->blocker_object,
+                                  thread->blocker_class ? thread->blocker_class : "?",
+                                  name_of(c, thread->blocker_owner_tid), (int)thread->blocker_owner_tid);
             }
             if (jvm->release)
                 rule_evidence(c, finding, "jvm", "%s", jvm->release);
-            rule_remedy(c, finding, "Take the monitors in one order in every thread (the waiters show which each "
+            rule_remedy(c, finding, "Take the locks in one order in every thread (the waiters show which each "
                                     "holds and which it wants), or hold one at a time; java.util.concurrent's "
                                     "tryLock with a timeout lets a thread back off.");
         }
