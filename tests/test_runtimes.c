@@ -169,7 +169,8 @@ static void expect_musl_errorcheck_cycle(const char *program)
     json_object *document = diagnose(pid, EXIT_HANG);
     json_object *finding = the_finding(document, "lock-cycle", pid);
     cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
-    cr_assert(json_finding_has_member(finding, first) && json_finding_has_member(finding, second), "%s", json_object_to_json_string(finding));
+    cr_assert(json_finding_has_member(finding, first) && json_finding_has_member(finding, second), "%s",
+              json_object_to_json_string(finding));
     json_object *process = json_process(document, pid);
     json_object *a = json_thread(process, first), *b = json_thread(process, second);
     cr_assert_eq(json_int_at(a, "wait.owner_tid", -1), second);
@@ -385,6 +386,28 @@ static pid_t thread_named(json_object *document, pid_t pid, const char *name)
     return 0;
 }
 
+/* The JVM's Java threads `first` and `second` each say the other owns what it waits for (`owner_key`, under
+ * jvm.java_threads), of class `class_name`. */
+static void expect_owned_by_each_other(json_object *document, pid_t pid, pid_t first, pid_t second,
+                                       const char *what, const char *class_name)
+{
+    char owner_key[64], class_key[64];
+    snprintf(owner_key, sizeof owner_key, "%s.owner_tid", what);
+    snprintf(class_key, sizeof class_key, "%s.class", what);
+    json_object *java_threads = json_at(json_process(document, pid), "jvm.java_threads");
+    size_t seen = 0;
+    for (size_t t = 0; java_threads && t < json_object_array_length(java_threads); t++) {
+        json_object *thread = json_object_array_get_idx(java_threads, t);
+        pid_t tid = (pid_t)json_int_at(thread, "tid", 0);
+        if (tid != first && tid != second)
+            continue;
+        seen++;
+        cr_assert_eq(json_int_at(thread, owner_key, 0), tid == first ? second : first);
+        cr_assert_str_eq(json_string_at(thread, class_key), class_name);
+    }
+    cr_assert_eq(seen, 2);
+}
+
 /* Two threads synchronize on A then B and B then A. The JVM's GC, JIT and periodic threads keep running on
  * timers, and the blocked threads park on condition variables any of them could signal: only the JVM's own tables
  * (VMStructs) say that each monitor's owner is the other thread. */
@@ -394,7 +417,8 @@ Test(runtimes, java_monitor_deadlock_read_from_the_jvms_own_tables)
     start_java(&fixture, "monitors");
     pid_t pid = fixture.pids[0];
     json_object *document = diagnose(pid, EXIT_HANG);
-    pid_t first = thread_named(document, pid, "takes-a-then-b"), second = thread_named(document, pid, "takes-b-then-a");
+    pid_t first = thread_named(document, pid, "takes-a-then-b");
+    pid_t second = thread_named(document, pid, "takes-b-then-a");
     cr_assert(first && second, "the Java threads' names are their OS threads'");
     json_object *finding = the_finding(document, "java-deadlock", pid);
     cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
@@ -412,18 +436,7 @@ Test(runtimes, java_monitor_deadlock_read_from_the_jvms_own_tables)
     cr_assert_not_null(jvm);
     cr_assert_null(json_at(jvm, "why_not"));
     cr_assert_not_null(json_string_at(jvm, "release"));
-    json_object *java_threads = json_at(jvm, "java_threads");
-    size_t blocked = 0;
-    for (size_t t = 0; t < json_object_array_length(java_threads); t++) {
-        json_object *thread = json_object_array_get_idx(java_threads, t);
-        pid_t tid = (pid_t)json_int_at(thread, "tid", 0);
-        if (tid != first && tid != second)
-            continue;
-        blocked++;
-        cr_assert_eq(json_int_at(thread, "pending_monitor.owner_tid", 0), tid == first ? second : first);
-        cr_assert_str_eq(json_string_at(thread, "pending_monitor.class"), "java.lang.Object");
-    }
-    cr_assert_eq(blocked, 2);
+    expect_owned_by_each_other(document, pid, first, second, "pending_monitor", "java.lang.Object");
     json_object_put(document);
     /* and the text, as jstack says it */
     struct run_result result;
@@ -435,6 +448,39 @@ Test(runtimes, java_monitor_deadlock_read_from_the_jvms_own_tables)
     cr_assert(strstr(result.out, "  waiting to lock monitor 0x"), "%s", result.out);
     run_result_free(&result);
     fixture_stop(&fixture);
+}
+
+/* The same with ReentrantLocks: the threads park for each other's lock, whose synchronizer names its owner
+ * (AbstractOwnableSynchronizer.exclusiveOwnerThread), found by the fields' names in the classes of the JVM. */
+Test(runtimes, java_reentrant_lock_deadlock_read_from_the_locks_owners)
+{
+    struct fixture fixture;
+    start_java(&fixture, "reentrant");
+    pid_t pid = fixture.pids[0];
+    json_object *document = diagnose(pid, EXIT_HANG);
+    pid_t first = thread_named(document, pid, "takes-a-then-b");
+    pid_t second = thread_named(document, pid, "takes-b-then-a");
+    cr_assert(first && second);
+    json_object *finding = the_finding(document, "java-deadlock", pid);
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
+    cr_assert(json_finding_has_member(finding, first) && json_finding_has_member(finding, second));
+    cr_assert_eq(evidence_containing(finding, "waiter", "waits for ownable synchronizer 0x"), 2, "%s",
+                 json_object_to_json_string(finding));
+    cr_assert_eq(evidence_containing(finding, "waiter", "(a java.util.concurrent.locks.ReentrantLock$NonfairSync), "
+                                                        "which is held by \"takes-"), 2);
+    expect_verdict(document, "java-deadlock", 0);
+    expect_owned_by_each_other(document, pid, first, second, "parked_for",
+                               "java.util.concurrent.locks.ReentrantLock$NonfairSync");
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
+/* A consumer parked in BlockingQueue.take() (for a condition, which no thread owns) fed every second. */
+Test(runtimes, java_queue_consumer_fed_every_second)
+{
+    struct fixture fixture;
+    start_java(&fixture, "queue");
+    expect_healthy(&fixture);
 }
 
 /* A ServerSocket idle in accept() beside a scheduled heartbeat, and the JVM's own twenty-odd threads. */

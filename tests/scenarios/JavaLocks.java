@@ -2,6 +2,7 @@
 // server with a heartbeat: the JVM's own threads (GC, JIT, the VM's periodic task) keep running on timers.
 //   monitors   two threads synchronize on A then B, and B then A
 //   reentrant  the same with ReentrantLocks
+//   queue      a consumer parked in BlockingQueue.take() that a producer feeds every second (not hung)
 //   idle       a ServerSocket idle in accept() beside a scheduled heartbeat (not hung)
 // ready <pid>
 import java.io.FileOutputStream;
@@ -9,6 +10,7 @@ import java.io.FileDescriptor;
 import java.net.ServerSocket;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -54,6 +56,16 @@ public class JavaLocks {
             case "reentrant":
                 new Thread(() -> reentrant(lockA, lockB), "takes-a-then-b").start();
                 new Thread(() -> reentrant(lockB, lockA), "takes-b-then-a").start();
+                break;
+            case "queue":
+                LinkedBlockingQueue<Integer> feed = new LinkedBlockingQueue<>();
+                new Thread(() -> {
+                    try { for (;;) feed.take(); } catch (InterruptedException e) { }
+                }, "consumer").start();
+                new Thread(() -> {
+                    try { for (int tick = 0; ; tick++) { Thread.sleep(1000); feed.put(tick); } }
+                    catch (InterruptedException e) { }
+                }, "producer").start();
                 break;
             case "idle":
                 ServerSocket server = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
