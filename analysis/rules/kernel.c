@@ -121,6 +121,11 @@ void report_rule_uninterruptible(struct report_rule_context *c)
         if (thread->state != 'D' || node->history.samples_in_state_d != node->history.samples_seen ||
             node->process->frozen)
             continue; /* a frozen process's D (the v1 freezer's) is the freezer's, which frozen names */
+        /* a thread born since the earlier samples and caught once in D (a thread being set up or torn down waits
+         * on its process's memory map for a moment) has not been shown to stay there, unless it slept longer */
+        bool seen_once_of_several = node->history.samples_seen < 2 && c->snapshot->samples >= 2;
+        if (seen_once_of_several && !(thread->blocked_for_known && thread->blocked_for_s >= c->snapshot->sampling_s))
+            continue;
         if (thread->fuse.in_call && node->nedges > 0)
             continue; /* a FUSE call whose daemon is in the snapshot: its edges say what it waits for */
         const struct kernel_wait *wait = kernel_wait_of(thread);
