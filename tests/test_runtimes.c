@@ -146,6 +146,28 @@ Test(runtimes, rust_rwlock_lock_order_deadlock)
                       (const char *const[]){ "RwLock", "::write_contended", NULL });
 }
 
+/* A thread waits on a Condvar holding the Mutex that its only notifier must take first: the notifier sleeps
+ * taking the Mutex, the waiter on the Condvar, and the main thread joins them. */
+Test(runtimes, rust_condvar_waiter_holds_the_mutex_its_notifier_takes)
+{
+    struct fixture fixture;
+    start_built(&fixture, "rust_locks", "condvar", "Debian's rustc");
+    pid_t pid = fixture.pids[0], waiter = fixture.pids[1], notifier = fixture.pids[2];
+    json_object *document = diagnose(pid, EXIT_HANG);
+    json_object *finding = the_finding(document, "unowned-lock-cycle", pid);
+    cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
+    cr_assert_eq(json_int_at(finding, "tid", -1), notifier);
+    cr_assert_eq(member_count(finding), 2, "%s", json_object_to_json_string(finding));
+    cr_assert(json_finding_has_member(finding, waiter) && json_finding_has_member(finding, notifier));
+    cr_assert_eq(evidence_containing(finding, "condition_waiter", "'waits-for-ready' waits on a condition at 0x"), 1,
+                 "%s", json_object_to_json_string(finding));
+    cr_assert_eq(evidence_containing(finding, "waiter", "'would-notify' takes Rust's std::sync::Mutex at 0x"), 1);
+    expect_verdict(document, "unowned-lock-cycle", notifier);
+    expect_only_findings(document, (const char *const[]){ "unowned-lock-cycle", "idle", NULL });
+    json_object_put(document);
+    fixture_stop(&fixture);
+}
+
 /* A consumer parked on an mpsc channel that a producer feeds every second: not hung. */
 Test(runtimes, rust_channel_consumer_fed_every_second)
 {
@@ -216,6 +238,12 @@ Test(runtimes, musl_static_normal_mutexes_record_no_owner)
     expect_verdict(document, "unowned-lock-cycle", 0);
     json_object_put(document);
     fixture_stop(&fixture);
+}
+
+/* The look-alike: a consumer waits on a condition that a producer signals every second. */
+Test(runtimes, musl_static_consumer_fed_every_second)
+{
+    expect_healthy_built("musl_locks_stripped", "fed", "musl-gcc");
 }
 
 /* ---- Node --------------------------------------------------------------------------------------------------- */

@@ -541,11 +541,94 @@ static bool nothing_else_frees_them(struct report_rule_context *c, const struct 
  * at least two different locks, while nothing that could free them runs: asleep forever, or asleep for the
  * threshold while the only other threads merely sleep in a loop (a keep-alive main loop). A lock-order deadlock,
  * each holding a lock another waits for; which holds which no word says, so: likely. */
+/* Condition variables whose waiters re-take a lock that records no owner when woken: the waiter held that lock
+ * until it slept, and may hold another it took before. */
+static const char *const condition_waits[] = {
+    "std::sys::*Condvar::wait*", "*parking_lot*Condvar::wait*",
+};
+
+/* Asleep forever in a condition wait of the table (its wait without a timeout). */
+static bool waits_on_a_condition(const struct report_node *node)
+{
+    const struct hd_thread *thread = node->thread;
+    if (node->wake != REPORT_WAKE_NEVER || thread->wait.kind != HD_WAIT_FUTEX ||
+        thread->stack.state != HD_STACK_TAKEN)
+        return false;
+    for (size_t w = 0; w < COUNT(condition_waits); w++)
+        if (has_frame(thread, 0, condition_waits[w]))
+            return true;
+    return false;
+}
+
+/* Lock takers (sorted by node) and condition waiters merged into `members`, in node order; how many. */
+static size_t with_condition_waiters(const struct report_graph_process *process, const struct report_graph *graph,
+                                     const size_t *takers, size_t count, size_t *members, size_t *waiters)
+{
+    size_t merged = 0, t = 0;
+    *waiters = 0;
+    for (size_t n = process->first_node; n < process->first_node + process->nnodes; n++) {
+        if (t < count && takers[t] == n) {
+            members[merged++] = takers[t++];
+        } else if (waits_on_a_condition(&graph->nodes[n])) {
+            members[merged++] = n;
+            ++*waiters;
+        }
+    }
+    return merged;
+}
+
+/* One lock taken by threads that sleep forever, and a thread asleep forever on a condition (Rust's Condvar) that
+ * only they could notify: the waiter likely holds the lock they wait for (it took it before its wait, as a
+ * thread that guards its state with two locks does). Which holds what no word says: likely. */
+static void condition_waiter_holds_the_lock(struct report_rule_context *c, const struct report_graph_process *process,
+                                            const size_t *takers, size_t count, size_t *members)
+{
+    const struct report_graph *graph = &c->analysis->graph;
+    size_t waiters, sleepers, pumps, waiting;
+    size_t merged = with_condition_waiters(process, graph, takers, count, members, &waiters);
+    if (waiters == 0 || !nothing_else_frees_them(c, process, members, merged, &sleepers, &pumps, &waiting, NULL) ||
+        sleepers || pumps)
+        return;
+    const struct report_node *subject = &graph->nodes[takers[0]];
+    struct report_finding *finding = rule_finding(
+        c, REPORT_UNOWNED_LOCK_CYCLE, REPORT_LIKELY, subject,
+        "%zu thread%s of process %d sleep%s forever taking a lock that records no owner (%s), and %zu other%s "
+        "wait%s forever on a condition variable that only %s could notify: likely a deadlock, the condition's "
+        "waiter holding the lock %s for",
+        count, count == 1 ? "" : "s", (int)subject->process->pid, count == 1 ? "s" : "", unowned_lock_taken(subject),
+        waiters, waiters == 1 ? "" : "s", waiters == 1 ? "s" : "", count == 1 ? "it" : "they",
+        count == 1 ? "it waits" : "they wait");
+    for (size_t m = 0; m < merged && finding; m++) {
+        const struct report_node *node = &graph->nodes[members[m]];
+        rule_member(c, finding, members[m]);
+        if (m >= UNOWNED_LOCK_WAITERS_LISTED)
+            continue;
+        char waited[64] = "";
+        if (node->thread->blocked_for_known)
+            snprintf(waited, sizeof waited, ", asleep %.1f s", node->thread->blocked_for_s);
+        if (waits_on_a_condition(node))
+            rule_evidence(c, finding, "condition_waiter", "thread %d '%s' waits on a condition at 0x%" PRIx64 "%s",
+                          (int)node->thread->tid, node->thread->name, node->thread->wait.address, waited);
+        else
+            rule_evidence(c, finding, "waiter", "thread %d '%s' takes %s at 0x%" PRIx64 "%s", (int)node->thread->tid,
+                          node->thread->name, unowned_lock_taken(node), unowned_lock_address(node), waited);
+    }
+    if (finding && waiting)
+        rule_evidence(c, finding, "others", "the process's other %zu threads sleep on futexes too (a join, a "
+                      "condition), waiting to be woken: none can notify or free a lock", waiting);
+    rule_remedy(c, finding, "Do not wait on a condition while holding a lock its notifier must take first: release "
+                            "it before the wait (a condition wait releases only its own mutex), or take the locks "
+                            "in one order in every thread; give the wait a timeout that logs (wait_timeout).");
+}
+
 void report_rule_unowned_lock_cycle(struct report_rule_context *c)
 {
     const struct report_graph *graph = &c->analysis->graph;
     size_t *takers = calloc(graph->nnodes + 1, sizeof *takers);
-    if (!takers) {
+    size_t *members = calloc(graph->nnodes + 1, sizeof *members);
+    if (!takers || !members) {
+        free(takers);
+        free(members);
         c->failed = true;
         return;
     }
@@ -553,8 +636,11 @@ void report_rule_unowned_lock_cycle(struct report_rule_context *c)
         const struct report_graph_process *process = &graph->processes[p];
         bool two_locks;
         size_t sleepers, pumps, waiting, count = lock_takers(c, process, takers, &two_locks);
-        if (count < 2 || !two_locks ||
-            !nothing_else_frees_them(c, process, takers, count, &sleepers, &pumps, &waiting, NULL))
+        if (count >= 1 && !two_locks) {
+            condition_waiter_holds_the_lock(c, process, takers, count, members);
+            continue;
+        }
+        if (count < 2 || !nothing_else_frees_them(c, process, takers, count, &sleepers, &pumps, &waiting, NULL))
             continue;
         const struct report_node *subject = &graph->nodes[takers[0]];
         char how_long[64] = "forever";
@@ -595,4 +681,5 @@ void report_rule_unowned_lock_cycle(struct report_rule_context *c)
                                 "dump_traceback_later() prints every Python thread's stack.");
     }
     free(takers);
+    free(members);
 }

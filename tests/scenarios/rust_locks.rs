@@ -2,13 +2,14 @@
 // Debian's rustc without debug symbols.
 //   mutex    two threads take std::sync::Mutex A then B, and B then A
 //   rwlock   the same with std::sync::RwLock, both to write
+//   condvar  a thread waits on a Condvar holding the Mutex its only notifier must take first
 //   channel  a consumer blocked on an mpsc channel that its producer feeds every second (not hung)
 //   idle     a TCP server idle in accept() beside a heartbeat thread (not hung)
 // ready <pid> <first tid> <second tid>
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::io::FromRawFd;
-use std::sync::{mpsc, Arc, Barrier, Mutex, RwLock};
+use std::sync::{mpsc, Arc, Barrier, Condvar, Mutex, RwLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,9 @@ static MUTEX_A: Mutex<u64> = Mutex::new(0);
 static MUTEX_B: Mutex<u64> = Mutex::new(0);
 static RWLOCK_A: RwLock<u64> = RwLock::new(0);
 static RWLOCK_B: RwLock<u64> = RwLock::new(0);
+static GATE: Mutex<u64> = Mutex::new(0);
+static READY: Mutex<bool> = Mutex::new(false);
+static SIGNAL: Condvar = Condvar::new();
 
 fn own_tid() -> u32 {
     // /proc/thread-self is "<pid>/task/<tid>"
@@ -50,16 +54,20 @@ fn ready(tids: &[u32]) {
     }
 }
 
+// the threads started, to be joined when all are in position
+static STARTED: Mutex<Vec<thread::JoinHandle<()>>> = Mutex::new(Vec::new());
+
 // starts `body` in a thread named `name`; its tid
 fn spawn_named<F: FnOnce() + Send + 'static>(name: &str, body: F) -> u32 {
     let (tid_sender, tid_receiver) = mpsc::channel();
-    thread::Builder::new()
+    let handle = thread::Builder::new()
         .name(name.to_string())
         .spawn(move || {
             tid_sender.send(own_tid()).unwrap();
             body();
         })
         .unwrap();
+    STARTED.lock().unwrap().push(handle);
     tid_receiver.recv().unwrap()
 }
 
@@ -79,11 +87,31 @@ fn lock_order_rwlocks(first: &'static RwLock<u64>, second: &'static RwLock<u64>,
     *wanted += 1;
 }
 
+// waits for READY holding GATE, which the only thread that would set READY takes first
+fn waits_holding_the_gate(both: Arc<Barrier>) {
+    let _gate = GATE.lock().unwrap();
+    both.wait();
+    let mut ready = READY.lock().unwrap();
+    while !*ready {
+        ready = SIGNAL.wait(ready).unwrap();
+    }
+}
+
+fn notifies_after_the_gate(both: Arc<Barrier>) {
+    both.wait();
+    let _gate = GATE.lock().unwrap();
+    *READY.lock().unwrap() = true;
+    SIGNAL.notify_all();
+}
+
+// says it is in position, then joins the threads, as a program's main thread does
 fn hold_forever(tids: &[u32]) -> ! {
     ready(tids);
-    loop {
-        thread::park();
+    let handles: Vec<_> = STARTED.lock().unwrap().drain(..).collect();
+    for handle in handles {
+        let _ = handle.join();
     }
+    std::process::exit(0);
 }
 
 fn main() {
@@ -100,6 +128,12 @@ fn main() {
         "rwlock" => {
             let tids = [spawn_named("writes-a-then-b", move || lock_order_rwlocks(&RWLOCK_A, &RWLOCK_B, b1)),
                         spawn_named("writes-b-then-a", move || lock_order_rwlocks(&RWLOCK_B, &RWLOCK_A, b2))];
+            tids.iter().for_each(|tid| wait_for_wchan(*tid, "futex"));
+            hold_forever(&tids);
+        }
+        "condvar" => {
+            let tids = [spawn_named("waits-for-ready", move || waits_holding_the_gate(b1)),
+                        spawn_named("would-notify", move || notifies_after_the_gate(b2))];
             tids.iter().for_each(|tid| wait_for_wchan(*tid, "futex"));
             hold_forever(&tids);
         }
@@ -127,7 +161,7 @@ fn main() {
             hold_forever(&[server, heartbeat]);
         }
         _ => {
-            eprintln!("usage: rust_locks mutex|rwlock|channel|idle");
+            eprintln!("usage: rust_locks mutex|rwlock|condvar|channel|idle");
             std::process::exit(2);
         }
     }
