@@ -2,6 +2,8 @@
  * the second int of the mutex and holds the owner's tid only for error-checking, recursive and robust mutexes.
  *   normal       PTHREAD_MUTEX_NORMAL: the lock word says "taken" (EBUSY) and records no owner
  *   errorcheck   PTHREAD_MUTEX_ERRORCHECK: the lock word is the owner's tid
+ *   fed          the look-alike: a consumer waits on a condition that a producer signals every second, under a
+ *                normal mutex (not hung)
  * ready <pid> <first tid> <second tid> */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -33,8 +35,61 @@ static int waiters(pthread_mutex_t *mutex)
     return __atomic_load_n(&((volatile int *)mutex)[2], __ATOMIC_SEQ_CST);
 }
 
+static pthread_cond_t fed = PTHREAD_COND_INITIALIZER;
+static int items;
+
+static void *consume(void *argument)
+{
+    (void)argument;
+    prctl(PR_SET_NAME, "consumer");
+    tids[0] = (pid_t)syscall(SYS_gettid);
+    for (;;) {
+        pthread_mutex_lock(&lock_a);
+        while (items == 0)
+            pthread_cond_wait(&fed, &lock_a);
+        items--;
+        pthread_mutex_unlock(&lock_a);
+    }
+    return NULL;
+}
+
+static void *produce(void *argument)
+{
+    (void)argument;
+    prctl(PR_SET_NAME, "producer");
+    tids[1] = (pid_t)syscall(SYS_gettid);
+    for (;;) {
+        sleep(1);
+        pthread_mutex_lock(&lock_a);
+        items++;
+        pthread_cond_signal(&fed);
+        pthread_mutex_unlock(&lock_a);
+    }
+    return NULL;
+}
+
+static int feed_every_second(void)
+{
+    pthread_mutex_init(&lock_a, NULL);
+    pthread_t threads[2];
+    if (pthread_create(&threads[0], NULL, consume, NULL) != 0 || pthread_create(&threads[1], NULL, produce, NULL))
+        return 1;
+    while (!tids[0] || !tids[1])
+        usleep(1000);
+    usleep(100000);
+    char line[64];
+    int length = snprintf(line, sizeof line, "ready %d %d %d\n", (int)getpid(), (int)tids[0], (int)tids[1]);
+    if (write(3, line, (size_t)length) != length)
+        return 1;
+    close(3);
+    pthread_join(threads[0], NULL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "fed") == 0)
+        return feed_every_second();
     int type = argc > 1 && strcmp(argv[1], "errorcheck") == 0 ? PTHREAD_MUTEX_ERRORCHECK : PTHREAD_MUTEX_NORMAL;
     pthread_mutexattr_t attributes;
     pthread_mutexattr_init(&attributes);
