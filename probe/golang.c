@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define GOROUTINES_MAX 10000       /* read of one process; the rest is counted as cut */
@@ -398,12 +399,20 @@ struct not_go {
     size_t count;
 };
 
-static bool known_not_go(const struct not_go *known, const struct stat *status)
+static bool known_not_go(const struct not_go *known, dev_t device, ino_t inode)
 {
     for (size_t i = 0; i < known->count; i++)
-        if (known->device[i] == status->st_dev && known->inode[i] == status->st_ino)
+        if (known->device[i] == device && known->inode[i] == inode)
             return true;
     return false;
+}
+
+static void remember_not_go(struct not_go *known, dev_t device, ino_t inode)
+{
+    if (known->count < EXECUTABLES_REMEMBERED) {
+        known->device[known->count] = device;
+        known->inode[known->count++] = inode;
+    }
 }
 
 /* An earlier sample reads neither executables nor mappings: the first look reads them for itself. */
@@ -412,7 +421,8 @@ static void first_look_at(struct hd_process *process, struct not_go *known)
     char path[64], target[4096];
     struct stat status;
     snprintf(path, sizeof path, "/proc/%d/exe", (int)process->pid);
-    if (process->kernel_thread || process->zombie || stat(path, &status) != 0 || known_not_go(known, &status))
+    if (process->kernel_thread || process->zombie || stat(path, &status) != 0 ||
+        known_not_go(known, status.st_dev, status.st_ino))
         return;
     ssize_t length = readlink(path, target, sizeof target - 1);
     if (length <= 0)
@@ -426,10 +436,8 @@ static void first_look_at(struct hd_process *process, struct not_go *known)
         process->go = look.go;
     else
         hd_go_runtime_release(&look.go);
-    if (!process->go.present && known->count < EXECUTABLES_REMEMBERED) {
-        known->device[known->count] = status.st_dev;
-        known->inode[known->count++] = status.st_ino;
-    }
+    if (!process->go.present)
+        remember_not_go(known, status.st_dev, status.st_ino);
     for (size_t m = 0; m < look.nmappings; m++)
         free(look.mappings[m].path);
     free(look.mappings);
@@ -445,15 +453,22 @@ void probe_go_first_look(struct hd_snapshot *sample)
 bool probe_read_goroutines(struct hd_snapshot *final, const struct hd_snapshot *first)
 {
     struct probe_symbols *symbols = NULL;
+    struct not_go known = { .count = 0 };
     bool ok = true;
     for (size_t p = 0; p < final->nprocesses && ok; p++) {
         struct hd_process *process = &final->processes[p];
-        if (!executable_mapping(process))
+        const struct hd_mapping *executable = executable_mapping(process);
+        if (!executable)
+            continue;
+        dev_t device = makedev(executable->device_major, executable->device_minor);
+        if (known_not_go(&known, device, (ino_t)executable->inode))
             continue;
         if (!symbols && !(symbols = probe_symbols_new()))
             return false;
         const struct hd_process *then = first ? hd_snapshot_find_process(first, process->pid) : NULL;
         ok = read_process(process, symbols, then ? &then->go : NULL);
+        if (!process->go.present)
+            remember_not_go(&known, device, (ino_t)executable->inode);
         if (process->go.present && process->go.why_not)
             hd_snapshot_note(final, HD_NOTE_STACKS, process->pid, 0, "Go program: goroutines not read: %s",
                              process->go.why_not);
