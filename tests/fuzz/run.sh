@@ -29,8 +29,8 @@ declare -A sources=(
     [snapshot]="base/util.c base/int_map.c base/json_writer.c model/snapshot.c record/fields.c record/record_read.c
                 $(cd "$root" && echo analysis/*.c analysis/rules/*.c render/*.c)"
     [python_walk]="base/util.c probe/python.c probe/python_decode.c probe/python_memory.c probe/python_offsets.c
-                   probe/python_symbols.c probe/memory.c probe/facilities.c base/int_map.c probe/procfs.c
-                   probe/syscalls.c probe/files.c model/snapshot.c probe/clock.c analysis/gil.c"
+                   probe/python_symbols.c probe/elf_objects.c probe/memory.c probe/facilities.c base/int_map.c
+                   probe/procfs.c probe/syscalls.c probe/files.c model/snapshot.c probe/clock.c analysis/gil.c"
 )
 mkdir -p "$work"
 
