@@ -124,12 +124,21 @@ static bool read_u32(pid_t pid, uint64_t address, uint32_t *value)
     return address && probe_read_memory(pid, address, value, sizeof *value);
 }
 
-/* A C string of the JVM's at `address`, into `out` (NUL-terminated); false when unread or empty. */
+#define PAGE_BYTES 4096
+
+/* A C string of the JVM's at `address`, into `out` (NUL-terminated); false when unread or empty. A string near the
+ * end of its mapping is read up to the page's end when the whole buffer's bytes cannot be. */
 static bool read_c_string(pid_t pid, uint64_t address, char *out, size_t size)
 {
-    if (!address || !probe_read_memory(pid, address, out, size - 1))
+    size_t length = size - 1;
+    if (!address)
         return false;
-    out[size - 1] = '\0';
+    if (!probe_read_memory(pid, address, out, length)) {
+        length = PAGE_BYTES - (size_t)(address % PAGE_BYTES);
+        if (length > size - 1 || !probe_read_memory(pid, address, out, length))
+            return false;
+    }
+    out[length] = '\0';
     return out[0] != '\0';
 }
 
@@ -275,9 +284,12 @@ static void read_object_layout(pid_t pid, const uint64_t *exports, struct vm_lay
                       constant_names, NCONSTANTS, layout->constants, constants);
     read_named_values(pid, exports[TYPES], exports[TYPES_STRIDE], exports[TYPES_NAME], exports[TYPES_SIZE], 8,
                       type_names, NSIZES, size_values, sizes);
-    layout->objects = true;
+    layout->objects = constants[FI_SLOTS] && layout->constants[FI_SLOTS] > 0 && layout->constants[FI_SLOTS] <= 16;
+    /* each slot index lies within a field's slots, the tag's width within a word */
     for (size_t c = 0; c < NCONSTANTS; c++)
-        layout->objects = layout->objects && constants[c] && layout->constants[c] >= 0 && layout->constants[c] < 16;
+        layout->objects = layout->objects && constants[c] && layout->constants[c] >= 0 &&
+                          (c == FI_SLOTS || c == FI_TAG_SIZE || layout->constants[c] < layout->constants[FI_SLOTS]);
+    layout->objects = layout->objects && layout->constants[FI_TAG_SIZE] < 16;
     for (size_t t = 0; t < NSIZES; t++) {
         layout->objects = layout->objects && sizes[t] && size_values[t] > 0 && size_values[t] < 4096;
         layout->sizes[t] = (uint64_t)size_values[t];
