@@ -948,6 +948,13 @@ json_object *json_first_finding(json_object *document, const char *id, pid_t pid
     return NULL;
 }
 
+json_object *json_only_finding(json_object *document, const char *id, pid_t pid)
+{
+    cr_assert_eq(json_count_findings(document, id, pid), 1, "one '%s' finding on %d: %s", id, pid,
+                 findings_text(document));
+    return json_first_finding(document, id, pid);
+}
+
 bool json_finding_has_member(json_object *finding, pid_t tid)
 {
     json_object *members = json_at(finding, "members");

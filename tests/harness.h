@@ -102,6 +102,8 @@ bool json_bool_at(json_object *object, const char *key);
 /* Findings with `id` about process `pid` (0: any process): how many, and the first (NULL when none). */
 size_t json_count_findings(json_object *document, const char *id, pid_t pid);
 json_object *json_first_finding(json_object *document, const char *id, pid_t pid);
+/* The one finding with `id` about process `pid` (0: any): the test fails unless there is exactly one. */
+json_object *json_only_finding(json_object *document, const char *id, pid_t pid);
 /* Is thread `tid` a member of the finding? */
 bool json_finding_has_member(json_object *finding, pid_t tid);
 /* Fails the test when a finding has an id other than the ones named (a NULL-terminated list). */

@@ -65,13 +65,6 @@ static json_object *diagnose(pid_t pid, const char *catalogue, int expected_stat
 }
 
 /* The one finding `id` about process `pid` (any process when 0); fails unless there is exactly one. */
-static json_object *the_finding(json_object *document, const char *id, pid_t pid)
-{
-    cr_assert_eq(json_count_findings(document, id, pid), 1, "one '%s' finding on %d: %s", id, pid,
-                 json_object_to_json_string(json_at(document, "findings")));
-    return json_first_finding(document, id, pid);
-}
-
 /* Does the evidence `name` (a string, or an array of them) have a value containing `part`? */
 static bool evidence_has(json_object *finding, const char *name, const char *part)
 {
@@ -127,7 +120,7 @@ Test(inheritance, child_hangs_on_the_lock_the_parents_cuda_event_thread_held)
     char *catalogue = write_catalogue(fake_nvidia_catalogue);
     json_object *document = diagnose(parent, catalogue, EXIT_HANG_FORK_UNSAFE);
 
-    json_object *lock = the_finding(document, "inherited-lock", child);
+    json_object *lock = json_only_finding(document, "inherited-lock", child);
     cr_assert_eq(json_int_at(lock, "tid", -1), child);
     char owner[16];
     snprintf(owner, sizeof owner, "%d", event_thread);
@@ -137,10 +130,10 @@ Test(inheritance, child_hangs_on_the_lock_the_parents_cuda_event_thread_held)
     cr_assert(evidence_has(lock, "parent_thread", "'cuda-EvtHandlr'"), "%s", json_object_to_json_string(lock));
     cr_assert(evidence_has(lock, "inherited_handle", "hangdoc-fake-nvidia-"), "%s", json_object_to_json_string(lock));
 
-    json_object *runtime = the_finding(document, "fork-unsafe-runtime", child);
+    json_object *runtime = json_only_finding(document, "fork-unsafe-runtime", child);
     cr_assert_str_eq(json_string_at(runtime, "evidence.runtime"), "cuda");
     cr_assert_str_eq(json_string_at(runtime, "confidence"), "likely");
-    json_object *cuda = the_finding(document, "cuda-inherited", child);
+    json_object *cuda = json_only_finding(document, "cuda-inherited", child);
     cr_assert_eq(json_int_at(cuda, "tid", -1), child);
     cr_assert(evidence_has(cuda, "inherited_handle", "kcmp"));
     bool cuda_remedy = false;
@@ -148,7 +141,7 @@ Test(inheritance, child_hangs_on_the_lock_the_parents_cuda_event_thread_held)
     for (size_t i = 0; i < json_object_array_length(remedies); i++)
         cuda_remedy |= strstr(json_object_get_string(json_object_array_get_idx(remedies, i)), "after the DataLoader") != NULL;
     cr_assert(cuda_remedy, "the catalogue's CUDA remedy: %s", json_object_to_json_string(remedies));
-    json_object *waiting = the_finding(document, "waiting-on-workers", parent);
+    json_object *waiting = json_only_finding(document, "waiting-on-workers", parent);
     cr_assert_eq(json_int_at(waiting, "tid", -1), parent);
     expect_only_findings(document, (const char *const[]){ "inherited-lock", "fork-unsafe-runtime", "cuda-inherited",
                                                           "waiting-on-workers", NULL });
@@ -230,7 +223,7 @@ Test(inheritance, without_the_catalogue_file_the_fake_handle_is_a_plain_file)
     pid_t parent = fixture.pids[0], child = fixture.pids[1];
     json_object *document = diagnose(parent, NULL, EXIT_HANG_FORK_UNSAFE);
     cr_assert_eq(json_count_findings(document, "cuda-inherited", 0), 0, "no GPU handle, no cuda-inherited");
-    json_object *lock = the_finding(document, "inherited-lock", child);
+    json_object *lock = json_only_finding(document, "inherited-lock", child);
     cr_assert_str_eq(json_string_at(lock, "evidence.runtime"), "cuda", "the lock lies in libcuda.so.1's data");
     json_object *fd = fd_of(json_process(document, child), fixture.pids[3]);
     cr_assert_str_eq(json_string_at(fd, "class"), "file");
@@ -297,7 +290,7 @@ static void expect_dataloader_workers_hang_in_gnu_openmp(struct fixture *started
         cr_assert_not_null(gomp, "worker %d maps libgomp (Debian's torch is built with GNU OpenMP)", worker);
         cr_assert_str_eq(json_string_at(gomp, "class"), "gnu-openmp");
         cr_assert(json_bool_at(gomp, "in_parent"));
-        json_object *runtime = the_finding(document, "fork-unsafe-runtime", worker);
+        json_object *runtime = json_only_finding(document, "fork-unsafe-runtime", worker);
         cr_assert_str_eq(json_string_at(runtime, "evidence.runtime"), "gnu-openmp");
         cr_assert(evidence_has(runtime, "parent_thread", "runs GNU OpenMP"), "%s", json_object_to_json_string(runtime));
         /* the worker's main thread sleeps in libgomp's team barrier */
@@ -333,7 +326,7 @@ static void expect_dataloader_workers_hang_in_gnu_openmp(struct fixture *started
     cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "orphaned-wait");
     cr_assert_str_eq(json_string_at(document, "verdict.cause"), "fork-inheritance");
     cr_assert(evidence_has(json_object_array_get_idx(findings, (size_t)root), "runtime_library", "libgomp.so.1"));
-    json_object *waiting = the_finding(document, "waiting-on-workers", parent);
+    json_object *waiting = json_only_finding(document, "waiting-on-workers", parent);
     cr_assert_eq(json_int_at(waiting, "tid", -1), parent);
     cr_assert(evidence_has(waiting, "role", "DataLoader main, waiting for a batch"), "%s",
               json_object_to_json_string(waiting));
@@ -581,12 +574,12 @@ static void expect_spin_in_openmp_the_parent_ran(void (*start)(struct fixture *,
     json_object *document = diagnose(parent, NULL, EXIT_HANG_FORK_UNSAFE);
     /* a machine loaded by other jobs (or a sanitizer) may give the spinning child too little CPU in the sampled
      * second to count as a spin: its stack in libgomp still names the runtime, without the spin; one more look */
-    const char *how = json_string_at(the_finding(document, "fork-unsafe-runtime", child), "evidence.attributed_by");
+    const char *how = json_string_at(json_only_finding(document, "fork-unsafe-runtime", child), "evidence.attributed_by");
     if (how && strcmp(how, "a frame of its spinning stack") != 0) {
         json_object_put(document);
         document = diagnose(parent, NULL, EXIT_HANG_FORK_UNSAFE);
     }
-    json_object *runtime = the_finding(document, "fork-unsafe-runtime", child);
+    json_object *runtime = json_only_finding(document, "fork-unsafe-runtime", child);
     cr_assert_eq(json_int_at(runtime, "tid", -1), child);
     cr_assert_str_eq(json_string_at(runtime, "evidence.runtime"), "gnu-openmp");
     json_object *spinner = json_thread(json_process(document, child), child);

@@ -144,13 +144,6 @@ static json_object *from_inside(pid_t root, int expected_status)
     return document;
 }
 
-static json_object *the_finding(json_object *document, const char *id)
-{
-    cr_assert_eq(json_count_findings(document, id, 0), 1, "one %s: %s", id,
-                 json_object_to_json_string(json_at(document, "findings")));
-    return json_first_finding(document, id, 0);
-}
-
 /* The child waits on a mutex its parent's thread held at fork(): inherited-lock, whose owner is the holder on
  * either side; not abandoned-lock about the host's thread of the same number. */
 Test(namespaces, an_inherited_mutex_in_a_container_is_inherited_lock_from_the_host_and_from_inside)
@@ -159,7 +152,7 @@ Test(namespaces, an_inherited_mutex_in_a_container_is_inherited_lock_from_the_ho
     start_contained(&c, "inherited_mutex");
     pid_t parent = c.host[0], holder = c.host[1], child = c.host[2];
     json_object *document = from_the_host(c.root, EXIT_HANG_FORK_UNSAFE);
-    json_object *inherited = the_finding(document, "inherited-lock");
+    json_object *inherited = json_only_finding(document, "inherited-lock", 0);
     cr_assert_eq(json_int_at(inherited, "tid", -1), child);
     char text[128];
     snprintf(text, sizeof text, "%d", (int)holder);
@@ -177,7 +170,7 @@ Test(namespaces, an_inherited_mutex_in_a_container_is_inherited_lock_from_the_ho
     json_object_put(document);
 
     document = from_inside(c.root, EXIT_HANG_FORK_UNSAFE);
-    inherited = the_finding(document, "inherited-lock");
+    inherited = json_only_finding(document, "inherited-lock", 0);
     cr_assert_eq(json_int_at(inherited, "tid", -1), c.inside[2], "the namespace's ids inside");
     snprintf(text, sizeof text, "%d", (int)c.inside[1]);
     cr_assert_str_eq(json_string_at(inherited, "evidence.owner_tid"), text);
@@ -193,7 +186,7 @@ Test(namespaces, a_lock_cycle_in_a_container_is_found_from_the_host_and_from_ins
     struct contained c;
     start_contained(&c, "lock_cycle");
     json_object *document = from_the_host(c.root, EXIT_HANG);
-    json_object *cycle = the_finding(document, "lock-cycle");
+    json_object *cycle = json_only_finding(document, "lock-cycle", 0);
     json_object *members = json_at(cycle, "members");
     cr_assert_eq(json_object_array_length(members), 2);
     for (size_t m = 0; m < 2; m++) {
@@ -203,7 +196,7 @@ Test(namespaces, a_lock_cycle_in_a_container_is_found_from_the_host_and_from_ins
     cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "lock-cycle");
     json_object_put(document);
     document = from_inside(c.root, EXIT_HANG);
-    the_finding(document, "lock-cycle");
+    json_only_finding(document, "lock-cycle", 0);
     cr_assert_str_eq(json_string_at(document, "verdict.root_cause"), "lock-cycle");
     json_object_put(document);
     fixture_stop(&c.fixture);
@@ -217,12 +210,12 @@ Test(namespaces, libgomp_after_fork_in_a_container_is_orphaned_wait_from_the_hos
     struct contained c;
     start_contained(&c, "openmp_fork");
     json_object *document = from_the_host(c.root, EXIT_HANG_FORK_UNSAFE);
-    json_object *orphaned = the_finding(document, "orphaned-wait");
+    json_object *orphaned = json_only_finding(document, "orphaned-wait", 0);
     cr_assert_eq(json_int_at(orphaned, "tid", -1), c.host[1]);
     cr_assert_str_eq(json_string_at(document, "verdict.cause"), "fork-inheritance");
     json_object_put(document);
     document = from_inside(c.root, EXIT_HANG_FORK_UNSAFE);
-    orphaned = the_finding(document, "orphaned-wait");
+    orphaned = json_only_finding(document, "orphaned-wait", 0);
     cr_assert_eq(json_int_at(orphaned, "tid", -1), c.inside[1], "the child by its id inside");
     json_object_put(document);
     fixture_stop(&c.fixture);
@@ -275,7 +268,7 @@ Test(namespaces, a_container_libc_at_a_path_the_host_lacks_is_read_through_the_t
     cr_assert_neq(access(moved, F_OK), 0, "the host does not see the container's libc at %s", moved);
     pid_t child = c.host[2];
     json_object *document = from_the_host(c.root, EXIT_HANG_FORK_UNSAFE);
-    json_object *inherited = the_finding(document, "inherited-lock");
+    json_object *inherited = json_only_finding(document, "inherited-lock", 0);
     cr_assert_eq(json_int_at(inherited, "tid", -1), child);
     json_object *process = json_process(document, child);
     json_object *libraries = json_at(process, "libraries");
@@ -294,7 +287,7 @@ Test(namespaces, a_container_libc_at_a_path_the_host_lacks_is_read_through_the_t
     json_object_put(document);
 
     document = from_inside(c.root, EXIT_HANG_FORK_UNSAFE);
-    inherited = the_finding(document, "inherited-lock");
+    inherited = json_only_finding(document, "inherited-lock", 0);
     cr_assert_eq(json_int_at(inherited, "tid", -1), c.inside[2]);
     json_object_put(document);
     fixture_stop(&c.fixture);

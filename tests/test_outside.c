@@ -20,13 +20,6 @@ static json_object *diagnose(pid_t pid, int expected_status)
     return document;
 }
 
-static json_object *the_finding(json_object *document, const char *id, pid_t pid)
-{
-    cr_assert_eq(json_count_findings(document, id, pid), 1, "one '%s' finding on %d: %s", id, pid,
-                 findings_text(document));
-    return json_first_finding(document, id, pid);
-}
-
 static bool ends_with(const char *text, const char *end)
 {
     size_t length = text ? strlen(text) : 0, end_length = strlen(end);
@@ -75,7 +68,7 @@ static void expect_frozen(bool v1)
     start_frozen(&fixture, v1 ? "v1" : "v2", v1);
     pid_t parent = fixture.pids[0], child = fixture.pids[1];
     json_object *document = diagnose(parent, EXIT_HANG);
-    json_object *finding = the_finding(document, "frozen", child);
+    json_object *finding = json_only_finding(document, "frozen", child);
     expect_only_findings(document, (const char *const[]){ "frozen", "idle", NULL });
     cr_assert_eq(json_int_at(finding, "tid", -1), child);
     cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
@@ -283,7 +276,7 @@ static void expect_localtime_reentry(bool debug_files)
         setenv("HANGDOC_DEBUG_FILES", "0", 1);
     json_object *document = diagnose(child, EXIT_HANG);
     unsetenv("HANGDOC_DEBUG_FILES");
-    json_object *finding = the_finding(document, "signal-reentry", child);
+    json_object *finding = json_only_finding(document, "signal-reentry", child);
     cr_assert_eq(json_int_at(finding, "tid", -1), child);
     cr_assert_str_eq(json_string_at(finding, "confidence"), "likely", "the lock records no owner");
     cr_assert_str_eq(json_string_at(finding, "evidence.signal"), "SIGALRM");
@@ -319,7 +312,7 @@ Test(outside, a_handler_that_locks_the_mutex_its_interrupted_code_holds_is_signa
     start_reentry(&fixture, "mutex");
     pid_t child = fixture.pids[0];
     json_object *document = diagnose(child, EXIT_HANG);
-    json_object *finding = the_finding(document, "signal-reentry", child);
+    json_object *finding = json_only_finding(document, "signal-reentry", child);
     expect_only_findings(document, (const char *const[]){ "signal-reentry", NULL });
     cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
     cr_assert_str_eq(json_string_at(finding, "evidence.signal"), "SIGALRM");
@@ -369,7 +362,7 @@ Test(outside, pexpect_wait_on_a_child_that_fills_its_pty_is_a_cycle_through_the_
     start_pexpect(&fixture, "wait");
     pid_t parent = fixture.pids[0], child = fixture.pids[1];
     json_object *document = diagnose(parent, EXIT_HANG);
-    json_object *finding = the_finding(document, "full-pipe", child);
+    json_object *finding = json_only_finding(document, "full-pipe", child);
     cr_assert_eq(json_int_at(finding, "tid", -1), child);
     cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
     const char *pty = json_string_at(finding, "evidence.pty");
@@ -412,7 +405,7 @@ static void expect_job_stopped(const char *mode, const char *signal, const char 
     fixture_start_command(&fixture, fixture_path("job_stopped"), (const char *[]){ "job_stopped", mode, NULL }, 10000);
     pid_t leader = fixture.pids[0], job = fixture.pids[1];
     json_object *document = diagnose(leader, EXIT_HANG);
-    json_object *finding = the_finding(document, "stopped", job);
+    json_object *finding = json_only_finding(document, "stopped", job);
     cr_assert_str_eq(json_string_at(finding, "evidence.state"), "T");
     cr_assert_str_eq(json_string_at(finding, "evidence.signal"), signal);
     char waiter[96];
@@ -464,7 +457,7 @@ Test(outside, a_loop_that_never_ends_holds_up_the_thread_that_joins_it)
     fixture_start(&fixture, "stuck_call");
     pid_t pid = fixture.pids[0], worker = fixture.pids[1];
     json_object *document = diagnose(pid, EXIT_HANG);
-    json_object *finding = the_finding(document, "spinning", pid);
+    json_object *finding = json_only_finding(document, "spinning", pid);
     cr_assert_eq(json_int_at(finding, "tid", -1), worker, "%s", findings_text(document));
     cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
     cr_assert_str_eq(json_string_at(finding, "evidence.function"), "converge");
@@ -569,7 +562,7 @@ Test(outside, a_fuse_daemon_that_stats_its_own_mount_deadlocks_through_the_kerne
     start_fuse(&fixture, "self");
     pid_t daemon = fixture.pids[0], client = fixture.pids[1], worker = fixture.pids[2];
     json_object *document = diagnose(daemon, EXIT_HANG);
-    json_object *finding = the_finding(document, "fuse-deadlock", daemon);
+    json_object *finding = json_only_finding(document, "fuse-deadlock", daemon);
     expect_only_findings(document, (const char *const[]){ "fuse-deadlock", "idle", NULL });
     cr_assert_eq(json_int_at(finding, "tid", -1), worker);
     cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
@@ -606,7 +599,7 @@ Test(outside, fuse_clients_wait_for_the_daemon_workers_in_a_lock_cycle)
     pid_t daemon = fixture.pids[0], client_a = fixture.pids[1], client_b = fixture.pids[2];
     pid_t first = fixture.pids[3], second = fixture.pids[4];
     json_object *document = diagnose(daemon, EXIT_HANG);
-    json_object *finding = the_finding(document, "lock-cycle", daemon);
+    json_object *finding = json_only_finding(document, "lock-cycle", daemon);
     expect_only_findings(document, (const char *const[]){ "lock-cycle", "idle", NULL });
     pid_t subject = (pid_t)json_int_at(finding, "tid", -1);
     cr_assert(subject == first || subject == second, "the cycle's thread %d", (int)subject);

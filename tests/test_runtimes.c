@@ -13,20 +13,6 @@ TestSuite(runtimes, .fini = fixture_stop_all, .timeout = 180);
 
 #define READY_TIMEOUT_MS 20000 /* a JVM starts in about a second on two cores; node in a fraction */
 
-static json_object *diagnose(pid_t pid, int expected_status)
-{
-    json_object *document = diagnose_expecting(pid, expected_status);
-    cr_assert_not_null(document);
-    return document;
-}
-
-static json_object *the_finding(json_object *document, const char *id, pid_t pid)
-{
-    cr_assert_eq(json_count_findings(document, id, pid), 1, "one '%s' finding on %d: %s", id, pid,
-                 findings_text(document));
-    return json_first_finding(document, id, pid);
-}
-
 static size_t member_count(json_object *finding)
 {
     json_object *members = json_at(finding, "members");
@@ -89,7 +75,7 @@ static void start_built(struct fixture *fixture, const char *name, const char *m
 /* The fixture started, diagnosed as not hung, and stopped. */
 static void expect_healthy(struct fixture *fixture)
 {
-    json_object *document = diagnose(fixture->pids[0], EXIT_NO_HANG);
+    json_object *document = diagnose_expecting(fixture->pids[0], EXIT_NO_HANG);
     expect_not_hung(document);
     json_object_put(document);
     fixture_stop(fixture);
@@ -111,8 +97,8 @@ static void expect_rust_cycle(const char *mode, const char *lock, const char *co
     struct fixture fixture;
     start_built(&fixture, "rust_locks", mode, "Debian's rustc");
     pid_t pid = fixture.pids[0], first = fixture.pids[1], second = fixture.pids[2];
-    json_object *document = diagnose(pid, EXIT_HANG);
-    json_object *finding = the_finding(document, "unowned-lock-cycle", pid);
+    json_object *document = diagnose_expecting(pid, EXIT_HANG);
+    json_object *finding = json_only_finding(document, "unowned-lock-cycle", pid);
     cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
     cr_assert_eq(member_count(finding), 2, "%s", findings_text(document));
     cr_assert(json_finding_has_member(finding, first) && json_finding_has_member(finding, second));
@@ -153,8 +139,8 @@ Test(runtimes, rust_condvar_waiter_holds_the_mutex_its_notifier_takes)
     struct fixture fixture;
     start_built(&fixture, "rust_locks", "condvar", "Debian's rustc");
     pid_t pid = fixture.pids[0], waiter = fixture.pids[1], notifier = fixture.pids[2];
-    json_object *document = diagnose(pid, EXIT_HANG);
-    json_object *finding = the_finding(document, "unowned-lock-cycle", pid);
+    json_object *document = diagnose_expecting(pid, EXIT_HANG);
+    json_object *finding = json_only_finding(document, "unowned-lock-cycle", pid);
     cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
     cr_assert_eq(json_int_at(finding, "tid", -1), notifier);
     cr_assert_eq(member_count(finding), 2, "%s", json_object_to_json_string(finding));
@@ -188,8 +174,8 @@ static void expect_musl_errorcheck_cycle(const char *program)
     struct fixture fixture;
     start_built(&fixture, program, "errorcheck", "musl-gcc");
     pid_t pid = fixture.pids[0], first = fixture.pids[1], second = fixture.pids[2];
-    json_object *document = diagnose(pid, EXIT_HANG);
-    json_object *finding = the_finding(document, "lock-cycle", pid);
+    json_object *document = diagnose_expecting(pid, EXIT_HANG);
+    json_object *finding = json_only_finding(document, "lock-cycle", pid);
     cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
     cr_assert(json_finding_has_member(finding, first) && json_finding_has_member(finding, second), "%s",
               json_object_to_json_string(finding));
@@ -222,7 +208,7 @@ Test(runtimes, musl_static_normal_mutexes_record_no_owner)
     struct fixture fixture;
     start_built(&fixture, "musl_locks_stripped", "normal", "musl-gcc");
     pid_t pid = fixture.pids[0], first = fixture.pids[1], second = fixture.pids[2];
-    json_object *document = diagnose(pid, EXIT_HANG);
+    json_object *document = diagnose_expecting(pid, EXIT_HANG);
     json_object *process = json_process(document, pid);
     for (pid_t tid = first; tid; tid = tid == first ? second : 0) {
         json_object *thread = json_thread(process, tid);
@@ -232,7 +218,7 @@ Test(runtimes, musl_static_normal_mutexes_record_no_owner)
         cr_assert_str_eq(json_string_at(thread, "wait.lock.type"), "musl normal");
         cr_assert_eq(json_int_at(thread, "wait.expected", 0), 0x80000010LL, "EBUSY with the waiters bit");
     }
-    json_object *finding = the_finding(document, "unowned-lock-cycle", pid);
+    json_object *finding = json_only_finding(document, "unowned-lock-cycle", pid);
     cr_assert(json_finding_has_member(finding, first) && json_finding_has_member(finding, second));
     cr_assert_eq(evidence_containing(finding, "waiter", "musl's pthread_mutex_t (normal)"), 2);
     expect_verdict(document, "unowned-lock-cycle", 0);
@@ -266,8 +252,8 @@ Test(runtimes, node_main_thread_and_worker_in_atomics_wait_on_each_other)
     start_node(&fixture, "deadlock");
     pid_t pid = fixture.pids[0], worker = fixture.pids[2];
     cr_assert_eq(fixture.pids[1], pid, "the main thread's tid is the pid");
-    json_object *document = diagnose(pid, EXIT_HANG);
-    json_object *finding = the_finding(document, "atomics-deadlock", pid);
+    json_object *document = diagnose_expecting(pid, EXIT_HANG);
+    json_object *finding = json_only_finding(document, "atomics-deadlock", pid);
     cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
     cr_assert_eq(json_int_at(finding, "tid", -1), pid);
     cr_assert_eq(member_count(finding), 2, "%s", json_object_to_json_string(finding));
@@ -322,8 +308,8 @@ Test(runtimes, go_mutex_lock_order_deadlock_while_a_goroutine_ticks)
     struct fixture fixture;
     start_built(&fixture, "go_locks", "mutex", "Debian's golang-go");
     pid_t pid = fixture.pids[0];
-    json_object *document = diagnose(pid, EXIT_HANG);
-    json_object *finding = the_finding(document, "goroutine-deadlock", pid);
+    json_object *document = diagnose_expecting(pid, EXIT_HANG);
+    json_object *finding = json_only_finding(document, "goroutine-deadlock", pid);
     cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
     cr_assert_eq(json_int_at(finding, "tid", -1), pid);
     cr_assert_eq(evidence_containing(finding, "goroutine", "takes sync.Mutex at 0x"), 2,
@@ -364,7 +350,7 @@ Test(runtimes, go_binary_without_symbols_says_what_it_could_not_read)
     struct fixture fixture;
     start_built(&fixture, "go_locks_stripped", "mutex", "Debian's golang-go");
     pid_t pid = fixture.pids[0];
-    json_object *document = diagnose(pid, EXIT_NO_HANG);
+    json_object *document = diagnose_expecting(pid, EXIT_NO_HANG);
     cr_assert_eq(json_count_findings(document, "goroutine-deadlock", 0), 0);
     json_object *go = json_at(json_process(document, pid), "go");
     cr_assert_not_null(go, "a Go program still");
@@ -444,11 +430,11 @@ Test(runtimes, java_monitor_deadlock_read_from_the_jvms_own_tables)
     struct fixture fixture;
     start_java(&fixture, "monitors");
     pid_t pid = fixture.pids[0];
-    json_object *document = diagnose(pid, EXIT_HANG);
+    json_object *document = diagnose_expecting(pid, EXIT_HANG);
     pid_t first = thread_named(document, pid, "takes-a-then-b");
     pid_t second = thread_named(document, pid, "takes-b-then-a");
     cr_assert(first && second, "the Java threads' names are their OS threads'");
-    json_object *finding = the_finding(document, "java-deadlock", pid);
+    json_object *finding = json_only_finding(document, "java-deadlock", pid);
     cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
     cr_assert_eq(json_int_at(finding, "tid", -1), first < second ? first : second);
     cr_assert_eq(member_count(finding), 2);
@@ -485,11 +471,11 @@ Test(runtimes, java_reentrant_lock_deadlock_read_from_the_locks_owners)
     struct fixture fixture;
     start_java(&fixture, "reentrant");
     pid_t pid = fixture.pids[0];
-    json_object *document = diagnose(pid, EXIT_HANG);
+    json_object *document = diagnose_expecting(pid, EXIT_HANG);
     pid_t first = thread_named(document, pid, "takes-a-then-b");
     pid_t second = thread_named(document, pid, "takes-b-then-a");
     cr_assert(first && second);
-    json_object *finding = the_finding(document, "java-deadlock", pid);
+    json_object *finding = json_only_finding(document, "java-deadlock", pid);
     cr_assert_str_eq(json_string_at(finding, "confidence"), "certain");
     cr_assert(json_finding_has_member(finding, first) && json_finding_has_member(finding, second));
     cr_assert_eq(evidence_containing(finding, "waiter", "waits for ownable synchronizer 0x"), 2, "%s",
@@ -526,7 +512,7 @@ Test(runtimes, jvm_of_an_unknown_version_says_what_it_could_not_read)
     struct fixture fixture;
     fixture_start(&fixture, "jvm_unknown");
     pid_t pid = fixture.pids[0];
-    json_object *document = diagnose(pid, EXIT_NO_HANG);
+    json_object *document = diagnose_expecting(pid, EXIT_NO_HANG);
     json_object *jvm = json_at(json_process(document, pid), "jvm");
     cr_assert_not_null(jvm, "it maps a libjvm.so");
     cr_assert(strstr(json_string_at(jvm, "why_not"), "an unknown JDK"), "%s", json_string_at(jvm, "why_not"));

@@ -37,13 +37,6 @@ static json_object *diagnose(pid_t pid, int expected_status)
     return document;
 }
 
-static json_object *the_finding(json_object *document, const char *id, pid_t pid)
-{
-    cr_assert_eq(json_count_findings(document, id, pid), 1, "one '%s' finding on %d: %s", id, pid,
-                 json_object_to_json_string(json_at(document, "findings")));
-    return json_first_finding(document, id, pid);
-}
-
 static size_t evidence_count(json_object *finding, const char *name)
 {
     char key[96];
@@ -68,7 +61,7 @@ Test(timers, a_thread_that_only_timer_threads_could_wake_is_likely_hung)
     pid_t pid = fixture.pids[0];
     sleep(2); /* asleep longer than the threshold */
     json_object *document = diagnose(pid, EXIT_HANG);
-    json_object *finding = the_finding(document, "timer-only-wakers", pid);
+    json_object *finding = json_only_finding(document, "timer-only-wakers", pid);
     cr_assert_eq(json_int_at(finding, "tid", -1), pid, "about the main thread");
     cr_assert_str_eq(json_string_at(finding, "confidence"), "likely");
     cr_assert_eq(evidence_count(finding, "timer_waker"), 2, "both housekeepers: %s",
@@ -120,7 +113,7 @@ static void expect_replaced_worker(const char *python)
     fixture_start_python_with(&fixture, python, "pool_killed.py", NULL, NULL, PYTHON_READY_TIMEOUT_MS);
     pid_t parent = fixture.pids[0], replacement = fixture.pids[1];
     json_object *document = diagnose(parent, EXIT_HANG);
-    json_object *finding = the_finding(document, "replaced-worker", parent);
+    json_object *finding = json_only_finding(document, "replaced-worker", parent);
     cr_assert_eq(json_int_at(finding, "tid", -1), parent, "the waiting main thread");
     char young[32];
     snprintf(young, sizeof young, "process %d,", (int)replacement);
@@ -173,7 +166,7 @@ Test(timers, qt_wait_for_done_in_a_forked_child_is_fork_inheritance)
     pid_t child = fixture.pids[1];
     sleep(1);
     json_object *document = diagnose(fixture.pids[0], EXIT_HANG_FORK_UNSAFE);
-    json_object *finding = the_finding(document, "fork-unsafe-runtime", child);
+    json_object *finding = json_only_finding(document, "fork-unsafe-runtime", child);
     cr_assert_eq(json_int_at(finding, "tid", -1), child);
     cr_assert_str_eq(json_string_at(finding, "evidence.runtime"), "qt");
     cr_assert_eq(evidence_count(finding, "timer_waker"), 1, "%s", json_object_to_json_string(finding));
@@ -200,7 +193,7 @@ static void expect_grpc_call_in_a_forked_child(const char *python)
     fixture_start_python_with(&fixture, python, "grpc_fork.py", "hang", NULL, PYTHON_READY_TIMEOUT_MS);
     pid_t child = fixture.pids[1];
     json_object *document = diagnose(fixture.pids[0], EXIT_HANG_FORK_UNSAFE);
-    json_object *finding = the_finding(document, "fork-unsafe-runtime", child);
+    json_object *finding = json_only_finding(document, "fork-unsafe-runtime", child);
     cr_assert_eq(json_int_at(finding, "tid", -1), child, "the child's main thread, in the call");
     cr_assert_str_eq(json_string_at(finding, "evidence.runtime"), "grpc");
     cr_assert(strstr(json_string_at(finding, "evidence.polls"), "only to wait there again"), "%s",
@@ -293,7 +286,7 @@ Test(timers, a_second_diagnosis_sees_the_wait_begin_where_it_began, .timeout = 6
     json_object *second = diagnose_once(pid, "3s", true, &status);
     cr_assert_eq(status, EXIT_HANG, "the second diagnosis exits %d: %s", status,
                  json_object_to_json_string(json_at(second, "findings")));
-    json_object *finding = the_finding(second, "timer-only-wakers", pid);
+    json_object *finding = json_only_finding(second, "timer-only-wakers", pid);
     json_object *thread = json_thread(json_process(second, pid), pid);
     double before_stop = json_object_get_double(json_at(thread, "blocked_before_stop_s"));
     /* the ledger's figure is a duration in the target's scheduler clock (its exec_start after the stop minus before
