@@ -64,8 +64,11 @@ void report_rule_atomics_deadlock(struct report_rule_context *c)
     for (size_t p = 0; p < graph->nprocesses; p++) {
         const struct report_graph_process *threads = &graph->processes[p];
         size_t javascript = 0, parked = 0, first_parked = REPORT_NO_NODE;
-        for (size_t n = threads->first_node; n < threads->first_node + threads->nnodes; n++) {
+        bool all_read = true;
+        for (size_t n = threads->first_node; n < threads->first_node + threads->nnodes && all_read; n++) {
             const struct hd_thread *thread = graph->nodes[n].thread;
+            /* a live thread whose stack was not read could be a JavaScript thread free to notify */
+            all_read = graph->nodes[n].wake == REPORT_WAKE_EXITED || thread->stack.state == HD_STACK_TAKEN;
             if (graph->nodes[n].wake == REPORT_WAKE_EXITED || !runs_javascript(thread))
                 continue;
             javascript++;
@@ -75,7 +78,7 @@ void report_rule_atomics_deadlock(struct report_rule_context *c)
             if (first_parked == REPORT_NO_NODE)
                 first_parked = n;
         }
-        if (javascript == 0 || parked != javascript || rule_named_by_a_hang(c->analysis, first_parked))
+        if (!all_read || javascript == 0 || parked != javascript || rule_named_by_a_hang(c->analysis, first_parked))
             continue;
         const struct hd_process *process = threads->process;
         struct report_finding *finding =
