@@ -7,6 +7,7 @@
  * ready <pid> <first tid> <second tid> */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,16 @@ static void *lock_in_order(void *argument)
 static int waiters(pthread_mutex_t *mutex)
 {
     return __atomic_load_n(&((volatile int *)mutex)[2], __ATOMIC_SEQ_CST);
+}
+
+/* the ready line (fixture.h's protocol, written without it: musl-gcc builds against musl's headers alone) */
+static bool ready(void)
+{
+    char line[64];
+    int length = snprintf(line, sizeof line, "ready %d %d %d\n", (int)getpid(), (int)tids[0], (int)tids[1]);
+    bool written = write(3, line, (size_t)length) == length;
+    close(3);
+    return written;
 }
 
 static pthread_cond_t fed = PTHREAD_COND_INITIALIZER;
@@ -77,11 +88,8 @@ static int feed_every_second(void)
     while (!tids[0] || !tids[1])
         usleep(1000);
     usleep(100000);
-    char line[64];
-    int length = snprintf(line, sizeof line, "ready %d %d %d\n", (int)getpid(), (int)tids[0], (int)tids[1]);
-    if (write(3, line, (size_t)length) != length)
+    if (!ready())
         return 1;
-    close(3);
     pthread_join(threads[0], NULL);
     return 0;
 }
@@ -108,11 +116,8 @@ int main(int argc, char **argv)
         usleep(1000);
     }
     usleep(100000);
-    char line[64];
-    int length = snprintf(line, sizeof line, "ready %d %d %d\n", (int)getpid(), (int)tids[0], (int)tids[1]);
-    if (write(3, line, (size_t)length) != length)
+    if (!ready())
         return 1;
-    close(3);
     pthread_join(threads[0], NULL);
     return 0;
 }
