@@ -450,9 +450,10 @@ void probe_go_first_look(struct hd_snapshot *sample)
         first_look_at(&sample->processes[p], &known);
 }
 
-bool probe_read_goroutines(struct hd_snapshot *final, const struct hd_snapshot *first)
+bool probe_read_goroutines(struct hd_snapshot *final, const struct hd_snapshot *first,
+                           struct probe_symbols *shared_symbols)
 {
-    struct probe_symbols *symbols = NULL;
+    struct probe_symbols *symbols = shared_symbols;
     struct not_go known = { .count = 0 };
     bool ok = true;
     for (size_t p = 0; p < final->nprocesses && ok; p++) {
@@ -473,6 +474,7 @@ bool probe_read_goroutines(struct hd_snapshot *final, const struct hd_snapshot *
             hd_snapshot_note(final, HD_NOTE_STACKS, process->pid, 0, "Go program: goroutines not read: %s",
                              process->go.why_not);
     }
-    probe_symbols_free(symbols);
+    if (symbols != shared_symbols)
+        probe_symbols_free(symbols);
     return ok;
 }

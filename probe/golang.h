@@ -20,6 +20,9 @@
 void probe_go_first_look(struct hd_snapshot *sample);
 
 /* The last look, for every Go process of the final snapshot: process->go with the goroutines, their stacks named
- * by their symbols, and `unchanged` where the first look (`first`, NULL when there was none) saw the same wait.
- * False only when memory ran out. */
-bool probe_read_goroutines(struct hd_snapshot *final, const struct hd_snapshot *first);
+ * by `symbols` (the native stacks' tables, borrowed; NULL: tables of its own, as with --no-ptrace), and
+ * `unchanged` where the first look (`first`, NULL when there was none) saw the same wait. False only when memory
+ * ran out. */
+struct probe_symbols;
+bool probe_read_goroutines(struct hd_snapshot *final, const struct hd_snapshot *first,
+                           struct probe_symbols *symbols);

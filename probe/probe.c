@@ -413,7 +413,7 @@ static int conclude(struct hd_snapshot *final, struct hd_snapshot **earlier, uns
     if (!options->no_python &&
         !probe_look_again_at_python_spinners(final, PYTHON_LOOKS_AGAIN, PYTHON_LOOK_INTERVAL_MS, options->deadline))
         result = -ENOMEM;
-    if (!probe_read_goroutines(final, nearlier ? earlier[0] : NULL))
+    if (!probe_read_goroutines(final, nearlier ? earlier[0] : NULL, stacks ? probe_stacks_symbols(stacks) : NULL))
         result = -ENOMEM;
     if (!probe_read_jvms(final))
         result = -ENOMEM;

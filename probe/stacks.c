@@ -63,6 +63,11 @@ struct probe_stacks *probe_stacks_new(bool debug_files)
     return steal_pointer(&stacks);
 }
 
+struct probe_symbols *probe_stacks_symbols(struct probe_stacks *stacks)
+{
+    return stacks->symbols;
+}
+
 void probe_stacks_free(struct probe_stacks *stacks)
 {
     if (!stacks)

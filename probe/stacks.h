@@ -20,6 +20,9 @@ struct probe_stacks;
 struct probe_stacks *probe_stacks_new(bool debug_files);
 /* Releases whatever is still attached and restores the signal handlers. */
 void probe_stacks_free(struct probe_stacks *stacks);
+/* The symbol tables the stacks were named by (borrowed): other readers of the same processes' code (Go's goroutine
+ * stacks) name theirs with them, not with a second copy of each file's table. */
+struct probe_symbols *probe_stacks_symbols(struct probe_stacks *stacks);
 
 /* A thread asked to stop that did not stop in time (starved, or in D) stops later, by itself: these detach every
  * such thread that has stopped since, so that no thread of a target stays stopped between samples and no sample
