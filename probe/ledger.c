@@ -290,6 +290,11 @@ static void record_process(int dir_fd, const struct hd_snapshot *snapshot, const
          * blocked-for, which hangdoc extrapolates from CLOCK_MONOTONIC (schedclock.h), does not: the longer. */
         double since_its_run_s = (sched.exec_start_ms - thread->last_ran_ms) / 1000.0 + thread->waited_before_s;
         double waited_s = since_its_run_s > thread->blocked_for_s ? since_its_run_s : thread->blocked_for_s;
+        /* Nor more than it can be: the stop came after the last sample read the blocked-for, within the sampling.
+         * Each CPU's task clock leaves out that CPU's own stolen time, so two readings taken on two CPUs of a
+         * loaded VM stand apart by seconds (seen: a 5.3 s wait read as 7.3 s, after a diagnosis of 1.6 s). */
+        if (waited_s > thread->blocked_for_s + snapshot->sampling_s)
+            waited_s = thread->blocked_for_s + snapshot->sampling_s;
         if (waited_s < LEDGER_MIN_WAIT_S || sched.exec_start_ms < thread->last_ran_ms - 1.0)
             continue; /* not stopped after all (in D), or two CPUs' clocks disagree beyond reason */
         fprintf(file, "%d %ld", (int)thread->tid, thread->syscall.nr);

@@ -246,6 +246,28 @@ Test(ledger, a_wait_is_carried_to_a_thread_that_has_not_run_since_and_to_no_othe
 
 /* A thread that switched more since the sample than a stop makes it (into the stop and back into its wait) was woken
  * by something else meanwhile: its wait may have begun again, so no line is written for it. */
+/* Its last run read on one CPU's task clock and its run through the stop on another's, which left out more stolen
+ * time: the two readings put 5 s between them where the blocked-for says 2 s, and the sampling took 0.5 s. The
+ * line carries no more than the wait can have lasted by the stop: 2.5 s. */
+Test(ledger, a_wait_read_across_two_cpus_clocks_is_carried_no_longer_than_it_can_be)
+{
+    struct sleeper sleeper;
+    start_sleeper(&sleeper);
+    char *dir = make_dir(0700);
+    struct hd_snapshot *first = stopped_two_seconds_into_its_wait(&sleeper);
+    first->processes[0].threads[0].last_ran_ms -= 3000.0;
+    first->sampling_s = 0.5;
+    probe_ledger_record(first, dir);
+    struct hd_snapshot *same = snapshot_of(&sleeper, 0.3);
+    probe_ledger_apply(same, dir);
+    const struct hd_thread *thread = &same->processes[0].threads[0];
+    cr_assert_float_eq(thread->waited_before_s, 2.5, 0.01, "carried %.3f s", thread->waited_before_s);
+    hd_snapshot_free(first);
+    hd_snapshot_free(same);
+    stop_sleeper(&sleeper);
+    remove_dir(dir);
+}
+
 Test(ledger, a_thread_woken_since_the_sample_gets_no_line)
 {
     struct sleeper sleeper;
