@@ -31,6 +31,7 @@ static const struct {
 /* The row of the lock the goroutine waits to take, or -1; *frame the frame that calls it (its user's code). */
 static int lock_taken(const struct hd_goroutine *goroutine, size_t *caller)
 {
+    *caller = goroutine->nframes; /* no frame of its own until one is found */
     if (goroutine->status != G_WAITING || goroutine->system)
         return -1;
     for (size_t row = 0; row < COUNT(lock_takes); row++) {
@@ -145,6 +146,8 @@ void report_rule_goroutine_deadlock(struct report_rule_context *c)
             size_t caller;
             const struct hd_goroutine *goroutine = &go->goroutines[g];
             int row = lock_taken(goroutine, &caller);
+            if (row < 0)
+                continue; /* a taker by the first pass; never so */
             rule_evidence(c, finding, "goroutine",
                           "goroutine %" PRId64 " takes %s at 0x%" PRIx64 " in %s (started in %s), unchanged since "
                           "the first sample",
