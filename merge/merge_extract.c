@@ -213,7 +213,7 @@ static bool read_stack(struct report_merge_observation *observation, json_object
         observation->nstack = slots;
     size_t inner = 0;
     if (ok)
-        observation->wait = report_merge_find_wait(functions, files, kept, &inner);
+        observation->wait = report_find_named_wait(functions, files, kept, &inner);
     observation->wait_frame = slots - 1 - inner;
     free(functions);
     free(files);

@@ -10,6 +10,7 @@
 #include "analysis.h"
 #include "merge.h"
 #include "merge_ranks.h"
+#include "named_waits.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -55,14 +56,6 @@ struct report_merge_local_verdict {
     bool spins_in_collective;
 };
 
-/* A wait that a main thread's stack shows, from the table in merge_waits.c. */
-struct report_merge_wait {
-    const char *function;   /* fnmatch(3) pattern, case folded, over a frame's function */
-    const char *file;       /* the same over a Python frame's file; NULL: any frame, Python or native */
-    const char *what;       /* after "wait"/"waits": "in all_reduce", "for a DataLoader batch" */
-    const char *collective; /* the collective's name when the wait is one; NULL otherwise */
-};
-
 /* One rank as one report shows it. */
 struct report_merge_observation {
     size_t document;
@@ -74,7 +67,7 @@ struct report_merge_observation {
     char **stack; /* the main thread's frames, outermost first: Python where present, else native names */
     size_t nstack;
     bool python;  /* the frames are Python's */
-    const struct report_merge_wait *wait; /* the innermost known wait of the stack, or NULL */
+    const struct report_named_wait *wait; /* the innermost known wait of the stack (named_waits.h), or NULL */
     size_t wait_frame;                    /* its index in stack */
     struct report_merge_local_verdict verdict;
     struct report_merge_finding *findings; /* every finding about the rank's process or its workers */
@@ -225,10 +218,6 @@ char *report_merge_strdup(const char *text, bool *failed);
 bool report_merge_add_note(struct report_merge *merge, const char *source, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The innermost known wait of a stack given innermost first as functions and (Python) files; NULL when none.
- * `*frame` gets its index there. (merge_waits.c) */
-const struct report_merge_wait *report_merge_find_wait(const char *const *functions, const char *const *files,
-                                                      size_t nframes, size_t *frame);
 /* "waits for a mutex its parent held at fork": what a finding id says after its subject; NULL for an id the table
  * does not know. (merge_waits.c) */
 const char *report_merge_finding_phrase(const char *id);

@@ -74,17 +74,17 @@ Test(rank_set, complement_is_the_missing_ranks)
 
 /* ---- the table of waits and the phrases of findings ---------------------------------------------------------- */
 
-static const struct report_merge_wait *wait_of(const char *const *functions, const char *const *files, size_t n)
+static const struct report_named_wait *wait_of(const char *const *functions, const char *const *files, size_t n)
 {
     size_t frame = 0;
-    return report_merge_find_wait(functions, files, n, &frame);
+    return report_find_named_wait(functions, files, n, &frame);
 }
 
 Test(waits, python_collective_needs_torch_distributed)
 {
     const char *functions[] = { "all_reduce", "main" };
     const char *files[] = { "/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", "/t.py" };
-    const struct report_merge_wait *wait = wait_of(functions, files, 2);
+    const struct report_named_wait *wait = wait_of(functions, files, 2);
     cr_assert_not_null(wait);
     cr_assert_str_eq(wait->collective, "all_reduce");
     const char *user_files[] = { "/srv/my_broadcast.py", "/t.py" };
@@ -96,7 +96,7 @@ Test(waits, native_names_are_case_folded)
 {
     const char *functions[] = { "__futex_abstimed_wait_common", "PMPI_Allreduce", "main" };
     const char *files[] = { NULL, NULL, NULL };
-    const struct report_merge_wait *wait = wait_of(functions, files, 3);
+    const struct report_named_wait *wait = wait_of(functions, files, 3);
     cr_assert_not_null(wait);
     cr_assert_str_eq(wait->collective, "all_reduce");
 }
@@ -106,7 +106,7 @@ Test(waits, a_dataloader_wait_before_the_queue_it_is_made_of)
     const char *functions[] = { "Queue.get", "_MultiProcessingDataLoaderIter._try_get_data", "main" };
     const char *files[] = { "/usr/lib/python3.11/multiprocessing/queues.py",
                             "/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py", "/t.py" };
-    const struct report_merge_wait *wait = wait_of(functions, files, 3);
+    const struct report_named_wait *wait = wait_of(functions, files, 3);
     cr_assert_not_null(wait);
     cr_assert_str_eq(wait->what, "for a DataLoader batch");
     cr_assert_null(wait->collective);
