@@ -3,6 +3,7 @@
 #include "analysis.h"
 
 #include "catalogue.h"
+#include "collectives.h"
 #include "forkserver.h"
 #include "inheritance.h"
 #include "python_view.h"
@@ -35,7 +36,8 @@ struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot, 
         return NULL;
     analysis->catalogue = catalogue;
     analysis->stuck_after_s = options->stuck_after_s;
-    if (!report_build_graph(snapshot, &analysis->graph))
+    if (!report_build_graph(snapshot, &analysis->graph) ||
+        !report_find_collectives(&analysis->graph, &analysis->collectives, &analysis->ncollectives))
         return NULL;
     struct report_rule_context c cleanup_with(release_context) = {
         .snapshot = snapshot, .catalogue = catalogue, .analysis = analysis };
@@ -73,6 +75,7 @@ void report_analysis_free(struct report_analysis *analysis)
     }
     free(analysis->verdict.hangs);
     free(analysis->named_by_hang);
+    free(analysis->collectives);
     report_graph_release(&analysis->graph);
     free(analysis);
 }

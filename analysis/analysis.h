@@ -110,6 +110,7 @@ struct report_evidence {
 };
 
 struct report_runtime;
+struct report_collective;
 
 struct report_finding {
     enum report_finding_id kind;
@@ -177,6 +178,8 @@ struct report_analysis {
     struct report_verdict verdict;
     bool asleep_forever_exists; /* then a signal could still wake them: say so once */
     bool *named_by_hang;        /* per node: the subject or a member of a finding that is a hang */
+    struct report_collective *collectives; /* the processes in a collective, snapshot order (collectives.h) */
+    size_t ncollectives;
 };
 
 /* The analysis's settings: what the caller decides, not what was read from the system. */

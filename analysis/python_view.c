@@ -19,6 +19,9 @@ static const char *const plumbing_files[] = {
      * the thread's stack while the loop waits */
     "asyncio/base_events.py", "asyncio/runners.py", "asyncio/events.py", "asyncio/selector_events.py",
     "asyncio/unix_events.py",
+    /* torch.distributed's collectives and the logging wrapper around them: the line that called all_reduce is the
+     * user's (the collective rules name the call itself) */
+    "torch/distributed/distributed_c10d.py", "torch/distributed/c10d_logger.py",
 };
 
 static bool is_plumbing(const char *file)

@@ -8,6 +8,7 @@
 #include "signals.h"
 
 #include "buffer.h"
+#include "collectives.h"
 #include "describe.h"
 #include "json_writer.h"
 #include "render_inheritance.h"
@@ -487,6 +488,38 @@ static void job_json(struct report_json *json, const struct hd_job *job)
     report_json_end_object(json);
 }
 
+/* The collective the process is in (collectives.h); null when none. */
+static void collective_json(struct report_json *json, const struct report_analysis *analysis,
+                            const struct hd_process *process)
+{
+    const struct report_collective *collective = report_process_collective(analysis, process);
+    if (!collective) {
+        report_json_null(json, "collective");
+        return;
+    }
+    const struct hd_thread *thread = analysis->graph.nodes[collective->node].thread;
+    report_json_begin_object(json, "collective");
+    report_json_string(json, "name", collective->name);
+    report_json_int(json, "tid", thread->tid);
+    report_json_string_or_null(json, "function", collective->function);
+    report_json_string_or_null(json, "file", collective->file);
+    number_or_null(json, "line", collective->file ? collective->line : -1);
+    report_json_string_or_null(json, "site_function", collective->site_function);
+    report_json_string_or_null(json, "site_file", collective->site_file);
+    number_or_null(json, "site_line", collective->site_file ? collective->site_line : -1);
+    report_json_string_or_null(json, "backend", collective->backend);
+    report_json_string_or_null(json, "backend_wait", collective->backend_wait);
+    if (collective->backend)
+        report_json_int(json, "backend_tid", analysis->graph.nodes[collective->backend_node].thread->tid);
+    else
+        report_json_null(json, "backend_tid");
+    if (collective->backend_timeout_known)
+        report_json_double(json, "backend_timeout_s", collective->backend_timeout_s);
+    else
+        report_json_null(json, "backend_timeout_s");
+    report_json_end_object(json);
+}
+
 static void process_json(struct report_json *json, const struct hd_snapshot *snapshot,
                          const struct hd_process *process, const struct report_analysis *analysis)
 {
@@ -534,6 +567,7 @@ static void process_json(struct report_json *json, const struct hd_snapshot *sna
         report_json_null(json, "pid_namespace");
     }
     job_json(json, process->job);
+    collective_json(json, analysis, process);
     report_json_int(json, "thread_count", process->thread_count);
     report_json_bool(json, "kernel_thread", process->kernel_thread);
     if (process->zombie)

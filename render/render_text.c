@@ -3,6 +3,7 @@
 #include "report.h"
 
 #include "buffer.h"
+#include "collectives.h"
 #include "describe.h"
 #include "signals.h"
 #include "render_inheritance.h"
@@ -566,6 +567,32 @@ static void render_threads(struct report_buffer *out, const struct report_analys
     report_buffer_puts(out, "\n");
 }
 
+/* "collective: all_reduce at train.py:41 (thread 12, asleep 63 s) · gloo: receive from a peer, timeout in 29 min" */
+static void render_collective(struct report_buffer *out, const struct report_analysis *analysis,
+                              const struct hd_process *process, unsigned depth)
+{
+    const struct report_collective *collective = report_process_collective(analysis, process);
+    if (!collective)
+        return;
+    const struct hd_thread *thread = analysis->graph.nodes[collective->node].thread;
+    struct report_buffer call = { 0 };
+    report_describe_collective(collective, &call);
+    indent(out, depth);
+    report_buffer_puts(out, "    collective: ");
+    put_escaped(out, call.data && !call.failed ? call.data : "?");
+    report_buffer_release(&call);
+    report_buffer_printf(out, " (thread %d", (int)thread->tid);
+    if (thread->blocked_for_known && thread->state != 'R')
+        report_buffer_printf(out, ", asleep %.1f s", thread->blocked_for_s);
+    report_buffer_puts(out, ")");
+    if (collective->backend) {
+        report_buffer_printf(out, " · %s: %s", collective->backend, collective->backend_wait);
+        if (collective->backend_timeout_known)
+            report_buffer_printf(out, ", timeout in %.0f s", collective->backend_timeout_s);
+    }
+    report_buffer_puts(out, "\n");
+}
+
 static void render_process(struct report_buffer *out, const struct hd_snapshot *snapshot,
                            const struct report_analysis *analysis, const struct hd_process *process,
                            const struct report_text_options *options, const struct report_node *nodes,
@@ -615,6 +642,7 @@ static void render_process(struct report_buffer *out, const struct hd_snapshot *
         report_describe_job(out, process->job);
         report_buffer_puts(out, "\n");
     }
+    render_collective(out, analysis, process, depth);
     if (process->python.read) {
         indent(out, depth);
         report_buffer_puts(out, "    python ");
