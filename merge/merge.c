@@ -29,6 +29,8 @@ static void release_observation(struct report_merge_observation *observation)
         free(observation->findings[f].summary);
     }
     free(observation->findings);
+    free(observation->call.name);
+    free(observation->call.site);
 }
 
 static void release_document(struct report_merge_document *document)
@@ -80,6 +82,10 @@ static void release_job(struct report_merge_job *job)
         report_rank_set_release(&job->classes[c].changed);
     }
     free(job->classes);
+    for (size_t c = 0; c < job->ncalls; c++)
+        report_rank_set_release(&job->calls[c].ranks);
+    free(job->calls);
+    report_rank_set_release(&job->in_no_call);
     release_verdict(&job->verdict);
 }
 

@@ -7,6 +7,7 @@
 #include "merge_model.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,6 +332,36 @@ static bool mark_collective_spin(struct report_merge_observation *observation)
     return true;
 }
 
+/* The rank's collective as its report names it (`collective` of its process), with how long its thread has slept
+ * there against the report's threshold. Reports from before `collective` name none: the stack's wait stands. */
+static bool read_call(json_object *document, json_object *process, struct report_merge_observation *observation)
+{
+    json_object *collective = member(process, "collective");
+    const char *name = string_member(collective, "name");
+    if (!name)
+        return true;
+    const char *file = string_member(collective, "site_file");
+    int64_t line = 0;
+    bool failed = false;
+    observation->call.name = report_merge_strdup(name, &failed);
+    if (file && integer_member(collective, "site_line", 0, INT32_MAX, &line)) {
+        const char *slash = strrchr(file, '/');
+        if (asprintf(&observation->call.site, "%s:%d", slash ? slash + 1 : file, (int)line) < 0) {
+            observation->call.site = NULL;
+            failed = true;
+        }
+    }
+    json_object *thread = main_thread(process, pid_member(collective, "tid"));
+    json_object *asleep = member(thread, "blocked_for_s"), *threshold = member(member(document, "snapshot"),
+                                                                              "stuck_after_s");
+    bool numbers = (json_object_is_type(asleep, json_type_double) || json_object_is_type(asleep, json_type_int)) &&
+                   (json_object_is_type(threshold, json_type_double) || json_object_is_type(threshold, json_type_int));
+    observation->call.timed = numbers;
+    observation->call.waited_long = numbers && json_object_get_double(threshold) > 0 &&
+                                    json_object_get_double(asleep) >= json_object_get_double(threshold);
+    return !failed;
+}
+
 /* ---- jobs ---- */
 
 /* The job `label` belongs to: one whose identity (Slurm job and step, torchelastic run, master) is the same. */
@@ -429,7 +460,7 @@ static bool observe_rank(struct report_merge *merge, json_object *document, json
         ok = read_stack(observation, main_thread(process, pid)) &&
              read_local_verdict(document, &processes, &observation->verdict, &first) &&
              mark_collective_spin(observation) &&
-             read_findings(document, &processes, observation) &&
+             read_findings(document, &processes, observation) && read_call(document, process, observation) &&
              note_world_size(merge, &merge->jobs[job], count_member(label, "world_size"),
                              merge->documents[document_index].source);
         merge->documents[document_index].ranks++;

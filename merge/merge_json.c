@@ -76,11 +76,13 @@ static void verdict_json(struct report_json *json, const struct report_merge *me
                          const struct report_merge_verdict *verdict)
 {
     static const char *const kinds[REPORT_MERGE_VERDICT_KINDS] = {
-        [REPORT_MERGE_RANK_HUNG] = "rank-hung",         [REPORT_MERGE_PROCESS_HUNG] = "process-hung",
+        [REPORT_MERGE_RANK_HUNG] = "rank-hung",         [REPORT_MERGE_MISMATCH] = "mismatch",
+        [REPORT_MERGE_PROCESS_HUNG] = "process-hung",
         [REPORT_MERGE_MISSING_RANKS] = "missing-ranks", [REPORT_MERGE_OUTLIER] = "outlier",
         [REPORT_MERGE_UNIFORM] = "uniform",             [REPORT_MERGE_NO_RANKS] = "no-ranks",
     };
     static const char *const steps[REPORT_MERGE_STEP_KINDS] = {
+        [REPORT_MERGE_STEP_MISMATCH] = "mismatch",
         [REPORT_MERGE_STEP_WAITING] = "waiting",       [REPORT_MERGE_STEP_NEVER_JOINED] = "never-joined",
         [REPORT_MERGE_STEP_DIFFERS] = "differs",       [REPORT_MERGE_STEP_RANK] = "rank",
         [REPORT_MERGE_STEP_MAIN_THREAD] = "main-thread", [REPORT_MERGE_STEP_ROOT_CAUSE] = "root-cause",
@@ -213,6 +215,23 @@ static void class_json(struct report_json *json, const struct report_merge *merg
     report_json_end_object(json);
 }
 
+/* The table of the job's collectives: each call (collective and call site) with its ranks. */
+static void calls_json(struct report_json *json, const struct report_merge_job *job)
+{
+    report_json_begin_array(json, "collectives");
+    for (size_t c = 0; c < job->ncalls; c++) {
+        report_json_begin_object(json, NULL);
+        report_json_string(json, "name", job->calls[c].name);
+        report_json_string_or_null(json, "site", job->calls[c].site);
+        rank_set_json(json, "ranks", &job->calls[c].ranks);
+        report_json_bool(json, "timed", job->calls[c].timed);
+        report_json_bool(json, "waited_long", job->calls[c].waited_long);
+        report_json_end_object(json);
+    }
+    report_json_end_array(json);
+    rank_set_json(json, "in_no_collective", &job->in_no_call);
+}
+
 static void job_json(struct report_json *json, const struct report_merge *merge, const struct report_merge_job *job)
 {
     report_json_begin_object(json, NULL);
@@ -229,6 +248,7 @@ static void job_json(struct report_json *json, const struct report_merge *merge,
         rank_json(json, merge, &job->ranks[r]);
     report_json_end_array(json);
     tree_json(json, job);
+    calls_json(json, job);
     report_json_begin_array(json, "classes");
     for (size_t c = 0; c < job->nclasses; c++)
         class_json(json, merge, job, c);

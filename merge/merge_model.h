@@ -56,6 +56,14 @@ struct report_merge_local_verdict {
     bool spins_in_collective;
 };
 
+/* The collective a rank's process is in, from its report's `collective` (analysis/collectives.h). */
+struct report_merge_call {
+    char *name;       /* "all_reduce"; NULL when the report names none */
+    char *site;       /* "train.py:41": the call site's file without its directories, and line; NULL when none */
+    bool timed;       /* the report says how long its thread has slept there, and its --stuck-after */
+    bool waited_long; /* its thread asleep in it for the report's --stuck-after or longer */
+};
+
 /* One rank as one report shows it. */
 struct report_merge_observation {
     size_t document;
@@ -72,6 +80,7 @@ struct report_merge_observation {
     struct report_merge_local_verdict verdict;
     struct report_merge_finding *findings; /* every finding about the rank's process or its workers */
     size_t nfindings;
+    struct report_merge_call call;
 };
 
 /* One report. */
@@ -125,6 +134,7 @@ struct report_merge_class {
 
 enum report_merge_verdict_kind {
     REPORT_MERGE_RANK_HUNG,      /* a rank is hung by itself: its host's report names the root cause */
+    REPORT_MERGE_MISMATCH,       /* the ranks wait in different collectives */
     REPORT_MERGE_PROCESS_HUNG,   /* a report is hung in a process that is no rank's */
     REPORT_MERGE_MISSING_RANKS,  /* WORLD_SIZE names ranks that no report shows */
     REPORT_MERGE_OUTLIER,        /* ranks whose stacks differ from the others', none hung by itself */
@@ -134,6 +144,7 @@ enum report_merge_verdict_kind {
 };
 
 enum report_merge_step_kind {
+    REPORT_MERGE_STEP_MISMATCH,     /* the ranks in different collectives: every call and its ranks */
     REPORT_MERGE_STEP_WAITING,      /* the most common class, in its wait */
     REPORT_MERGE_STEP_NEVER_JOINED, /* a rank that is not in the collective the others wait in */
     REPORT_MERGE_STEP_DIFFERS,      /* a rank whose stack differs from the others' (no collective to join) */
@@ -168,6 +179,15 @@ struct report_merge_verdict {
     size_t nnext;
 };
 
+/* The ranks in one call: the same collective from the same call site (merge_calls.c). */
+struct report_merge_call_row {
+    const char *name; /* borrowed from an observation */
+    const char *site; /* NULL when no report named one */
+    struct report_rank_set ranks;
+    bool timed;       /* every rank's report says how long it waited (reports before `collective` do not) */
+    bool waited_long; /* every rank of it waited the threshold */
+};
+
 struct report_merge_job {
     char *job_id; /* SLURM_JOB_ID */
     char *step_id;
@@ -185,6 +205,9 @@ struct report_merge_job {
     struct report_merge_class *classes; /* the smallest first */
     size_t nclasses, classes_capacity;
     size_t most_common; /* index into classes; REPORT_MERGE_NONE when none */
+    struct report_merge_call_row *calls; /* the ranks' collectives, the most ranks first (merge_calls.c) */
+    size_t ncalls, calls_capacity;
+    struct report_rank_set in_no_call; /* ranks whose report names no collective of theirs */
     struct report_merge_verdict verdict;
 };
 
@@ -221,6 +244,11 @@ bool report_merge_add_note(struct report_merge *merge, const char *source, const
 /* "waits for a mutex its parent held at fork": what a finding id says after its subject; NULL for an id the table
  * does not know. (merge_waits.c) */
 const char *report_merge_finding_phrase(const char *id);
+
+/* The table of the ranks' collectives of `job`, from its rank table (merge_calls.c); false when memory ran out. */
+bool report_merge_tabulate_calls(const struct report_merge *merge, struct report_merge_job *job);
+/* "all_reduce at train.py:41" of a row. */
+void report_merge_describe_call(const struct report_merge_call_row *row, struct report_buffer *out);
 
 /* The rank table, tree and classes of every job (merge_tree.c); false when memory ran out. */
 bool report_merge_build_jobs(struct report_merge *merge);

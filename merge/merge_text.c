@@ -176,6 +176,33 @@ static void render_tree(struct report_buffer *out, const struct report_merge_job
         render_branch(out, job, child, "", "");
 }
 
+/* ---- collectives ---- */
+
+/* Which ranks are in which call: a line per call, the most ranks first (merge_calls.c); nothing when no rank is in
+ * a collective. */
+static void render_calls(struct report_buffer *out, const struct report_merge_job *job)
+{
+    if (job->ncalls == 0)
+        return;
+    report_buffer_puts(out, "\ncollectives of the ranks (each rank's latest report), the most ranks first:\n");
+    for (size_t c = 0; c < job->ncalls; c++) {
+        struct report_buffer call = { 0 };
+        report_merge_describe_call(&job->calls[c], &call);
+        report_buffer_puts(out, "  ");
+        put_escaped(out, call.data && !call.failed ? call.data : "?");
+        report_buffer_release(&call);
+        report_buffer_puts(out, "  ");
+        report_rank_set_describe(&job->calls[c].ranks, out, 0);
+        report_buffer_puts(out, job->calls[c].timed && !job->calls[c].waited_long ? "  (not yet for --stuck-after)" : "");
+        report_buffer_puts(out, "\n");
+    }
+    if (job->in_no_call.count) {
+        report_buffer_puts(out, "  in no collective  ");
+        report_rank_set_describe(&job->in_no_call, out, 0);
+        report_buffer_puts(out, "\n");
+    }
+}
+
 /* ---- classes ---- */
 
 static void render_local_verdict(struct report_buffer *out, const struct report_merge_local_verdict *verdict)
@@ -337,6 +364,7 @@ bool report_merge_render_text(const struct report_merge *merge, FILE *out)
             report_buffer_printf(&text, "\n== job %zu of %zu ==\n", j + 1, merge->njobs);
         render_ranks(&text, merge, job);
         render_tree(&text, job);
+        render_calls(&text, job);
         render_classes(&text, merge, job);
         if (merge->njobs > 1)
             render_verdict(&text, merge, &job->verdict, "job verdict");

@@ -287,6 +287,8 @@ static bool build_job(struct report_merge *merge, struct report_merge_job *job)
         if (!assign_class(merge, job, r))
             return false;
     rank_classes(merge, job);
+    if (!report_merge_tabulate_calls(merge, job))
+        return false;
     if (job->world_size >= 0 && !report_rank_set_complement(&job->seen, job->world_size, &job->missing))
         return false;
     /* a rank at or above WORLD_SIZE: the job's size is not what its ranks say */

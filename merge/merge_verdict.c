@@ -6,12 +6,14 @@
  *    then one of an outlier class, then the smaller class, then the better ranked root cause (the registry's rank),
  *    then the lower rank. The chain: the most common class's wait, the culprit that never joined it, its main
  *    thread's wait, its root cause.
- * 2. a report hung in a process that is no rank's (a launcher, a sidecar, a job without rank variables).
- * 3. ranks that WORLD_SIZE names and no report shows: often the answer, but hangdoc cannot tell why from here.
- * 4. an outlier class none of whose ranks is hung by itself: a suspect, not a verdict.
- * 5. every rank alike, none hung by itself: no culprit; what to enable next to see further (the NCCL flight
+ * 2. the ranks in different collectives (merge_calls.c), none hung by itself for another cause: the odd call's
+ *    lowest rank is the culprit; hung once every rank has waited its report's --stuck-after, a suspect before.
+ * 3. a report hung in a process that is no rank's (a launcher, a sidecar, a job without rank variables).
+ * 4. ranks that WORLD_SIZE names and no report shows: often the answer, but hangdoc cannot tell why from here.
+ * 5. an outlier class none of whose ranks is hung by itself: a suspect, not a verdict.
+ * 6. every rank alike, none hung by itself: no culprit; what to enable next to see further (the NCCL flight
  *    recorder), since the collective waits for something no report shows.
- * Only 1 and 2 are "hung" (exit 1 or 2); 3 to 5 are "could not tell" when the ranks wait (exit 0).
+ * Only 1 to 3 are "hung" (exit 1 or 2); 4 to 6, and 2 before its threshold, are "could not tell" (exit 0).
  */
 #include "merge_model.h"
 
@@ -362,11 +364,89 @@ static bool decide_unproven(const struct report_merge *merge, const struct repor
     return ok && add_also(merge, job, verdict, REPORT_MERGE_NONE);
 }
 
+static const char mismatch_next[] =
+    "run with TORCH_DISTRIBUTED_DEBUG=DETAIL next time: torch.distributed then checks that the ranks' collectives "
+    "match and fails at once with both calls named, instead of waiting for the timeout";
+
+/* The index into job->ranks of rank `rank`; NONE when the table has none. */
+static size_t rank_index(const struct report_merge_job *job, int rank)
+{
+    for (size_t r = 0; r < job->nranks; r++)
+        if (job->ranks[r].rank == rank)
+            return r;
+    return REPORT_MERGE_NONE;
+}
+
+/* The ranks wait in different calls (merge_calls.c): "mismatched collectives: ranks 0,2-3 (3) in all_reduce at
+ * train.py:41; rank 1 in broadcast at train.py:57". The odd call is the one the fewest ranks are in (the table's
+ * last), its lowest rank the culprit. Hung when every rank in a call has waited its report's --stuck-after, else a
+ * suspect. */
+static bool decide_mismatch(const struct report_merge *merge, const struct report_merge_job *job,
+                            struct report_merge_verdict *verdict)
+{
+    const struct report_merge_call_row *odd = &job->calls[job->ncalls - 1];
+    size_t culprit = rank_index(job, odd->ranks.ranks[0]);
+    bool waited = true, timed = true;
+    for (size_t c = 0; c < job->ncalls; c++) {
+        waited = waited && job->calls[c].waited_long;
+        timed = timed && job->calls[c].timed;
+    }
+    const struct report_merge_observation *observation = latest_of(merge, job, culprit);
+    *verdict = (struct report_merge_verdict){ .hung = waited ? REPORT_HUNG_YES : REPORT_HUNG_UNKNOWN,
+                                              .cause = waited ? REPORT_CAUSE_DEADLOCK : REPORT_CAUSE_UNKNOWN,
+                                              .kind = REPORT_MERGE_MISMATCH, .culprit = job->ranks[culprit].latest,
+                                              .document = observation->document };
+    struct report_buffer text = { 0 };
+    report_buffer_puts(&text, "mismatched collectives: ");
+    for (size_t c = 0; c < job->ncalls; c++) {
+        if (c)
+            report_buffer_puts(&text, "; ");
+        report_rank_set_describe(&job->calls[c].ranks, &text, RANKS_SHOWN);
+        report_buffer_puts(&text, " in ");
+        report_merge_describe_call(&job->calls[c], &text);
+    }
+    if (job->in_no_call.count) {
+        report_buffer_puts(&text, "; ");
+        report_rank_set_describe(&job->in_no_call, &text, RANKS_SHOWN);
+        report_buffer_puts(&text, " in none");
+    }
+    if (!timed)
+        report_buffer_puts(&text, " (how long they have waited there not every report says: a suspect, not a "
+                                  "verdict)");
+    else if (!waited)
+        report_buffer_puts(&text, " (not yet for --stuck-after in every rank: a suspect, not a verdict)");
+    bool ok = add_step(verdict, REPORT_MERGE_STEP_MISMATCH, &text, NULL);
+    report_rank_set_describe(&odd->ranks, &text, RANKS_SHOWN);
+    report_buffer_printf(&text, " %s the odd call: the fewest ranks are in it", odd->ranks.count > 1 ? "make" : "makes");
+    ok = ok && add_step(verdict, REPORT_MERGE_STEP_DIFFERS, &text, &odd->ranks) &&
+         step_main_thread(merge, job, verdict, culprit, NULL) &&
+         add_also(merge, job, verdict, job->ranks[culprit].class_id) && say_over_time(verdict, &job->ranks[culprit]);
+    if (ok) {
+        const struct report_merge_document *document = &merge->documents[observation->document];
+        report_buffer_printf(&text, "rank %d's call site is where its code left the others' path; its report is "
+                                    "%s's, %s", job->ranks[culprit].rank, document->host, document->source);
+        ok = steal_into(&verdict->next, &verdict->nnext, &text) &&
+             add_line(&verdict->next, &verdict->nnext, mismatch_next);
+    }
+    return ok;
+}
+
+/* Is the job's verdict the table of its calls: two calls or more, and no rank hung by itself for another cause
+ * than the mismatch its own report saw. */
+static bool mismatched(const struct report_merge *merge, const struct report_merge_job *job, size_t culprit)
+{
+    if (job->ncalls < 2)
+        return false;
+    const char *root = culprit == REPORT_MERGE_NONE ? NULL : latest_of(merge, job, culprit)->verdict.root_cause;
+    return culprit == REPORT_MERGE_NONE || (root && strcmp(root, "collective-mismatch") == 0);
+}
+
 static bool decide_job(const struct report_merge *merge, struct report_merge_job *job)
 {
     size_t culprit = choose_culprit(merge, job);
-    bool ok = culprit != REPORT_MERGE_NONE ? decide_rank_hung(merge, job, &job->verdict, culprit)
-                                           : decide_unproven(merge, job, &job->verdict);
+    bool ok = mismatched(merge, job, culprit)    ? decide_mismatch(merge, job, &job->verdict)
+              : culprit != REPORT_MERGE_NONE ? decide_rank_hung(merge, job, &job->verdict, culprit)
+                                             : decide_unproven(merge, job, &job->verdict);
     job->verdict.job = (size_t)(job - merge->jobs);
     return ok;
 }
@@ -432,7 +512,8 @@ bool report_merge_decide(struct report_merge *merge)
             best = &job->verdict;
     }
     merge->final = best;
-    if (best && best->kind == REPORT_MERGE_RANK_HUNG)
+    if (best && (best->kind == REPORT_MERGE_RANK_HUNG ||
+                 (best->kind == REPORT_MERGE_MISMATCH && best->hung == REPORT_HUNG_YES)))
         return true;
     size_t hung_process = process_hang(merge);
     if (hung_process != REPORT_MERGE_NONE) {
@@ -466,4 +547,6 @@ void report_merge_verdict_line(const struct report_merge *merge, const struct re
                                                      : NULL;
     if (local && local->root_cause)
         report_buffer_printf(out, " [%s, %s]", local->root_cause, local->confidence ? local->confidence : "?");
+    else if (verdict->kind == REPORT_MERGE_MISMATCH && verdict->hung == REPORT_HUNG_YES)
+        report_buffer_puts(out, " [collective-mismatch, likely]");
 }

@@ -236,3 +236,109 @@ Test(collectives, a_mismatch_younger_than_the_threshold_is_shown_but_not_called_
     fixture_stop(&job.fixture);
 }
 
+/* ---- hangdoc merge: one report per rank, as each rank's host would take it ---- */
+
+/* A scratch directory with the JSON report of each rank's own pid (rank.<N>.json), taken one after the other as
+ * a job's hosts each diagnose their rank; `skip` (-1: none) has no report, as a host whose rank died has none. */
+struct reports {
+    char directory[256];
+};
+
+static void report_each_rank(struct reports *reports, const struct job *job, int skip)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(reports->directory, sizeof reports->directory, "%s/hangdoc-collectives-XXXXXX",
+             tmp && *tmp ? tmp : P_tmpdir);
+    cr_assert_not_null(mkdtemp(reports->directory));
+    for (int rank = 0; rank < job->world; rank++) {
+        if (rank == skip)
+            continue;
+        char pid_text[16], path[512];
+        snprintf(pid_text, sizeof pid_text, "%d", (int)rank_pid(job, rank));
+        snprintf(path, sizeof path, "%s/rank.%d.json", reports->directory, rank);
+        struct run_result result;
+        hangdoc_run_once(&result, (const char *[]){ "--json", "--stuck-after", "1s", pid_text, NULL });
+        FILE *file = fopen(path, "we");
+        cr_assert_not_null(file);
+        fputs(result.out, file);
+        cr_assert_eq(fclose(file), 0);
+        run_result_free(&result);
+    }
+}
+
+static json_object *merge_reports(const struct reports *reports, int expected_status, char **text)
+{
+    struct run_result result;
+    hangdoc_run_once(&result, (const char *[]){ "merge", reports->directory, NULL });
+    cr_assert_eq(result.exit_status, expected_status, "merge exits %d, got %d:\n%s", expected_status,
+                 result.exit_status, result.out);
+    *text = strdup(result.out);
+    run_result_free(&result);
+    hangdoc_run_once(&result, (const char *[]){ "merge", "--json", reports->directory, NULL });
+    json_object *document = json_tokener_parse(result.out);
+    cr_assert_not_null(document, "merge --json printed JSON: %s", result.err);
+    json_validate_against(result.out, "hangdoc.merge-1.schema.json");
+    run_result_free(&result);
+    return document;
+}
+
+static void remove_reports(struct reports *reports)
+{
+    struct run_result removed;
+    program_run_as(&removed, -1, (const char *[]){ "/bin/rm", "-rf", reports->directory, NULL });
+    run_result_free(&removed);
+}
+
+/* Each rank's host sees one rank, not hung by itself (a collective's wait is on its peers); the merge sees the
+ * mismatch: its table of collectives, and the odd rank as the culprit. */
+Test(collectives, merge_names_mismatched_collectives_across_hosts)
+{
+    struct job job;
+    start_job(&job, SYSTEM_PYTHON, "mismatch", 4, 1);
+    struct reports reports;
+    report_each_rank(&reports, &job, -1);
+    char *text;
+    json_object *document = merge_reports(&reports, EXIT_HANG, &text);
+    char *verdict = at_line("verdict: HUNG (deadlock): mismatched collectives: ranks 0,2-3 (3) in all_reduce at "
+                            SCRIPT ":", "all_reduce", "; ");
+    char *odd = at_line("rank 1 in broadcast at " SCRIPT ":", "broadcast", " ← rank 1 makes the odd call");
+    expect_text(text, verdict);
+    expect_text(text, odd);
+    expect_text(text, "[collective-mismatch, likely]");
+    expect_text(text, "collectives of the ranks");
+    free(verdict);
+    free(odd);
+    free(text);
+    json_object *final = json_at(document, "verdict");
+    cr_assert_str_eq(json_string_at(final, "kind"), "mismatch");
+    cr_assert_eq(json_int_at(final, "culprit.rank", -1), 1);
+    json_object *calls = json_at(json_object_array_get_idx(json_at(document, "jobs"), 0), "collectives");
+    cr_assert_eq(json_object_array_length(calls), 2u);
+    cr_assert_str_eq(json_string_at(json_object_array_get_idx(calls, 0), "name"), "all_reduce");
+    cr_assert_str_eq(json_string_at(json_object_array_get_idx(calls, 0), "ranks.folded"), "0,2-3");
+    cr_assert_str_eq(json_string_at(json_object_array_get_idx(calls, 1), "name"), "broadcast");
+    cr_assert_str_eq(json_string_at(json_object_array_get_idx(calls, 1), "ranks.folded"), "1");
+    json_object_put(document);
+    remove_reports(&reports);
+    fixture_stop(&job.fixture);
+}
+
+/* Rank 1 died; its host has no report to give: the merge names it missing while ranks 0 and 2 wait in one call. */
+Test(collectives, merge_names_the_rank_that_exited_missing)
+{
+    struct job job;
+    start_job(&job, SYSTEM_PYTHON, "dead", 3, 1);
+    struct reports reports;
+    report_each_rank(&reports, &job, 1);
+    char *text;
+    json_object *document = merge_reports(&reports, EXIT_NO_HANG, &text);
+    expect_text(text, "missing: rank 1");
+    free(text);
+    cr_assert_str_eq(json_string_at(json_at(document, "verdict"), "kind"), "missing-ranks");
+    json_object *calls = json_at(json_object_array_get_idx(json_at(document, "jobs"), 0), "collectives");
+    cr_assert_eq(json_object_array_length(calls), 1u);
+    cr_assert_str_eq(json_string_at(json_object_array_get_idx(calls, 0), "ranks.folded"), "0,2");
+    json_object_put(document);
+    remove_reports(&reports);
+    fixture_stop(&job.fixture);
+}

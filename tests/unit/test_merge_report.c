@@ -452,15 +452,24 @@ Test(merge_verdict, missing_ranks_when_no_rank_is_hung)
     report_merge_free(merge);
 }
 
-Test(merge_verdict, an_outlier_not_hung_is_a_suspect)
+/* Reports that name no `collective` (older ones): the collectives their stacks show, without a site, and no
+ * threshold to say the waits have lasted: a mismatch, as a suspect. */
+Test(merge_verdict, ranks_in_different_collectives_are_a_mismatch_suspect_until_timed)
 {
     struct report_merge *merge = report_merge_new();
     for (int rank = 0; rank < 4; rank++)
         add_rank(merge, rank, 4, rank == 2 ? STACK_BROADCAST : STACK_ALL_REDUCE, 100);
     json_object *merged = merged_json(merge);
-    cr_assert_str_eq(string_at(merged, "verdict.kind"), "outlier");
+    cr_assert_str_eq(string_at(merged, "verdict.kind"), "mismatch");
+    cr_assert(json_object_is_type(at(merged, "verdict.hung"), json_type_null), "not timed: could not tell");
     cr_assert_eq(json_object_get_int(at(merged, "verdict.culprit.rank")), 2);
-    cr_assert_str_eq(string_at(merged, "verdict.chain.1.text"), "rank 2 waits in broadcast instead");
+    cr_assert_str_eq(string_at(merged, "verdict.chain.0.text"),
+                     "mismatched collectives: ranks 0-1,3 (3) in all_reduce; rank 2 in broadcast (how long they "
+                     "have waited there not every report says: a suspect, not a verdict)");
+    cr_assert_str_eq(string_at(merged, "verdict.chain.1.text"), "rank 2 makes the odd call: the fewest ranks are in it");
+    cr_assert_str_eq(string_at(merged, "jobs.0.collectives.0.ranks.folded"), "0-1,3");
+    cr_assert_str_eq(string_at(merged, "jobs.0.collectives.1.name"), "broadcast");
+    cr_assert_eq(report_merge_hung(merge), REPORT_HUNG_UNKNOWN);
     json_object_put(merged);
     report_merge_free(merge);
 }
