@@ -166,3 +166,107 @@ void report_describe_collective(const struct report_collective *collective, stru
     else if (collective->file)
         report_buffer_printf(out, " at %s:%d", base_name(collective->file), collective->line);
 }
+
+/* ---- the ranks of a job ---- */
+
+static const char *job_key(const struct hd_job *job)
+{
+    return job->master ? job->master : job->run_id ? job->run_id : job->job_id ? job->job_id : "";
+}
+
+static bool same_job(const struct hd_job *a, const struct hd_job *b)
+{
+    return a->world_size == b->world_size && strcmp(job_key(a), job_key(b)) == 0 &&
+           (a->step_id == NULL) == (b->step_id == NULL) && (!a->step_id || strcmp(a->step_id, b->step_id) == 0);
+}
+
+static size_t main_node(const struct report_graph *graph, const struct hd_process *process)
+{
+    const struct report_graph_process *threads = report_graph_process_of(graph, process);
+    if (!threads || threads->nnodes == 0)
+        return REPORT_NO_NODE;
+    for (size_t n = threads->first_node; n < threads->first_node + threads->nnodes; n++)
+        if (graph->nodes[n].thread->tid == process->pid)
+            return n;
+    return threads->first_node;
+}
+
+static int by_rank(const void *a, const void *b)
+{
+    int x = ((const struct report_job_rank *)a)->process->job->rank;
+    int y = ((const struct report_job_rank *)b)->process->job->rank;
+    return (x > y) - (x < y);
+}
+
+bool report_gather_jobs(const struct hd_snapshot *snapshot, const struct report_analysis *analysis,
+                        struct report_job_ranks **jobs, size_t *njobs)
+{
+    *jobs = NULL;
+    *njobs = 0;
+    for (size_t p = 0; p < snapshot->nprocesses; p++) {
+        const struct hd_process *process = &snapshot->processes[p];
+        const struct hd_job *job = process->job;
+        if (process->zombie || !job || job->role != HD_JOB_RANK || job->rank < 0)
+            continue;
+        struct report_job_ranks *into = NULL;
+        for (size_t j = 0; j < *njobs && !into; j++)
+            if (same_job((*jobs)[j].job, job))
+                into = &(*jobs)[j];
+        if (!into) {
+            struct report_job_ranks *grown = realloc(*jobs, (*njobs + 1) * sizeof *grown);
+            if (!grown)
+                return false;
+            *jobs = grown;
+            into = &(*jobs)[(*njobs)++];
+            *into = (struct report_job_ranks){ .job = job };
+        }
+        struct report_job_rank *ranks = realloc(into->ranks, (into->count + 1) * sizeof *ranks);
+        if (!ranks)
+            return false;
+        into->ranks = ranks;
+        ranks[into->count++] = (struct report_job_rank){ .process = process,
+                                                         .collective = report_process_collective(analysis, process),
+                                                         .main_node = main_node(&analysis->graph, process) };
+    }
+    for (size_t j = 0; j < *njobs; j++)
+        qsort((*jobs)[j].ranks, (*jobs)[j].count, sizeof *(*jobs)[j].ranks, by_rank);
+    return true;
+}
+
+void report_release_jobs(struct report_job_ranks *jobs, size_t njobs)
+{
+    for (size_t j = 0; j < njobs; j++)
+        free(jobs[j].ranks);
+    free(jobs);
+}
+
+bool report_same_call(const struct report_collective *a, const struct report_collective *b)
+{
+    if (strcmp(a->name, b->name) != 0 || a->site_line != b->site_line)
+        return false;
+    return (!a->site_file && !b->site_file) || (a->site_file && b->site_file && strcmp(a->site_file, b->site_file) == 0);
+}
+
+void report_describe_ranks_in(const struct report_job_ranks *job, const struct report_collective *like,
+                              struct report_buffer *out, size_t listed, size_t *count)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < job->count; r++) {
+        const struct report_collective *own = job->ranks[r].collective;
+        n += like ? own && report_same_call(own, like) : !own;
+    }
+    report_buffer_puts(out, n == 1 ? "rank " : "ranks ");
+    size_t shown = 0;
+    for (size_t r = 0; r < job->count; r++) {
+        const struct report_collective *own = job->ranks[r].collective;
+        if (like ? !own || !report_same_call(own, like) : own != NULL)
+            continue;
+        if (shown == listed) {
+            report_buffer_puts(out, ",…");
+            break;
+        }
+        report_buffer_printf(out, "%s%d", shown++ ? "," : "", job->ranks[r].process->job->rank);
+    }
+    if (count)
+        *count = n;
+}

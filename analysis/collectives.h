@@ -42,3 +42,32 @@ const struct report_collective *report_process_collective(const struct report_an
 
 /* "all_reduce at train.py:41" (the site's file without its directories, or the call's when no site was read). */
 void report_describe_collective(const struct report_collective *collective, struct report_buffer *out);
+
+/* ---- the ranks of a job, for the collective rules and the renderers ---- */
+
+/* One rank process of a job and its collective (NULL: in none). */
+struct report_job_rank {
+    const struct hd_process *process;
+    const struct report_collective *collective;
+    size_t main_node; /* its main thread's node; REPORT_NO_NODE when it has none */
+};
+
+/* The ranks of one job that the snapshot shows, in ascending rank. A job is the ranks with the same world size and
+ * the same MASTER_ADDR:MASTER_PORT, else torchelastic run, else Slurm job (and step). */
+struct report_job_ranks {
+    const struct hd_job *job; /* its first rank's */
+    struct report_job_rank *ranks;
+    size_t count;
+};
+
+/* Every live rank process of the snapshot, grouped by job; false when memory ran out (what was gathered is still
+ * the caller's to release). */
+bool report_gather_jobs(const struct hd_snapshot *snapshot, const struct report_analysis *analysis,
+                        struct report_job_ranks **jobs, size_t *njobs);
+void report_release_jobs(struct report_job_ranks *jobs, size_t njobs);
+/* Are two collectives the same call: the same collective from the same call site. */
+bool report_same_call(const struct report_collective *a, const struct report_collective *b);
+/* "ranks 0,2" / "rank 1": the ranks of `job` in the same call as `like` (NULL: in none), at most `listed` of them
+ * and ",…" after; `*count` (when not NULL) gets how many there are. */
+void report_describe_ranks_in(const struct report_job_ranks *job, const struct report_collective *like,
+                              struct report_buffer *out, size_t listed, size_t *count);

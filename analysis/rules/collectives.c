@@ -19,91 +19,6 @@
 
 #define RANKS_LISTED 8
 
-/* One rank process of a job, and its collective (NULL: in none). */
-struct job_rank {
-    const struct hd_process *process;
-    const struct report_collective *collective;
-    size_t main_node;
-};
-
-/* The ranks of one job the snapshot shows, in ascending rank. */
-struct job_ranks {
-    const struct hd_job *job; /* the first rank's: its world size and where it says the ranks run */
-    struct job_rank *ranks;
-    size_t count;
-};
-
-static const char *job_key(const struct hd_job *job)
-{
-    return job->master ? job->master : job->run_id ? job->run_id : job->job_id ? job->job_id : "";
-}
-
-static bool same_job(const struct hd_job *a, const struct hd_job *b)
-{
-    return a->world_size == b->world_size && strcmp(job_key(a), job_key(b)) == 0 &&
-           (a->step_id == NULL) == (b->step_id == NULL) && (!a->step_id || strcmp(a->step_id, b->step_id) == 0);
-}
-
-static size_t main_node(const struct report_graph *graph, const struct hd_process *process)
-{
-    const struct report_graph_process *threads = report_graph_process_of(graph, process);
-    if (!threads || threads->nnodes == 0)
-        return REPORT_NO_NODE;
-    for (size_t n = threads->first_node; n < threads->first_node + threads->nnodes; n++)
-        if (graph->nodes[n].thread->tid == process->pid)
-            return n;
-    return threads->first_node;
-}
-
-static int by_rank(const void *a, const void *b)
-{
-    int x = ((const struct job_rank *)a)->process->job->rank, y = ((const struct job_rank *)b)->process->job->rank;
-    return (x > y) - (x < y);
-}
-
-/* The jobs of the snapshot: every rank process, grouped by job. False when memory ran out. */
-static bool gather_jobs(const struct report_rule_context *c, struct job_ranks **jobs, size_t *njobs)
-{
-    const struct hd_snapshot *snapshot = c->snapshot;
-    *jobs = NULL;
-    *njobs = 0;
-    for (size_t p = 0; p < snapshot->nprocesses; p++) {
-        const struct hd_process *process = &snapshot->processes[p];
-        const struct hd_job *job = process->job;
-        if (process->zombie || !job || job->role != HD_JOB_RANK || job->rank < 0)
-            continue;
-        struct job_ranks *into = NULL;
-        for (size_t j = 0; j < *njobs && !into; j++)
-            if (same_job((*jobs)[j].job, job))
-                into = &(*jobs)[j];
-        if (!into) {
-            struct job_ranks *grown = realloc(*jobs, (*njobs + 1) * sizeof *grown);
-            if (!grown)
-                return false;
-            *jobs = grown;
-            into = &(*jobs)[(*njobs)++];
-            *into = (struct job_ranks){ .job = job };
-        }
-        struct job_rank *ranks = realloc(into->ranks, (into->count + 1) * sizeof *ranks);
-        if (!ranks)
-            return false;
-        into->ranks = ranks;
-        ranks[into->count++] = (struct job_rank){ .process = process,
-                                                  .collective = report_process_collective(c->analysis, process),
-                                                  .main_node = main_node(&c->analysis->graph, process) };
-    }
-    for (size_t j = 0; j < *njobs; j++)
-        qsort((*jobs)[j].ranks, (*jobs)[j].count, sizeof *(*jobs)[j].ranks, by_rank);
-    return true;
-}
-
-static void release_jobs(struct job_ranks *jobs, size_t njobs)
-{
-    for (size_t j = 0; j < njobs; j++)
-        free(jobs[j].ranks);
-    free(jobs);
-}
-
 /* In its collective for the threshold: asleep there without progress, by the kernel's clock of its last run. */
 static bool waits_for_the_threshold(const struct report_rule_context *c, const struct report_collective *collective)
 {
@@ -113,39 +28,6 @@ static bool waits_for_the_threshold(const struct report_rule_context *c, const s
     const struct hd_thread *thread = node->thread;
     return thread->state != 'R' && !node->history.progressing && thread->blocked_for_known &&
            thread->blocked_for_s >= c->analysis->stuck_after_s;
-}
-
-/* Are two ranks in the same call: the same collective from the same line. */
-static bool same_call(const struct report_collective *a, const struct report_collective *b)
-{
-    if (strcmp(a->name, b->name) != 0 || a->site_line != b->site_line)
-        return false;
-    return (!a->site_file && !b->site_file) || (a->site_file && b->site_file && strcmp(a->site_file, b->site_file) == 0);
-}
-
-/* "ranks 0,2" / "rank 1" of the ranks of `job` whose collective is the same call as `like` (NULL: in none). */
-static void describe_ranks_like(const struct job_ranks *job, const struct report_collective *like,
-                                struct report_buffer *out, size_t *count)
-{
-    size_t n = 0;
-    for (size_t r = 0; r < job->count; r++) {
-        const struct report_collective *own = job->ranks[r].collective;
-        n += like ? own && same_call(own, like) : !own;
-    }
-    report_buffer_puts(out, n == 1 ? "rank " : "ranks ");
-    size_t listed = 0;
-    for (size_t r = 0; r < job->count; r++) {
-        const struct report_collective *own = job->ranks[r].collective;
-        if (like ? !own || !same_call(own, like) : own != NULL)
-            continue;
-        if (listed == RANKS_LISTED) {
-            report_buffer_puts(out, ",…");
-            break;
-        }
-        report_buffer_printf(out, "%s%d", listed++ ? "," : "", job->ranks[r].process->job->rank);
-    }
-    if (count)
-        *count = n;
 }
 
 static char *steal_text(struct report_buffer *text)
@@ -158,7 +40,7 @@ static char *steal_text(struct report_buffer *text)
 }
 
 /* Every rank in a collective waits in it for the threshold, and at least one is in one. */
-static bool ranks_wait_long(const struct report_rule_context *c, const struct job_ranks *job)
+static bool ranks_wait_long(const struct report_rule_context *c, const struct report_job_ranks *job)
 {
     size_t in = 0;
     for (size_t r = 0; r < job->count; r++) {
@@ -171,7 +53,7 @@ static bool ranks_wait_long(const struct report_rule_context *c, const struct jo
 }
 
 /* One line per rank: its collective, its call, how long, and the backend's wait with its timeout. */
-static void rank_evidence(struct report_rule_context *c, struct report_finding *finding, const struct job_rank *rank)
+static void rank_evidence(struct report_rule_context *c, struct report_finding *finding, const struct report_job_rank *rank)
 {
     const struct report_collective *collective = rank->collective;
     const struct hd_process *process = rank->process;
@@ -212,7 +94,7 @@ static void rank_evidence(struct report_rule_context *c, struct report_finding *
 }
 
 /* When the first backend timeout of the ranks fires, said once: the wait is timed, not forever. */
-static void timeout_evidence(struct report_rule_context *c, struct report_finding *finding, const struct job_ranks *job)
+static void timeout_evidence(struct report_rule_context *c, struct report_finding *finding, const struct report_job_ranks *job)
 {
     const struct report_collective *first = NULL;
     for (size_t r = 0; r < job->count; r++) {
@@ -233,7 +115,7 @@ static void timeout_evidence(struct report_rule_context *c, struct report_findin
                       "gloo and NCCL) may end the wait with an error, or nothing will");
 }
 
-static void job_evidence(struct report_rule_context *c, struct report_finding *finding, const struct job_ranks *job)
+static void job_evidence(struct report_rule_context *c, struct report_finding *finding, const struct report_job_ranks *job)
 {
     const struct hd_job *first = job->job;
     rule_evidence(c, finding, "job", "%zu of %d ranks here (%s)%s%s", job->count, first->world_size,
@@ -244,7 +126,7 @@ static void job_evidence(struct report_rule_context *c, struct report_finding *f
     timeout_evidence(c, finding, job);
 }
 
-static void add_members(struct report_rule_context *c, struct report_finding *finding, const struct job_ranks *job)
+static void add_members(struct report_rule_context *c, struct report_finding *finding, const struct report_job_ranks *job)
 {
     for (size_t r = 0; r < job->count; r++)
         if (job->ranks[r].collective)
@@ -253,9 +135,9 @@ static void add_members(struct report_rule_context *c, struct report_finding *fi
 
 /* The call the fewest ranks are in (the outlier), the lower rank's among equals... unless that is rank 0's: with
  * two calls of one rank each, the rank that is not the job's first is taken for the one that went astray. */
-static const struct job_rank *outlier_of(const struct job_ranks *job)
+static const struct report_job_rank *outlier_of(const struct report_job_ranks *job)
 {
-    const struct job_rank *best = NULL;
+    const struct report_job_rank *best = NULL;
     size_t best_count = 0;
     for (size_t r = 0; r < job->count; r++) {
         const struct report_collective *own = job->ranks[r].collective;
@@ -263,9 +145,9 @@ static const struct job_rank *outlier_of(const struct job_ranks *job)
             continue;
         size_t count = 0;
         for (size_t o = 0; o < job->count; o++)
-            count += job->ranks[o].collective && same_call(job->ranks[o].collective, own);
-        bool holds_first = job->ranks[0].collective && same_call(job->ranks[0].collective, own);
-        bool best_holds_first = best && job->ranks[0].collective && same_call(job->ranks[0].collective, best->collective);
+            count += job->ranks[o].collective && report_same_call(job->ranks[o].collective, own);
+        bool holds_first = job->ranks[0].collective && report_same_call(job->ranks[0].collective, own);
+        bool best_holds_first = best && job->ranks[0].collective && report_same_call(job->ranks[0].collective, best->collective);
         if (!best || count < best_count || (count == best_count && best_holds_first && !holds_first)) {
             best = &job->ranks[r];
             best_count = count;
@@ -275,18 +157,18 @@ static const struct job_rank *outlier_of(const struct job_ranks *job)
 }
 
 /* "ranks 0,2 in all_reduce at train.py:41; rank 1 in broadcast at train.py:57", every call once. */
-static void describe_calls(const struct job_ranks *job, struct report_buffer *out)
+static void describe_calls(const struct report_job_ranks *job, struct report_buffer *out)
 {
     for (size_t r = 0; r < job->count; r++) {
         const struct report_collective *own = job->ranks[r].collective;
         bool seen = false;
         for (size_t e = 0; e < r && !seen; e++)
-            seen = job->ranks[e].collective && own && same_call(job->ranks[e].collective, own);
+            seen = job->ranks[e].collective && own && report_same_call(job->ranks[e].collective, own);
         if (!own || seen)
             continue;
         if (out->length)
             report_buffer_puts(out, "; ");
-        describe_ranks_like(job, own, out, NULL);
+        report_describe_ranks_in(job, own, out, RANKS_LISTED, NULL);
         report_buffer_puts(out, " in ");
         report_describe_collective(own, out);
     }
@@ -301,21 +183,21 @@ static const char remedy_mismatch[] =
 
 void report_rule_collective_mismatch(struct report_rule_context *c)
 {
-    struct job_ranks *jobs;
+    struct report_job_ranks *jobs;
     size_t njobs;
-    if (!gather_jobs(c, &jobs, &njobs)) {
+    if (!report_gather_jobs(c->snapshot, c->analysis, &jobs, &njobs)) {
         c->failed = true;
-        release_jobs(jobs, njobs);
+        report_release_jobs(jobs, njobs);
         return;
     }
     for (size_t j = 0; j < njobs; j++) {
-        const struct job_ranks *job = &jobs[j];
-        const struct job_rank *outlier = outlier_of(job);
+        const struct report_job_ranks *job = &jobs[j];
+        const struct report_job_rank *outlier = outlier_of(job);
         if (job->count < 2 || !outlier || !ranks_wait_long(c, job))
             continue;
         bool differ = false;
         for (size_t r = 0; r < job->count && !differ; r++)
-            differ = job->ranks[r].collective && !same_call(job->ranks[r].collective, outlier->collective);
+            differ = job->ranks[r].collective && !report_same_call(job->ranks[r].collective, outlier->collective);
         if (!differ)
             continue;
         struct report_buffer calls = { 0 };
@@ -331,30 +213,30 @@ void report_rule_collective_mismatch(struct report_rule_context *c)
         job_evidence(c, finding, job);
         rule_remedy(c, finding, remedy_mismatch);
     }
-    release_jobs(jobs, njobs);
+    report_release_jobs(jobs, njobs);
 }
 
 void report_rule_collective_straggler(struct report_rule_context *c)
 {
-    struct job_ranks *jobs;
+    struct report_job_ranks *jobs;
     size_t njobs;
-    if (!gather_jobs(c, &jobs, &njobs)) {
+    if (!report_gather_jobs(c->snapshot, c->analysis, &jobs, &njobs)) {
         c->failed = true;
-        release_jobs(jobs, njobs);
+        report_release_jobs(jobs, njobs);
         return;
     }
     for (size_t j = 0; j < njobs; j++) {
-        const struct job_ranks *job = &jobs[j];
-        const struct job_rank *waiting = NULL, *straggler = NULL;
+        const struct report_job_ranks *job = &jobs[j];
+        const struct report_job_rank *waiting = NULL, *straggler = NULL;
         bool one_call = true;
         for (size_t r = 0; r < job->count; r++) {
-            const struct job_rank *rank = &job->ranks[r];
+            const struct report_job_rank *rank = &job->ranks[r];
             if (!rank->collective && !straggler)
                 straggler = rank;
             else if (rank->collective && !waiting)
                 waiting = rank;
             else if (rank->collective)
-                one_call = one_call && same_call(rank->collective, waiting->collective);
+                one_call = one_call && report_same_call(rank->collective, waiting->collective);
         }
         /* every rank of the job must be here: a rank elsewhere may be the one the others wait for */
         if (!waiting || !straggler || !one_call || (int)job->count != job->job->world_size ||
@@ -362,11 +244,11 @@ void report_rule_collective_straggler(struct report_rule_context *c)
             continue;
         struct report_buffer text = { 0 };
         size_t nwaiting, nstragglers;
-        describe_ranks_like(job, waiting->collective, &text, &nwaiting);
+        report_describe_ranks_in(job, waiting->collective, &text, RANKS_LISTED, &nwaiting);
         report_buffer_printf(&text, " %s in ", nwaiting == 1 ? "waits" : "wait");
         report_describe_collective(waiting->collective, &text);
         report_buffer_puts(&text, " for ");
-        describe_ranks_like(job, NULL, &text, &nstragglers);
+        report_describe_ranks_in(job, NULL, &text, RANKS_LISTED, &nstragglers);
         char *words = steal_text(&text);
         struct report_finding *finding = rule_finding(
             c, REPORT_COLLECTIVE_STRAGGLER, REPORT_LIKELY, &c->analysis->graph.nodes[straggler->main_node],
@@ -380,11 +262,11 @@ void report_rule_collective_straggler(struct report_rule_context *c)
                                 "DataLoader worker, a lock, a file system) is the hang; the others only wait for "
                                 "it. Its own findings, below, say what.");
     }
-    release_jobs(jobs, njobs);
+    report_release_jobs(jobs, njobs);
 }
 
 /* The ranks' launcher: the parent of every rank of `job`, or 0. */
-static pid_t common_parent(const struct job_ranks *job)
+static pid_t common_parent(const struct report_job_ranks *job)
 {
     pid_t parent = job->count ? job->ranks[0].process->ppid : 0;
     for (size_t r = 1; r < job->count; r++)
@@ -399,15 +281,15 @@ static pid_t common_parent(const struct job_ranks *job)
 
 void report_rule_rank_exited(struct report_rule_context *c)
 {
-    struct job_ranks *jobs;
+    struct report_job_ranks *jobs;
     size_t njobs;
-    if (!gather_jobs(c, &jobs, &njobs)) {
+    if (!report_gather_jobs(c->snapshot, c->analysis, &jobs, &njobs)) {
         c->failed = true;
-        release_jobs(jobs, njobs);
+        report_release_jobs(jobs, njobs);
         return;
     }
     for (size_t j = 0; j < njobs; j++) {
-        const struct job_ranks *job = &jobs[j];
+        const struct report_job_ranks *job = &jobs[j];
         const struct hd_job *first = job->job;
         /* only where the job says every rank runs on this host, and the snapshot holds the ranks' launcher (a
          * diagnosis of one rank's pid sees no other rank, and says nothing of them): a rank elsewhere, or outside
@@ -417,7 +299,7 @@ void report_rule_rank_exited(struct report_rule_context *c)
             (int)job->count >= first->world_size || launcher <= 0 ||
             !hd_snapshot_find_process(c->snapshot, launcher) || !ranks_wait_long(c, job))
             continue;
-        const struct job_rank *waiting = NULL;
+        const struct report_job_rank *waiting = NULL;
         for (size_t r = 0; r < job->count && !waiting; r++)
             if (job->ranks[r].collective)
                 waiting = &job->ranks[r];
@@ -438,7 +320,7 @@ void report_rule_rank_exited(struct report_rule_context *c)
                 zombie = &c->snapshot->processes[p];
         struct report_buffer text = { 0 };
         size_t nwaiting;
-        describe_ranks_like(job, waiting->collective, &text, &nwaiting);
+        report_describe_ranks_in(job, waiting->collective, &text, RANKS_LISTED, &nwaiting);
         report_buffer_puts(&text, nwaiting == 1 ? " waits in " : " wait in ");
         report_describe_collective(waiting->collective, &text);
         char *words = steal_text(&text);
@@ -471,5 +353,5 @@ void report_rule_rank_exited(struct report_rule_context *c)
                                 "--kill-on-bad-exit) keeps the others from waiting until the timeout; with gloo a "
                                 "rank's sockets still open in a process it forked keep its peers from being told.");
     }
-    release_jobs(jobs, njobs);
+    report_release_jobs(jobs, njobs);
 }
