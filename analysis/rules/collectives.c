@@ -12,6 +12,7 @@
 
 #include "buffer.h"
 #include "collectives.h"
+#include "python_view.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,7 @@ static void rank_evidence(struct report_rule_context *c, struct report_finding *
     if (!collective) {
         const struct hd_thread *thread =
             rank->main_node == REPORT_NO_NODE ? NULL : c->analysis->graph.nodes[rank->main_node].thread;
-        const struct hd_python_frame *line = thread && thread->npython_frames ? &thread->python_frames[0] : NULL;
+        const struct hd_python_frame *line = report_python_place(thread); /* past threading's and queue's frames */
         if (line)
             rule_evidence(c, finding, "rank", "rank %d (process %d): in no collective; its main thread is in %s (%s:%d)",
                           process->job->rank, (int)process->pid, line->function, line->file, line->line);
