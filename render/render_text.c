@@ -358,6 +358,62 @@ static void render_findings(struct report_buffer *out, const struct hd_snapshot 
     report_buffer_puts(out, "\n");
 }
 
+#define CALL_RANKS_LISTED 32
+
+/* Which ranks of each job are in which call, when the snapshot shows two ranks of a job or more and one of them is
+ * in a collective: the table a person reads a mismatch, a straggler or a healthy job's progress from. */
+static void render_job_calls(struct report_buffer *out, const struct hd_snapshot *snapshot,
+                             const struct report_analysis *analysis)
+{
+    struct report_job_ranks *jobs;
+    size_t njobs;
+    if (!report_gather_jobs(snapshot, analysis, &jobs, &njobs)) {
+        report_release_jobs(jobs, njobs);
+        out->failed = true;
+        return;
+    }
+    for (size_t j = 0; j < njobs; j++) {
+        const struct report_job_ranks *job = &jobs[j];
+        bool any = false;
+        for (size_t r = 0; r < job->count; r++)
+            any = any || job->ranks[r].collective;
+        if (job->count < 2 || !any)
+            continue;
+        report_buffer_printf(out, "collectives of the job's ranks here (%zu", job->count);
+        if (job->job->world_size > 0)
+            report_buffer_printf(out, " of %d", job->job->world_size);
+        if (job->job->master) {
+            report_buffer_puts(out, ", master ");
+            put_escaped(out, job->job->master);
+        }
+        report_buffer_puts(out, "):\n");
+        for (size_t r = 0; r < job->count; r++) {
+            const struct report_collective *own = job->ranks[r].collective;
+            bool seen = false;
+            for (size_t e = 0; e < r && !seen; e++)
+                seen = own && job->ranks[e].collective && report_same_call(job->ranks[e].collective, own);
+            if (!own || seen)
+                continue;
+            struct report_buffer call = { 0 };
+            report_describe_collective(own, &call);
+            report_buffer_puts(out, "  ");
+            put_escaped(out, call.data && !call.failed ? call.data : "?");
+            report_buffer_release(&call);
+            report_buffer_puts(out, "  ");
+            report_describe_ranks_in(job, own, out, CALL_RANKS_LISTED, NULL);
+            report_buffer_puts(out, "\n");
+        }
+        size_t in_none;
+        struct report_buffer none = { 0 };
+        report_describe_ranks_in(job, NULL, &none, CALL_RANKS_LISTED, &in_none);
+        if (in_none)
+            report_buffer_printf(out, "  in no collective  %s\n", none.data && !none.failed ? none.data : "?");
+        report_buffer_release(&none);
+        report_buffer_puts(out, "\n");
+    }
+    report_release_jobs(jobs, njobs);
+}
+
 static void render_cmdline(struct report_buffer *out, const struct hd_process *process)
 {
     size_t shown = 0;
@@ -709,6 +765,7 @@ bool report_render_text(const struct hd_snapshot *snapshot, const struct report_
     render_verdict(&text, snapshot, analysis, options);
     render_header(&text, snapshot);
     render_findings(&text, snapshot, analysis, options);
+    render_job_calls(&text, snapshot, analysis);
     const struct report_node *nodes = analysis->graph.nodes;
     struct report_stack_groups *stacks = report_stack_groups_new(snapshot);
     for (size_t p = 0; p < snapshot->nprocesses; p++) {

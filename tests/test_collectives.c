@@ -231,6 +231,14 @@ Test(collectives, a_mismatch_younger_than_the_threshold_is_shown_but_not_called_
     expect_text(result.out, odd);
     free(odd);
     expect_text(result.out, "gloo: ");
+    /* the job's table of calls, one line per call */
+    expect_text(result.out, "collectives of the job's ranks here (2 of 2, master 127.0.0.1:");
+    char *reduce = at_line("\n  all_reduce at " SCRIPT ":", "all_reduce", "  rank 0\n");
+    char *broadcast = at_line("\n  broadcast at " SCRIPT ":", "broadcast", "  rank 1\n");
+    expect_text(result.out, reduce);
+    expect_text(result.out, broadcast);
+    free(reduce);
+    free(broadcast);
     cr_assert_null(strstr(result.out, "collective-mismatch"), "no finding under the threshold:\n%s", result.out);
     run_result_free(&result);
     fixture_stop(&job.fixture);
