@@ -37,7 +37,7 @@ struct report_analysis *report_analyze_with(const struct hd_snapshot *snapshot, 
     analysis->catalogue = catalogue;
     analysis->stuck_after_s = options->stuck_after_s;
     if (!report_build_graph(snapshot, &analysis->graph) ||
-        !report_find_collectives(&analysis->graph, &analysis->collectives, &analysis->ncollectives))
+        !report_find_collectives(snapshot, analysis))
         return NULL;
     struct report_rule_context c cleanup_with(release_context) = {
         .snapshot = snapshot, .catalogue = catalogue, .analysis = analysis };
@@ -75,7 +75,7 @@ void report_analysis_free(struct report_analysis *analysis)
     }
     free(analysis->verdict.hangs);
     free(analysis->named_by_hang);
-    free(analysis->collectives);
+    report_release_collectives(analysis);
     report_graph_release(&analysis->graph);
     free(analysis);
 }

@@ -111,6 +111,7 @@ struct report_evidence {
 
 struct report_runtime;
 struct report_collective;
+struct report_job_ranks;
 
 struct report_finding {
     enum report_finding_id kind;
@@ -180,6 +181,8 @@ struct report_analysis {
     bool *named_by_hang;        /* per node: the subject or a member of a finding that is a hang */
     struct report_collective *collectives; /* the processes in a collective, snapshot order (collectives.h) */
     size_t ncollectives;
+    struct report_job_ranks *jobs; /* the rank processes by job (collectives.h) */
+    size_t njobs;
 };
 
 /* The analysis's settings: what the caller decides, not what was read from the system. */

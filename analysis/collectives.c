@@ -92,20 +92,24 @@ static const struct backend_wait *backend_wait_of(const struct hd_thread *thread
     return NULL;
 }
 
-/* The process's collective, from its main thread's Python frames, then any thread's, then native frames; the
- * backend's wait from the thread that waits on the peers. */
+/* The process's collective, from its main thread's Python frames, then another thread's, then, in a process
+ * labelled a rank, native frames: the native table is matched against every frame of every thread, which a
+ * snapshot of thousands of threads that run no collective should not pay for. The backend's wait from the thread
+ * that waits on the peers. */
 static bool process_collective(const struct report_graph *graph, const struct report_graph_process *threads,
                                struct report_collective *found)
 {
-    *found = (struct report_collective){ .process = threads->process, .node = REPORT_NO_NODE,
-                                         .backend_node = REPORT_NO_NODE };
+    const struct hd_process *process = threads->process;
+    *found = (struct report_collective){ .process = process, .node = REPORT_NO_NODE, .backend_node = REPORT_NO_NODE };
     size_t first = threads->first_node, end = threads->first_node + threads->nnodes;
-    for (int pass = 0; pass < 3 && found->node == REPORT_NO_NODE; pass++)
+    int passes = process->job && process->job->role == HD_JOB_RANK ? 3 : 2;
+    for (int pass = 0; pass < passes && found->node == REPORT_NO_NODE; pass++)
         for (size_t n = first; n < end && found->node == REPORT_NO_NODE; n++) {
             const struct hd_thread *thread = graph->nodes[n].thread;
-            bool main = thread->tid == threads->process->pid;
+            bool main = thread->tid == process->pid;
             if ((pass == 0 && main && python_collective(thread, found)) ||
-                (pass == 1 && python_collective(thread, found)) || (pass == 2 && native_collective(thread, found)))
+                (pass == 1 && !main && python_collective(thread, found)) ||
+                (pass == 2 && native_collective(thread, found)))
                 found->node = n;
         }
     if (found->node == REPORT_NO_NODE)
@@ -125,11 +129,9 @@ static bool process_collective(const struct report_graph *graph, const struct re
     return true;
 }
 
-bool report_find_collectives(const struct report_graph *graph, struct report_collective **collectives,
-                             size_t *ncollectives)
+static bool gather_collectives(const struct report_graph *graph, struct report_collective **collectives,
+                               size_t *ncollectives)
 {
-    *collectives = NULL;
-    *ncollectives = 0;
     for (size_t p = 0; p < graph->nprocesses; p++) {
         struct report_collective found;
         if (!process_collective(graph, &graph->processes[p], &found))
@@ -141,6 +143,22 @@ bool report_find_collectives(const struct report_graph *graph, struct report_col
         (*collectives)[(*ncollectives)++] = found;
     }
     return true;
+}
+
+static bool gather_jobs(const struct hd_snapshot *snapshot, struct report_analysis *analysis);
+
+bool report_find_collectives(const struct hd_snapshot *snapshot, struct report_analysis *analysis)
+{
+    return gather_collectives(&analysis->graph, &analysis->collectives, &analysis->ncollectives) &&
+           gather_jobs(snapshot, analysis);
+}
+
+void report_release_collectives(struct report_analysis *analysis)
+{
+    free(analysis->collectives);
+    for (size_t j = 0; j < analysis->njobs; j++)
+        free(analysis->jobs[j].ranks);
+    free(analysis->jobs);
 }
 
 const struct report_collective *report_process_collective(const struct report_analysis *analysis,
@@ -198,11 +216,10 @@ static int by_rank(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-bool report_gather_jobs(const struct hd_snapshot *snapshot, const struct report_analysis *analysis,
-                        struct report_job_ranks **jobs, size_t *njobs)
+static bool gather_jobs(const struct hd_snapshot *snapshot, struct report_analysis *analysis)
 {
-    *jobs = NULL;
-    *njobs = 0;
+    struct report_job_ranks **jobs = &analysis->jobs;
+    size_t *njobs = &analysis->njobs;
     for (size_t p = 0; p < snapshot->nprocesses; p++) {
         const struct hd_process *process = &snapshot->processes[p];
         const struct hd_job *job = process->job;
@@ -231,13 +248,6 @@ bool report_gather_jobs(const struct hd_snapshot *snapshot, const struct report_
     for (size_t j = 0; j < *njobs; j++)
         qsort((*jobs)[j].ranks, (*jobs)[j].count, sizeof *(*jobs)[j].ranks, by_rank);
     return true;
-}
-
-void report_release_jobs(struct report_job_ranks *jobs, size_t njobs)
-{
-    for (size_t j = 0; j < njobs; j++)
-        free(jobs[j].ranks);
-    free(jobs);
 }
 
 bool report_same_call(const struct report_collective *a, const struct report_collective *b)

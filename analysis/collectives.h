@@ -31,10 +31,11 @@ struct report_collective {
     double backend_timeout_s;   /* how long from the snapshot until it fires */
 };
 
-/* The collectives of the snapshot's processes, one per process in one, in snapshot order; false when memory ran
- * out. Strings are the snapshot's. */
-bool report_find_collectives(const struct report_graph *graph, struct report_collective **collectives,
-                             size_t *ncollectives);
+/* Into `analysis`: the collectives of the snapshot's processes, one per process in one, in snapshot order, and
+ * the snapshot's rank processes grouped by job (below), each once per analysis, after the graph. False when memory
+ * ran out. Strings are the snapshot's. */
+bool report_find_collectives(const struct hd_snapshot *snapshot, struct report_analysis *analysis);
+void report_release_collectives(struct report_analysis *analysis);
 
 /* The collective of `process`, or NULL. */
 const struct report_collective *report_process_collective(const struct report_analysis *analysis,
@@ -53,18 +54,14 @@ struct report_job_rank {
 };
 
 /* The ranks of one job that the snapshot shows, in ascending rank. A job is the ranks with the same world size and
- * the same MASTER_ADDR:MASTER_PORT, else torchelastic run, else Slurm job (and step). */
+ * the same MASTER_ADDR:MASTER_PORT, else torchelastic run, else Slurm job (and step): analysis->jobs, every live
+ * rank process of the snapshot. */
 struct report_job_ranks {
     const struct hd_job *job; /* its first rank's */
     struct report_job_rank *ranks;
     size_t count;
 };
 
-/* Every live rank process of the snapshot, grouped by job; false when memory ran out (what was gathered is still
- * the caller's to release). */
-bool report_gather_jobs(const struct hd_snapshot *snapshot, const struct report_analysis *analysis,
-                        struct report_job_ranks **jobs, size_t *njobs);
-void report_release_jobs(struct report_job_ranks *jobs, size_t njobs);
 /* Are two collectives the same call: the same collective from the same call site. */
 bool report_same_call(const struct report_collective *a, const struct report_collective *b);
 /* "ranks 0,2" / "rank 1": the ranks of `job` in the same call as `like` (NULL: in none), at most `listed` of them

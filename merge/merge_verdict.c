@@ -438,7 +438,8 @@ static bool mismatched(const struct report_merge *merge, const struct report_mer
     if (job->ncalls < 2)
         return false;
     const char *root = culprit == REPORT_MERGE_NONE ? NULL : latest_of(merge, job, culprit)->verdict.root_cause;
-    return culprit == REPORT_MERGE_NONE || (root && strcmp(root, "collective-mismatch") == 0);
+    return culprit == REPORT_MERGE_NONE ||
+           (root && strcmp(root, report_finding_id_name(REPORT_COLLECTIVE_MISMATCH)) == 0);
 }
 
 static bool decide_job(const struct report_merge *merge, struct report_merge_job *job)
@@ -548,5 +549,5 @@ void report_merge_verdict_line(const struct report_merge *merge, const struct re
     if (local && local->root_cause)
         report_buffer_printf(out, " [%s, %s]", local->root_cause, local->confidence ? local->confidence : "?");
     else if (verdict->kind == REPORT_MERGE_MISMATCH && verdict->hung == REPORT_HUNG_YES)
-        report_buffer_puts(out, " [collective-mismatch, likely]");
+        report_buffer_printf(out, " [%s, likely]", report_finding_id_name(REPORT_COLLECTIVE_MISMATCH));
 }

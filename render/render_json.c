@@ -509,10 +509,8 @@ static void collective_json(struct report_json *json, const struct report_analys
     number_or_null(json, "site_line", collective->site_file ? collective->site_line : -1);
     report_json_string_or_null(json, "backend", collective->backend);
     report_json_string_or_null(json, "backend_wait", collective->backend_wait);
-    if (collective->backend)
-        report_json_int(json, "backend_tid", analysis->graph.nodes[collective->backend_node].thread->tid);
-    else
-        report_json_null(json, "backend_tid");
+    report_json_pid_or_null(json, "backend_tid",
+                            collective->backend ? analysis->graph.nodes[collective->backend_node].thread->tid : 0);
     if (collective->backend_timeout_known)
         report_json_double(json, "backend_timeout_s", collective->backend_timeout_s);
     else

@@ -358,22 +358,23 @@ static void render_findings(struct report_buffer *out, const struct hd_snapshot 
     report_buffer_puts(out, "\n");
 }
 
+/* "all_reduce at train.py:41", escaped: the file is the target's */
+static void put_collective(struct report_buffer *out, const struct report_collective *collective)
+{
+    struct report_buffer call = { 0 };
+    report_describe_collective(collective, &call);
+    put_escaped(out, call.data && !call.failed ? call.data : "?");
+    report_buffer_release(&call);
+}
+
 #define CALL_RANKS_LISTED 32
 
 /* Which ranks of each job are in which call, when the snapshot shows two ranks of a job or more and one of them is
  * in a collective: the table a person reads a mismatch, a straggler or a healthy job's progress from. */
-static void render_job_calls(struct report_buffer *out, const struct hd_snapshot *snapshot,
-                             const struct report_analysis *analysis)
+static void render_job_calls(struct report_buffer *out, const struct report_analysis *analysis)
 {
-    struct report_job_ranks *jobs;
-    size_t njobs;
-    if (!report_gather_jobs(snapshot, analysis, &jobs, &njobs)) {
-        report_release_jobs(jobs, njobs);
-        out->failed = true;
-        return;
-    }
-    for (size_t j = 0; j < njobs; j++) {
-        const struct report_job_ranks *job = &jobs[j];
+    for (size_t j = 0; j < analysis->njobs; j++) {
+        const struct report_job_ranks *job = &analysis->jobs[j];
         bool any = false;
         for (size_t r = 0; r < job->count; r++)
             any = any || job->ranks[r].collective;
@@ -394,11 +395,8 @@ static void render_job_calls(struct report_buffer *out, const struct hd_snapshot
                 seen = own && job->ranks[e].collective && report_same_call(job->ranks[e].collective, own);
             if (!own || seen)
                 continue;
-            struct report_buffer call = { 0 };
-            report_describe_collective(own, &call);
             report_buffer_puts(out, "  ");
-            put_escaped(out, call.data && !call.failed ? call.data : "?");
-            report_buffer_release(&call);
+            put_collective(out, own);
             report_buffer_puts(out, "  ");
             report_describe_ranks_in(job, own, out, CALL_RANKS_LISTED, NULL);
             report_buffer_puts(out, "\n");
@@ -411,7 +409,6 @@ static void render_job_calls(struct report_buffer *out, const struct hd_snapshot
         report_buffer_release(&none);
         report_buffer_puts(out, "\n");
     }
-    report_release_jobs(jobs, njobs);
 }
 
 static void render_cmdline(struct report_buffer *out, const struct hd_process *process)
@@ -631,12 +628,9 @@ static void render_collective(struct report_buffer *out, const struct report_ana
     if (!collective)
         return;
     const struct hd_thread *thread = analysis->graph.nodes[collective->node].thread;
-    struct report_buffer call = { 0 };
-    report_describe_collective(collective, &call);
     indent(out, depth);
     report_buffer_puts(out, "    collective: ");
-    put_escaped(out, call.data && !call.failed ? call.data : "?");
-    report_buffer_release(&call);
+    put_collective(out, collective);
     report_buffer_printf(out, " (thread %d", (int)thread->tid);
     if (thread->blocked_for_known && thread->state != 'R')
         report_buffer_printf(out, ", asleep %.1f s", thread->blocked_for_s);
@@ -765,7 +759,7 @@ bool report_render_text(const struct hd_snapshot *snapshot, const struct report_
     render_verdict(&text, snapshot, analysis, options);
     render_header(&text, snapshot);
     render_findings(&text, snapshot, analysis, options);
-    render_job_calls(&text, snapshot, analysis);
+    render_job_calls(&text, analysis);
     const struct report_node *nodes = analysis->graph.nodes;
     struct report_stack_groups *stacks = report_stack_groups_new(snapshot);
     for (size_t p = 0; p < snapshot->nprocesses; p++) {

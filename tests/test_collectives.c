@@ -174,7 +174,7 @@ Test(collectives, a_rank_that_exited_is_named_while_the_others_wait)
     char *waiting = at_line("ranks 0,2 wait in all_reduce at " SCRIPT ":", "all_reduce", " for ");
     expect_text(summary, waiting);
     free(waiting);
-    expect_text(json_string_at(finding, "evidence.exited"), "has exited (exit status 1)");
+    expect_text(json_string_at(finding, "evidence.exited"), "exited with status 1 and was not reaped");
     expect_collective(document, &job, 0, "all_reduce", "all_reduce");
     expect_collective(document, &job, 2, "all_reduce", "all_reduce");
     expect_members(finding, &job, (const int[]){ 0, 2 }, 2);

@@ -184,15 +184,8 @@ static const char remedy_mismatch[] =
 
 void report_rule_collective_mismatch(struct report_rule_context *c)
 {
-    struct report_job_ranks *jobs;
-    size_t njobs;
-    if (!report_gather_jobs(c->snapshot, c->analysis, &jobs, &njobs)) {
-        c->failed = true;
-        report_release_jobs(jobs, njobs);
-        return;
-    }
-    for (size_t j = 0; j < njobs; j++) {
-        const struct report_job_ranks *job = &jobs[j];
+    for (size_t j = 0; j < c->analysis->njobs; j++) {
+        const struct report_job_ranks *job = &c->analysis->jobs[j];
         const struct report_job_rank *outlier = outlier_of(job);
         if (job->count < 2 || !outlier || !ranks_wait_long(c, job))
             continue;
@@ -214,20 +207,12 @@ void report_rule_collective_mismatch(struct report_rule_context *c)
         job_evidence(c, finding, job);
         rule_remedy(c, finding, remedy_mismatch);
     }
-    report_release_jobs(jobs, njobs);
 }
 
 void report_rule_collective_straggler(struct report_rule_context *c)
 {
-    struct report_job_ranks *jobs;
-    size_t njobs;
-    if (!report_gather_jobs(c->snapshot, c->analysis, &jobs, &njobs)) {
-        c->failed = true;
-        report_release_jobs(jobs, njobs);
-        return;
-    }
-    for (size_t j = 0; j < njobs; j++) {
-        const struct report_job_ranks *job = &jobs[j];
+    for (size_t j = 0; j < c->analysis->njobs; j++) {
+        const struct report_job_ranks *job = &c->analysis->jobs[j];
         const struct report_job_rank *waiting = NULL, *straggler = NULL;
         bool one_call = true;
         for (size_t r = 0; r < job->count; r++) {
@@ -263,7 +248,6 @@ void report_rule_collective_straggler(struct report_rule_context *c)
                                 "DataLoader worker, a lock, a file system) is the hang; the others only wait for "
                                 "it. Its own findings, below, say what.");
     }
-    report_release_jobs(jobs, njobs);
 }
 
 /* The ranks' launcher: the parent of every rank of `job`, or 0. */
@@ -276,21 +260,10 @@ static pid_t common_parent(const struct report_job_ranks *job)
     return parent;
 }
 
-#define RANK_EXITED_SUMMARY                                                                                 \
-    "%s %s of %d %s gone from this host, where every rank of the job runs (LOCAL_WORLD_SIZE=%d), and %s for %.0f s " \
-    "or more: the rank exited and they wait for it"
-
 void report_rule_rank_exited(struct report_rule_context *c)
 {
-    struct report_job_ranks *jobs;
-    size_t njobs;
-    if (!report_gather_jobs(c->snapshot, c->analysis, &jobs, &njobs)) {
-        c->failed = true;
-        report_release_jobs(jobs, njobs);
-        return;
-    }
-    for (size_t j = 0; j < njobs; j++) {
-        const struct report_job_ranks *job = &jobs[j];
+    for (size_t j = 0; j < c->analysis->njobs; j++) {
+        const struct report_job_ranks *job = &c->analysis->jobs[j];
         const struct hd_job *first = job->job;
         /* only where the job says every rank runs on this host, and the snapshot holds the ranks' launcher (a
          * diagnosis of one rank's pid sees no other rank, and says nothing of them): a rank elsewhere, or outside
@@ -306,12 +279,17 @@ void report_rule_rank_exited(struct report_rule_context *c)
                 waiting = &job->ranks[r];
         struct report_buffer missing = { 0 };
         size_t nmissing = 0;
+        /* bounded by what is said, not by WORLD_SIZE, which the target's environment sets */
         for (int rank = 0, r = 0; rank < first->world_size && nmissing <= RANKS_LISTED; rank++) {
             while ((size_t)r < job->count && job->ranks[r].process->job->rank < rank)
                 r++;
             if ((size_t)r < job->count && job->ranks[r].process->job->rank == rank)
                 continue;
-            report_buffer_printf(&missing, "%s%d", nmissing++ ? "," : "", rank);
+            if (nmissing < RANKS_LISTED)
+                report_buffer_printf(&missing, "%s%d", nmissing ? "," : "", rank);
+            else if (nmissing == RANKS_LISTED)
+                report_buffer_puts(&missing, ",…");
+            nmissing++;
         }
         char *gone = steal_text(&missing);
         /* the rank's own process, when it has not been reaped: a zombie child of the ranks' launcher */
@@ -325,26 +303,22 @@ void report_rule_rank_exited(struct report_rule_context *c)
         report_buffer_puts(&text, nwaiting == 1 ? " waits in " : " wait in ");
         report_describe_collective(waiting->collective, &text);
         char *words = steal_text(&text);
-        struct report_finding *finding =
-            zombie ? rule_finding_for(c, REPORT_RANK_EXITED, REPORT_LIKELY, zombie->pid, zombie->pid, RANK_EXITED_SUMMARY,
-                                      nmissing == 1 ? "rank" : "ranks", gone ? gone : "?", first->world_size,
-                                      nmissing == 1 ? "is" : "are", first->local_world_size, words ? words : "?", c->analysis->stuck_after_s)
-                   : rule_finding(c, REPORT_RANK_EXITED, REPORT_LIKELY,
-                                  &c->analysis->graph.nodes[waiting->collective->node], RANK_EXITED_SUMMARY,
-                                  nmissing == 1 ? "rank" : "ranks", gone ? gone : "?", first->world_size,
-                                  nmissing == 1 ? "is" : "are", first->local_world_size, words ? words : "?", c->analysis->stuck_after_s);
+        /* the subject: the rank's zombie, else the first rank that waits for it */
+        const struct hd_thread *subject = c->analysis->graph.nodes[waiting->collective->node].thread;
+        pid_t pid = zombie ? zombie->pid : waiting->process->pid, tid = zombie ? zombie->pid : subject->tid;
+        struct report_finding *finding = rule_finding_for(
+            c, REPORT_RANK_EXITED, REPORT_LIKELY, pid, tid,
+            "%s %s of %d %s gone from this host, where every rank of the job runs (LOCAL_WORLD_SIZE=%d), and %s for "
+            "%.0f s or more: the rank exited and they wait for it",
+            nmissing == 1 ? "rank" : "ranks", gone ? gone : "?", first->world_size, nmissing == 1 ? "is" : "are",
+            first->local_world_size, words ? words : "?", c->analysis->stuck_after_s);
         free(words);
         if (zombie) {
-            char status[64] = "";
-            int wait_status = zombie->exit_status;
-            if ((wait_status & 0x7f) == 0)
-                snprintf(status, sizeof status, "exit status %d", (wait_status >> 8) & 0xff);
-            else
-                snprintf(status, sizeof status, "killed by signal %d", wait_status & 0x7f);
+            char how[96];
+            rule_describe_exit(zombie->exit_status, how, sizeof how);
             rule_evidence(c, finding, "exited",
-                          "process %d, a child of the ranks' launcher %d, has exited (%s) and was not reaped: "
-                          "likely rank %s",
-                          (int)zombie->pid, (int)launcher, status, gone ? gone : "?");
+                          "process %d, a child of the ranks' launcher %d, %s and was not reaped: likely rank %s",
+                          (int)zombie->pid, (int)launcher, how, gone ? gone : "?");
         }
         free(gone);
         add_members(c, finding, job);
@@ -354,5 +328,4 @@ void report_rule_rank_exited(struct report_rule_context *c)
                                 "--kill-on-bad-exit) keeps the others from waiting until the timeout; with gloo a "
                                 "rank's sockets still open in a process it forked keep its peers from being told.");
     }
-    report_release_jobs(jobs, njobs);
 }

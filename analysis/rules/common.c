@@ -2,6 +2,7 @@
 #include "rule.h"
 
 #include "finding.h"
+#include "signals.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -124,4 +125,17 @@ bool rule_named_by_a_hang(const struct report_analysis *analysis, size_t node)
                 return true;
     }
     return false;
+}
+
+void rule_describe_exit(int status, char *out, size_t size)
+{
+    int signal = status & 0x7f;
+    if (signal == 0)
+        snprintf(out, size, "exited with status %d", (status >> 8) & 0xff);
+    else if (signal != 0x7f)
+        snprintf(out, size, "killed by SIG%s (%d)%s",
+                 report_signal_abbreviation(signal) ? report_signal_abbreviation(signal) : "?", signal,
+                 status & 0x80 ? ", core dumped" : "");
+    else
+        snprintf(out, size, "stopped (wait status 0x%x)", (unsigned)status);
 }

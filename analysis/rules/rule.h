@@ -49,6 +49,8 @@ bool rule_asleep_for_the_threshold(const struct report_rule_context *c, const st
 bool rule_named_by_a_hang(const struct report_analysis *analysis, size_t node);
 /* Asleep forever on a mutex or rwlock with an owner recorded. */
 bool rule_waits_on_owned_lock(const struct report_node *node);
+/* How a child ended, from its wait status, in words ("killed by SIGKILL (9)", "exited with status 3"). */
+void rule_describe_exit(int status, char *out, size_t size);
 /* The words for what an edge waits through: "the lock's owner", "a pipe", "wait4". */
 const char *rule_edge_words(enum report_edge_kind kind);
 

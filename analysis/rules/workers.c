@@ -35,20 +35,6 @@ static const struct report_node *stuck_waiter(const struct report_graph *graph, 
     return NULL;
 }
 
-/* How a worker ended, from its wait status, in words ("killed by SIGKILL", "exited with status 3"). */
-static void describe_exit(int status, char *out, size_t size)
-{
-    int signal = status & 0x7f;
-    if (signal == 0)
-        snprintf(out, size, "exited with status %d", (status >> 8) & 0xff);
-    else if (signal != 0x7f)
-        snprintf(out, size, "killed by SIG%s (%d)%s",
-                 report_signal_abbreviation(signal) ? report_signal_abbreviation(signal) : "?", signal,
-                 status & 0x80 ? ", core dumped" : "");
-    else
-        snprintf(out, size, "stopped (wait status 0x%x)", (unsigned)status);
-}
-
 /* What to do about a worker that died, by how it died: the first row whose signal matches (0: any). */
 static const struct death_remedy {
     int signal; /* 0: exited normally, -1: any way */
@@ -108,7 +94,7 @@ static void add_dead_worker(struct report_rule_context *c, const struct hd_proce
      * sample saw reaped. Asleep for ever, nothing in the parent will ever look. */
     enum report_confidence confidence = waiter->wake == REPORT_WAKE_NEVER ? REPORT_CERTAIN : REPORT_LIKELY;
     char how[96];
-    describe_exit(child->exit_status, how, sizeof how);
+    rule_describe_exit(child->exit_status, how, sizeof how);
     struct report_finding *finding = rule_finding_for(
         c, REPORT_WORKER_DIED, confidence, child->pid, child->pid,
         "worker %d '%s' %s and was never reaped, while thread %d '%s' of its parent %d still waits (%s)",

@@ -181,8 +181,8 @@ Test(collectives, a_rank_gone_from_a_host_that_runs_them_all_has_exited)
     cr_assert_eq(finding->pid, 200, "the rank's zombie is the subject");
     cr_assert(strstr(finding->summary, "rank 1 of 3 is gone from this host"), "%s", finding->summary);
     cr_assert(strstr(finding->summary, "ranks 0,2 wait in all_reduce at train.py:41"), "%s", finding->summary);
-    cr_assert(strstr(evidence_of(finding, "exited"), "process 200, a child of the ranks' launcher 10, has exited "
-                                                     "(exit status 1)"), "%s", evidence_of(finding, "exited"));
+    cr_assert(strstr(evidence_of(finding, "exited"), "process 200, a child of the ranks' launcher 10, exited with "
+                                                     "status 1 and was not reaped"), "%s", evidence_of(finding, "exited"));
     cr_assert_str_eq(report_cause_name(analysis->verdict.cause), "worker-died");
     report_analysis_free(analysis);
     hd_snapshot_free(snapshot);
